@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: GPL-2.0
+# rslub: build, lint, test and run in a VM. See README.md.
+#
+#   make            build rslub.ko and kunit/rslub_kunit.ko against KDIR
+#   make check      setup if needed, host tests, lint, build, KUnit in VMs
+#   make setup      install the toolchain, build the cached test kernel
+#   make lint       clippy + rustfmt on the Rust, checkpatch on the C
+#   make vm CMD=..  run CMD as root in a VM with the repo visible
+#   make -s kdir    print the kernel build directory
+#
+# KDIR=/path uses your own Rust-enabled kernel build (no kernel setup).
+
+ROOT := $(CURDIR)
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+export LIBCLANG_PATH ?= /usr/lib/llvm-19/lib
+
+ifeq ($(origin KDIR),undefined)
+KDIR := $(shell $(ROOT)/scripts/setup.sh --print-kdir 2>/dev/null)
+OWN_KDIR := 0
+else
+OWN_KDIR := 1
+endif
+export KDIR OWN_KDIR
+
+RUST_SRC := $(wildcard rust/*.rs rust/core/*.rs)
+C_SRC := $(wildcard c_shim/*.c c_shim/*.h kunit/*.c include/*.h)
+
+.PHONY: all modules setup check lint fmt vm kdir clean host-test
+
+all: modules
+
+modules:
+	$(MAKE) -C $(KDIR) M=$(ROOT) modules
+
+setup:
+ifeq ($(OWN_KDIR),1)
+	@scripts/setup.sh --tools-only
+else
+	@scripts/setup.sh
+endif
+
+host-test:
+	cd rust/core && cargo test --quiet
+
+lint:
+	$(MAKE) -C $(KDIR) M=$(ROOT) CLIPPY=1 modules
+	rustfmt --check --edition 2021 --config-path $(KDIR)/.rustfmt.toml $(RUST_SRC)
+	$(KDIR)/scripts/checkpatch.pl --no-tree --quiet --terse --strict \
+		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES -f $(C_SRC)
+
+fmt:
+	rustfmt --edition 2021 --config-path $(KDIR)/.rustfmt.toml $(RUST_SRC)
+
+check:
+	@scripts/check.sh
+
+vm:
+	@scripts/vm.sh $(KDIR) '$(CMD)'
+
+kdir:
+	@echo $(KDIR)
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(ROOT) clean
+	rm -f rust/shim_bindings.rs
+	rm -rf rust/core/target

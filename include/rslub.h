@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rslub: a SLUB-variant slab allocator written in Rust, loaded as a module.
+ *
+ * This is its public C API. It mirrors kmem_cache_*(); the symbols are
+ * exported GPL by rslub.ko and stay stable. A module that uses them needs
+ * rslub.ko loaded first (modprobe resolves it; with insmod load it by hand).
+ *
+ * Contexts: every call may be made from any context its gfp flags allow
+ * (GFP_ATOMIC from hard irq). create, shrink and destroy sleep: process
+ * context only.
+ */
+#ifndef _RSLUB_H
+#define _RSLUB_H
+
+#include <linux/gfp.h>
+#include <linux/numa.h>
+#include <linux/slab.h>
+#include <linux/types.h>
+
+#include "rslub_limits.h"	/* RSLUB_NAME_MAX, RSLUB_MAX_OBJECT_SIZE */
+
+struct rslub_cache;
+
+/*
+ * rslub_cache_create - create a cache of objects of @size bytes.
+ * @name:  unique among live rslub caches; 1..RSLUB_NAME_MAX bytes. Copied.
+ * @size:  1..RSLUB_MAX_OBJECT_SIZE.
+ * @align: 0 or a power of two. Objects are aligned to max(@align, 8), and to
+ *         the cache line size as well with SLAB_HWCACHE_ALIGN.
+ * @flags: 0, SLAB_HWCACHE_ALIGN and SLAB_NO_MERGE (rslub caches are never
+ *         merged, so it changes nothing). Anything else is refused.
+ * @ctor:  optional; runs once for each object when its slab is created, not
+ *         on every allocation. Freed objects must be returned in the
+ *         constructed state.
+ *
+ * Return: the cache, or ERR_PTR(-EINVAL) for a NULL or empty name, a name
+ * longer than RSLUB_NAME_MAX, a size of 0 or above RSLUB_MAX_OBJECT_SIZE, an
+ * align that is not 0 or a power of two, or an unsupported flag;
+ * ERR_PTR(-EEXIST) when a live cache has that name; ERR_PTR(-ENOMEM).
+ * Each refusal logs one line saying why.
+ */
+struct rslub_cache *rslub_cache_create(const char *name, unsigned int size,
+				       unsigned int align, slab_flags_t flags,
+				       void (*ctor)(void *));
+
+/*
+ * rslub_cache_alloc - allocate one object. __GFP_ZERO zeroes it.
+ * Return: the object, or NULL when no memory could be had.
+ */
+void *rslub_cache_alloc(struct rslub_cache *s, gfp_t gfp);
+
+/*
+ * rslub_cache_alloc_node - allocate one object from memory of @node.
+ * @node: a node id, or NUMA_NO_NODE for the caller's node. When @node has
+ *        no memory the allocation falls back to other nodes, unless @gfp has
+ *        __GFP_THISNODE.
+ */
+void *rslub_cache_alloc_node(struct rslub_cache *s, gfp_t gfp, int node);
+
+/*
+ * rslub_cache_free - return @obj to @s. NULL does nothing. A pointer that is
+ * not an allocated object of @s (another cache's, not slab memory, not the
+ * start of an object, or the naive double free) is reported and ignored.
+ */
+void rslub_cache_free(struct rslub_cache *s, void *obj);
+
+/*
+ * rslub_cache_alloc_bulk - allocate @nr objects into @p. All or nothing:
+ * on failure nothing stays allocated and @p's contents are undefined.
+ * Return: true when all @nr objects were allocated.
+ */
+bool rslub_cache_alloc_bulk(struct rslub_cache *s, gfp_t gfp, size_t nr,
+			    void **p);
+
+/* rslub_cache_free_bulk - free @nr objects from @p (NULL entries skipped). */
+void rslub_cache_free_bulk(struct rslub_cache *s, size_t nr, void **p);
+
+/*
+ * rslub_cache_shrink - return every empty slab of @s to the page allocator.
+ * Return: 0.
+ */
+int rslub_cache_shrink(struct rslub_cache *s);
+
+/*
+ * rslub_cache_destroy - destroy @s. NULL returns 0.
+ * Return: 0, or -EBUSY when objects are still allocated: that is logged with
+ * their count, the name becomes free, and the slabs holding live objects are
+ * leaked (with the cache's bookkeeping) rather than freed under their users.
+ */
+int rslub_cache_destroy(struct rslub_cache *s);
+
+#endif /* _RSLUB_H */

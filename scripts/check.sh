@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# make check: setup if needed, host tests, lint, module build, then KUnit in
+# two VM shapes (2 CPUs; 4 CPUs on 2 NUMA nodes). Fails on any failed,
+# crashed or missing suite or case, on a kernel WARNING/BUG/Oops/lockdep or
+# context report, and on a guest timeout. Ends with "N passed, M failed".
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+EXPECTED_SUITES="rslub_api"
+OUT=${CHECK_OUT:-$ROOT/results/check}
+rm -rf "$OUT"
+mkdir -p "$OUT"
+T0=$(date +%s)
+step() { echo "check: [$(($(date +%s) - T0))s] $*"; }
+fail() { echo "check: FAILED: $*"; echo "0 passed, 1 failed"; exit 1; }
+
+step "setup"
+make -s setup || fail "setup (see the line above)"
+KDIR=$(make -s kdir)
+[ -n "$KDIR" ] && [ -d "$KDIR" ] || fail "no kernel build directory (make -s kdir printed '$KDIR')"
+
+step "host tests (cargo test, log: $OUT/host-test.log)"
+make -s host-test >"$OUT/host-test.log" 2>&1 || { tail -n 30 "$OUT/host-test.log"; fail "host tests"; }
+grep -E "^test result" "$OUT/host-test.log" | head -n 1
+
+step "build modules (log: $OUT/build.log)"
+make -s modules >"$OUT/build.log" 2>&1 || { tail -n 40 "$OUT/build.log"; fail "module build"; }
+if grep -qiE "warning:" "$OUT/build.log"; then
+	grep -iE -A3 "warning:" "$OUT/build.log" | head -n 40
+	fail "module build printed warnings"
+fi
+
+step "lint (log: $OUT/lint.log)"
+make -s lint >"$OUT/lint.log" 2>&1 || { tail -n 40 "$OUT/lint.log"; fail "lint (make lint)"; }
+if grep -qiE "warning:" "$OUT/lint.log"; then
+	grep -iE -A3 "warning:" "$OUT/lint.log" | head -n 40
+	fail "clippy printed warnings"
+fi
+
+total_pass=0
+total_fail=0
+total_skip=0
+problems=""
+
+# run_shape NAME CPUS NUMA
+run_shape() {
+	local name=$1 cpus=$2 numa=$3 log=$OUT/vm-$1.log
+	step "VM $name: $cpus CPUs, $numa NUMA node(s) (log: $log)"
+	VM_CPUS=$cpus VM_NUMA=$numa VM_TIMEOUT=${VM_TIMEOUT:-600} \
+		scripts/vm.sh "$KDIR" "scripts/guest-kunit.sh" >"$log" 2>&1
+	local rc=$?
+	if [ $rc = 124 ] || [ $rc = 137 ]; then
+		problems="$problems\n  $name: guest timed out (VM_TIMEOUT=${VM_TIMEOUT:-600}s)"
+		total_fail=$((total_fail + 1))
+		return
+	fi
+	[ $rc = 0 ] || problems="$problems\n  $name: guest command exited $rc ($(grep -m1 '^guest:' "$log" || echo 'see log'))"
+	sed -n '/==RSLUB-DMESG-BEGIN==/,/==RSLUB-DMESG-END==/p' "$log" >"$OUT/dmesg-$name.log"
+	local bad
+	bad=$(grep -nE "WARNING:|BUG:|BUG |Oops|kernel BUG|possible recursive locking|possible circular locking|inconsistent lock state|lockdep|sleeping function called from invalid context|Call Trace:|general protection fault" \
+		"$OUT/dmesg-$name.log" | head -n 5)
+	[ -z "$bad" ] || problems="$problems\n  $name: kernel log reports:\n$bad"
+	local ktap=$OUT/ktap-$name.txt parsed=$OUT/kunit-$name.txt
+	python3 "$KDIR/tools/testing/kunit/kunit.py" parse "$OUT/dmesg-$name.log" >"$parsed" 2>&1
+	sed -n '/KTAP version\|TAP version/,$p' "$OUT/dmesg-$name.log" >"$ktap"
+	local s
+	for s in $EXPECTED_SUITES; do
+		grep -qE "(ok|not ok) [0-9]+ $s\$" "$OUT/dmesg-$name.log" ||
+			problems="$problems\n  $name: suite $s missing or did not finish"
+	done
+	# kunit.py's summary: "Ran N tests: passed: P, failed: F, crashed: C, skipped: S"
+	local summary pass fail crash skip
+	summary=$(grep -E "Ran [0-9]+ tests" "$parsed" | tail -n 1)
+	[ -n "$summary" ] || { problems="$problems\n  $name: no KUnit results parsed"; total_fail=$((total_fail + 1)); return; }
+	pass=$(echo "$summary" | grep -oE "passed: [0-9]+" | grep -oE "[0-9]+" || echo 0)
+	fail=$(echo "$summary" | grep -oE "failed: [0-9]+" | grep -oE "[0-9]+" || echo 0)
+	crash=$(echo "$summary" | grep -oE "(crashed|errors): [0-9]+" | grep -oE "[0-9]+" | paste -sd+ | bc || echo 0)
+	skip=$(echo "$summary" | grep -oE "skipped: [0-9]+" | grep -oE "[0-9]+" || echo 0)
+	echo "  $name: ${summary#*] }"
+	grep -E "\[FAILED\]|\[CRASHED\]" "$parsed" | sed "s/^/  $name: /" | head -n 20
+	total_pass=$((total_pass + pass))
+	total_fail=$((total_fail + fail + ${crash:-0}))
+	total_skip=$((total_skip + skip))
+}
+
+run_shape smp2 2 1
+run_shape numa4 4 2
+
+step "done"
+if [ -n "$problems" ]; then
+	echo -e "check: problems:$problems"
+	[ "$total_fail" -gt 0 ] || total_fail=1
+fi
+echo "KUnit logs and parsed results: $OUT"
+if [ "$total_skip" -gt 0 ]; then
+	echo "$total_pass passed, $total_fail failed, $total_skip skipped"
+else
+	echo "$total_pass passed, $total_fail failed"
+fi
+[ "$total_fail" = 0 ]

@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# Installs rslub's toolchain from the package registries and builds the cached
+# Rust-enabled test kernel. Idempotent: every step checks first and skips what
+# is already there, so a second run finishes in seconds.
+#
+# Usage: scripts/setup.sh [--flavor test|bench] [--print-kdir] [--tools-only]
+# Environment: RSLUB_CACHE (default ~/.cache/rslub), JOBS (default nproc+1).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${RSLUB_CACHE:-$HOME/.cache/rslub}
+FLAVOR=test
+PRINT_KDIR=0
+TOOLS_ONLY=0
+KVER_MAJOR=7.3
+JOBS=${JOBS:-$(($(nproc) + 1))}
+LOGDIR=$CACHE/logs
+T0=$(date +%s)
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--flavor) FLAVOR=$2; shift ;;
+	--print-kdir) PRINT_KDIR=1 ;;
+	--tools-only) TOOLS_ONLY=1 ;;
+	*) echo "setup: unknown argument '$1'" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+say() { [ "$PRINT_KDIR" = 1 ] || echo "setup: [$(($(date +%s) - T0))s] $*"; }
+die() { echo "setup: FAILED: $*" >&2; exit 1; }
+
+# run STEP LOG CMD...: runs CMD with its output in LOG, stops with one line on failure.
+run() {
+	local step=$1 log=$2
+	shift 2
+	mkdir -p "$(dirname "$log")"
+	say "$step (log: $log)"
+	if ! "$@" >"$log" 2>&1; then
+		die "step '$step' failed: $(tail -n 1 "$log" | cut -c1-200) (full log: $log)"
+	fi
+}
+
+check_host() {
+	[ "$(uname -m)" = x86_64 ] || die "unsupported host: $(uname -m); rslub needs x86_64 (cmpxchg16b)"
+	command -v apt-get >/dev/null || die "unsupported host: no apt-get; setup installs Debian packages"
+	command -v rustc >/dev/null || die "unsupported host: no rustc on PATH (install Rust with rustup)"
+	command -v cargo >/dev/null || die "unsupported host: no cargo on PATH"
+}
+
+RUSTC_VER=$(rustc --version 2>/dev/null | awk '{print $2}')
+APT_PKGS="bc flex bison libelf-dev libssl-dev cpio xz-utils make gcc python3 udev libclang-19-dev rsync kmod"
+
+apt_sources() {
+	local changed=0
+	if [ ! -f /etc/apt/sources.list.d/rslub-backports.sources ]; then
+		cat >/etc/apt/sources.list.d/rslub-backports.sources <<'SRC'
+# Added by rslub scripts/setup.sh: the 7.3 kernel source, rust-src and QEMU.
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: trixie-backports bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+		changed=1
+	fi
+	if [ ! -f /etc/apt/preferences.d/rslub-backports ]; then
+		# Low priority: nothing upgrades from these suites unless named.
+		cat >/etc/apt/preferences.d/rslub-backports <<'PIN'
+Package: *
+Pin: release n=trixie-backports
+Pin-Priority: 50
+
+Package: *
+Pin: release n=bookworm-backports
+Pin-Priority: 50
+PIN
+		changed=1
+	fi
+	if [ $changed = 1 ] || [ ! -f "$CACHE/.apt-updated" ]; then
+		run "apt-get update" "$LOGDIR/apt-update.log" apt-get update
+		mkdir -p "$CACHE" && touch "$CACHE/.apt-updated"
+	fi
+}
+
+pkg_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'; }
+
+install_packages() {
+	local missing="" p
+	for p in $APT_PKGS; do pkg_installed "$p" || missing="$missing $p"; done
+	pkg_installed linux-source-$KVER_MAJOR || missing="$missing linux-source-$KVER_MAJOR/trixie-backports"
+	# QEMU 10 from bookworm-backports (bookworm's 7.2 crashes on KVM MSR setup);
+	# its own dependencies must come from the same suite, so they are named too.
+	pkg_installed qemu-system-x86 || missing="$missing qemu-system-x86/bookworm-backports \
+qemu-system-common/bookworm-backports qemu-system-data/bookworm-backports seabios/bookworm-backports"
+	if ! [ -d "/usr/src/rustc-$RUSTC_VER/library" ]; then
+		apt_sources
+		local v
+		v=$(apt-cache madison rust-src 2>/dev/null | awk -v r="$RUSTC_VER" '$3 ~ "^"r"[+]" {print $3; exit}')
+		[ -n "$v" ] || die "unsupported host: no rust-src package matching rustc $RUSTC_VER in the registry (apt-cache madison rust-src)"
+		missing="$missing rust-src=$v"
+	fi
+	if [ -n "$missing" ]; then
+		apt_sources
+		run "apt-get install$missing" "$LOGDIR/apt-install.log" \
+			env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing
+	else
+		say "Debian packages: present"
+	fi
+}
+
+version_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
+
+install_bindgen() {
+	local v
+	v=$(bindgen --version 2>/dev/null | awk '{print $2}') || true
+	if [ -n "$v" ] && version_ge "$v" 0.71.1; then
+		say "bindgen $v: present"
+		return
+	fi
+	run "cargo install bindgen-cli (about 3 min)" "$LOGDIR/bindgen.log" \
+		env LIBCLANG_PATH=/usr/lib/llvm-19/lib cargo install bindgen-cli --locked
+}
+
+install_vng() {
+	if command -v vng >/dev/null; then
+		say "virtme-ng: present"
+		return
+	fi
+	run "pip install virtme-ng" "$LOGDIR/pip.log" pip install virtme-ng
+}
+
+# Kernel: extracted and built once per (version, flavor, fragment contents).
+kernel_key() {
+	local ver
+	ver=$(dpkg-query -W -f='${Version}' linux-source-$KVER_MAJOR 2>/dev/null || echo none)
+	{
+		echo "$ver"
+		cat "$ROOT/config/base.config" "$ROOT/config/$FLAVOR.config"
+	} | sha256sum | cut -c1-12 | sed "s/^/$ver-$FLAVOR-/"
+}
+
+build_kernel() {
+	local key kdir log
+	key=$(kernel_key)
+	kdir=$CACHE/kernel/$key
+	if [ "$PRINT_KDIR" = 1 ]; then
+		echo "$kdir"
+		return
+	fi
+	if [ -f "$kdir/.rslub-built" ]; then
+		say "kernel $key: cached at $kdir"
+		return
+	fi
+	local tarball=/usr/src/linux-source-$KVER_MAJOR.tar.xz
+	[ -f "$tarball" ] || die "kernel source $tarball missing (package linux-source-$KVER_MAJOR)"
+	log=$LOGDIR/kernel-$key
+	if [ ! -f "$kdir/.rslub-extracted" ]; then
+		rm -rf "$kdir"
+		mkdir -p "$kdir"
+		run "extract kernel source" "$log-extract.log" \
+			tar -xf "$tarball" -C "$kdir" --strip-components=1
+		touch "$kdir/.rslub-extracted"
+	fi
+	export RUST_LIB_SRC=/usr/src/rustc-$RUSTC_VER/library
+	export LIBCLANG_PATH=/usr/lib/llvm-19/lib
+	export PATH=$HOME/.cargo/bin:$PATH
+	run "configure kernel ($FLAVOR)" "$log-config.log" \
+		"$ROOT/scripts/kconfig.sh" "$kdir" "$ROOT/config/base.config" "$ROOT/config/$FLAVOR.config"
+	run "build kernel $key with -j$JOBS (about 10 min cold)" "$log-build.log" \
+		make -C "$kdir" -j"$JOBS" all
+	touch "$kdir/.rslub-built"
+	# Drop stale builds of the same flavor so the cache does not grow without bound.
+	local old
+	for old in "$CACHE"/kernel/*-"$FLAVOR"-*; do
+		[ "$old" = "$kdir" ] || [ ! -d "$old" ] || rm -rf "$old"
+	done
+	say "kernel ready: $kdir"
+}
+
+if [ "$PRINT_KDIR" = 1 ]; then
+	build_kernel
+	exit 0
+fi
+check_host
+mkdir -p "$LOGDIR"
+install_packages
+install_bindgen
+install_vng
+[ "$TOOLS_ONLY" = 1 ] || build_kernel
+say "done"

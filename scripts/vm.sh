@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Boots the kernel in KDIR under virtme-ng with the repo visible, runs CMD as
+# root, and returns CMD's exit status. TCG by default (KVM hangs on this
+# machine kind); KVM=1 uses KVM.
+#
+# Usage: scripts/vm.sh KDIR CMD
+# Environment: VM_CPUS (2), VM_MEM (2G), VM_NUMA (0, or 2 for two nodes),
+#   VM_TIMEOUT seconds (600), VM_APPEND (extra boot options), VM_QEMU_OPTS,
+#   KVM (0).
+set -uo pipefail
+kdir=$1
+cmd=$2
+cpus=${VM_CPUS:-2}
+mem=${VM_MEM:-2G}
+numa=${VM_NUMA:-0}
+tmo=${VM_TIMEOUT:-600}
+
+[ -f "$kdir/arch/x86/boot/bzImage" ] || {
+	echo "vm: no kernel image in $kdir (run 'make setup', or pass KDIR=)" >&2
+	exit 2
+}
+args=(--run "$kdir" --cpus "$cpus" --memory "$mem" --append kunit.enable=1)
+[ "${KVM:-0}" = 1 ] || args+=(--disable-kvm)
+if [ "$numa" -gt 1 ]; then
+	# Split memory and CPUs evenly over the nodes.
+	mem_mb=$(numfmt --from=iec "${mem}" | awk '{print int($1 / 1048576)}')
+	per_mem=$((mem_mb / numa))
+	per_cpu=$((cpus / numa))
+	[ "$per_cpu" -ge 1 ] || { echo "vm: VM_CPUS=$cpus is fewer than VM_NUMA=$numa nodes" >&2; exit 2; }
+	args=(--run "$kdir" --cpus "$cpus" --memory "$((per_mem * numa))M" --append kunit.enable=1)
+	[ "${KVM:-0}" = 1 ] || args+=(--disable-kvm)
+	for ((n = 0; n < numa; n++)); do
+		first=$((n * per_cpu))
+		last=$((n == numa - 1 ? cpus - 1 : first + per_cpu - 1))
+		args+=(--numa "${per_mem}M,cpus=$first-$last")
+	done
+fi
+[ -z "${VM_APPEND:-}" ] || args+=(--append "$VM_APPEND")
+[ -z "${VM_QEMU_OPTS:-}" ] || args+=(--qemu-opts="$VM_QEMU_OPTS")
+
+timeout --foreground -k 10 "$tmo" vng "${args[@]}" --exec "$cmd"
+rc=$?
+if [ $rc = 124 ] || [ $rc = 137 ]; then
+	echo "vm: TIMEOUT: the guest did not finish within ${tmo}s (VM_TIMEOUT); killed" >&2
+fi
+exit $rc
