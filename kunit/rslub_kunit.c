@@ -86,9 +86,11 @@ static void create_rejects_unsupported_flags(struct kunit *test)
 {
 	struct rslub_cache *s;
 
-	expect_create_err(test, "rslub-t-flags", 32, 0, SLAB_ACCOUNT, -EINVAL);
+	/* Flags that are real bits in every configuration. */
 	expect_create_err(test, "rslub-t-flags", 32, 0, SLAB_TYPESAFE_BY_RCU,
 			  -EINVAL);
+	expect_create_err(test, "rslub-t-flags", 32, 0, SLAB_CACHE_DMA, -EINVAL);
+	expect_create_err(test, "rslub-t-flags", 32, 0, SLAB_PANIC, -EINVAL);
 	s = make(test, "rslub-t-flags", 32, 0, SLAB_HWCACHE_ALIGN | SLAB_NO_MERGE,
 		 NULL);
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
@@ -110,40 +112,41 @@ static const unsigned int test_sizes[] = { 1, 8, 24, 64, 100, 192, 256, 1000,
 					   2048, 4096, 5000, 8192, 16384 };
 static const unsigned int test_aligns[] = { 0, 8, 16, 64, 256, 4096 };
 
+static void check_alignment(struct kunit *test, unsigned int size,
+			    unsigned int align, slab_flags_t flags)
+{
+	unsigned long want = max(align, 8u);
+	struct rslub_cache *s;
+	void *objs[4];
+	int n;
+
+	if (flags & SLAB_HWCACHE_ALIGN)
+		want = max_t(unsigned long, want, cache_line_size());
+	s = make(test, "rslub-t-align", size, align, flags, NULL);
+	for (n = 0; n < ARRAY_SIZE(objs); n++) {
+		objs[n] = rslub_cache_alloc(s, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, objs[n]);
+		KUNIT_EXPECT_EQ_MSG(test, (unsigned long)objs[n] % want, 0ul,
+				    "size %u align %u flags %x", size, align,
+				    (unsigned int)flags);
+		memset(objs[n], n, size);
+	}
+	for (n = 0; n < ARRAY_SIZE(objs); n++) {
+		KUNIT_EXPECT_EQ(test, ((u8 *)objs[n])[size - 1], (u8)n);
+		rslub_cache_free(s, objs[n]);
+	}
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
 static void objects_are_aligned(struct kunit *test)
 {
-	unsigned int i, j, k;
+	unsigned int i, j;
 
 	for (i = 0; i < ARRAY_SIZE(test_sizes); i++) {
 		for (j = 0; j < ARRAY_SIZE(test_aligns); j++) {
-			for (k = 0; k < 2; k++) {
-				unsigned int size = test_sizes[i];
-				unsigned int align = test_aligns[j];
-				slab_flags_t flags = k ? SLAB_HWCACHE_ALIGN : 0;
-				unsigned long want = max(align, 8u);
-				struct rslub_cache *s;
-				void *objs[4];
-				int n;
-
-				if (k)
-					want = max_t(unsigned long, want, cache_line_size());
-				s = make(test, "rslub-t-align", size, align, flags, NULL);
-				for (n = 0; n < ARRAY_SIZE(objs); n++) {
-					objs[n] = rslub_cache_alloc(s, GFP_KERNEL);
-					KUNIT_ASSERT_NOT_NULL(test, objs[n]);
-					KUNIT_EXPECT_EQ_MSG(test,
-						(unsigned long)objs[n] % want, 0ul,
-						"size %u align %u flags %x",
-						size, align, (unsigned int)flags);
-					memset(objs[n], n, size);
-				}
-				for (n = 0; n < ARRAY_SIZE(objs); n++) {
-					KUNIT_EXPECT_EQ(test,
-						((u8 *)objs[n])[size - 1], (u8)n);
-					rslub_cache_free(s, objs[n]);
-				}
-				KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
-			}
+			check_alignment(test, test_sizes[i], test_aligns[j], 0);
+			check_alignment(test, test_sizes[i], test_aligns[j],
+					SLAB_HWCACHE_ALIGN);
 		}
 	}
 }
@@ -265,7 +268,7 @@ static void bulk_alloc_and_free(struct kunit *test)
 		}
 		sort(p, counts[i], sizeof(*p), cmp_ptr, NULL);
 		for (j = 1; j < counts[i]; j++)
-			KUNIT_EXPECT_NE(test, p[j], p[j - 1]);
+			KUNIT_EXPECT_PTR_NE(test, p[j], p[j - 1]);
 		rslub_cache_free_bulk(s, counts[i], p);
 	}
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
@@ -335,8 +338,9 @@ static void bad_frees_are_ignored(struct kunit *test)
 static void shrink_returns_zero_and_cache_works(struct kunit *test)
 {
 	struct rslub_cache *s = make(test, "rslub-t-shrink", 512, 0, 0, NULL);
-	void *p[200];
+	void **p = kunit_kcalloc(test, 200, sizeof(*p), GFP_KERNEL);
 
+	KUNIT_ASSERT_NOT_NULL(test, p);
 	KUNIT_ASSERT_TRUE(test, rslub_cache_alloc_bulk(s, GFP_KERNEL, 200, p));
 	rslub_cache_free_bulk(s, 200, p);
 	KUNIT_EXPECT_EQ(test, rslub_cache_shrink(s), 0);
@@ -436,6 +440,7 @@ static struct kunit_suite rslub_api_suite = {
 	.name = "rslub_api",
 	.test_cases = rslub_api_cases,
 };
+
 kunit_test_suite(rslub_api_suite);
 
 MODULE_DESCRIPTION("KUnit tests of rslub's public API");

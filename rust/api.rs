@@ -76,7 +76,10 @@ pub unsafe extern "C" fn rslub_cache_create(
 ) -> *mut Cache {
     // SAFETY: forwarded from the caller's contract.
     let Some((buf, len)) = (unsafe { read_name(name) }) else {
-        pr_err!("create: name is NULL, empty or longer than {} bytes\n", NAME_MAX);
+        pr_err!(
+            "create: name is NULL, empty or longer than {} bytes\n",
+            NAME_MAX
+        );
         return err_ptr(EINVAL);
     };
     let name = &buf[..len];
@@ -88,10 +91,24 @@ pub unsafe extern "C" fn rslub_cache_create(
         pr_err!("create {}: a cache with this name exists\n", show);
         return err_ptr(EEXIST);
     }
-    let cache = match Cache::new(name, size as usize, align as usize, flags, ctor, Consts::read()) {
+    let cache = match Cache::new(
+        name,
+        size as usize,
+        align as usize,
+        flags,
+        ctor,
+        Consts::read(),
+    ) {
         Ok(c) => c,
         Err(CreateError::Invalid(why)) => {
-            pr_err!("create {}: {} (size {}, align {}, flags {:#x})\n", show, why, size, align, flags);
+            pr_err!(
+                "create {}: {} (size {}, align {}, flags {:#x})\n",
+                show,
+                why,
+                size,
+                align,
+                flags
+            );
             return err_ptr(EINVAL);
         }
         Err(CreateError::NoMem) => return err_ptr(ENOMEM),
@@ -122,7 +139,11 @@ pub unsafe extern "C" fn rslub_cache_alloc(s: *mut Cache, gfp: c_uint) -> *mut c
 /// # Safety
 /// `s` is a live cache returned by [`rslub_cache_create`].
 #[no_mangle]
-pub unsafe extern "C" fn rslub_cache_alloc_node(s: *mut Cache, gfp: c_uint, node: c_int) -> *mut c_void {
+pub unsafe extern "C" fn rslub_cache_alloc_node(
+    s: *mut Cache,
+    gfp: c_uint,
+    node: c_int,
+) -> *mut c_void {
     // SAFETY: `s` is live per the caller's contract.
     unsafe { (*s).alloc(gfp, node) }.cast()
 }
@@ -136,7 +157,7 @@ pub unsafe extern "C" fn rslub_cache_free(s: *mut Cache, obj: *mut c_void) {
     if obj.is_null() {
         return;
     }
-    // SAFETY: `s` is live per the caller's contract.
+    // SAFETY: `s` is live and the caller owns `obj`, per the contract.
     unsafe { (*s).free(obj.cast()) }
 }
 
@@ -145,7 +166,12 @@ pub unsafe extern "C" fn rslub_cache_free(s: *mut Cache, obj: *mut c_void) {
 /// # Safety
 /// `s` is a live cache; `p` has room for `nr` pointers.
 #[no_mangle]
-pub unsafe extern "C" fn rslub_cache_alloc_bulk(s: *mut Cache, gfp: c_uint, nr: usize, p: *mut *mut c_void) -> bool {
+pub unsafe extern "C" fn rslub_cache_alloc_bulk(
+    s: *mut Cache,
+    gfp: c_uint,
+    nr: usize,
+    p: *mut *mut c_void,
+) -> bool {
     for i in 0..nr {
         // SAFETY: `s` is live and `p` has `nr` slots.
         unsafe {
@@ -198,7 +224,7 @@ pub unsafe extern "C" fn rslub_cache_destroy(s: *mut Cache) -> c_int {
         return EINVAL.to_errno();
     };
     // Order does not matter in the registry.
-    let _ = caches.swap_remove(pos);
+    let _ = caches.remove(pos);
     drop(caches);
     // SAFETY: `s` was live and is now unreachable through the registry.
     let cache = unsafe { &*s };

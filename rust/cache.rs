@@ -122,7 +122,7 @@ pub enum CreateError {
 impl Cache {
     /// Builds a cache. `name` is already validated by the caller.
     pub fn new(
-        name: &[u8],
+        cache_name: &[u8],
         size: usize,
         align: usize,
         flags: u32,
@@ -130,7 +130,9 @@ impl Cache {
         consts: Consts,
     ) -> core::result::Result<Pin<KBox<Cache>>, CreateError> {
         if size == 0 || size > MAX_OBJECT_SIZE {
-            return Err(CreateError::Invalid("size must be 1..RSLUB_MAX_OBJECT_SIZE"));
+            return Err(CreateError::Invalid(
+                "size must be 1..RSLUB_MAX_OBJECT_SIZE",
+            ));
         }
         if align != 0 && !align.is_power_of_two() {
             return Err(CreateError::Invalid("align must be 0 or a power of two"));
@@ -150,13 +152,13 @@ impl Cache {
         })
         .map_err(|_| CreateError::Invalid("no slab layout fits this size and align"))?;
         let mut name_buf = [0u8; NAME_MAX + 1];
-        name_buf[..name.len()].copy_from_slice(name);
+        name_buf[..cache_name.len()].copy_from_slice(cache_name);
         // Upstream's rule: keep more partial slabs for larger objects.
         let min_partial = (usize::BITS - size.leading_zeros()) as usize / 2;
         KBox::pin_init(
             try_pin_init!(Cache {
                 name: name_buf,
-                name_len: name.len(),
+                name_len: cache_name.len(),
                 layout,
                 flags,
                 ctor,
@@ -191,7 +193,7 @@ impl Cache {
     }
 
     fn owner(&self) -> usize {
-        self as *const Cache as usize
+        core::ptr::from_ref(self) as usize
     }
 
     /// Node to allocate from: the requested one when it has memory, else the
@@ -228,7 +230,10 @@ impl Cache {
         let mut st = self.state.lock();
         let nr = self.consts.nr_node_ids.min(MAX_NODES);
         let first = want as usize % MAX_NODES;
-        let order = core::iter::once(first).chain((0..nr).filter(move |&n| n != first));
+        let order = Iterator::chain(
+            core::iter::once(first),
+            (0..nr).filter(move |&n| n != first),
+        );
         for n in order {
             let slab = st.nodes[n].partial.first();
             if !slab.is_null() {
@@ -272,16 +277,18 @@ impl Cache {
     fn new_slab(&self, gfp: u32, node: i32) -> *mut SlabHeader {
         let page_gfp = gfp & !self.consts.gfp_zero;
         // SAFETY: the shim returns a fresh, naturally aligned block or null.
-        let base = unsafe {
-            shim::rslub_shim_alloc_pages(node, page_gfp, self.layout.order)
-        }
-        .cast::<u8>();
+        let base =
+            unsafe { shim::rslub_shim_alloc_pages(node, page_gfp, self.layout.order) }.cast::<u8>();
         if base.is_null() {
             return ptr::null_mut();
         }
         // SAFETY: `base` is the start of the block we own.
         let actual = unsafe { shim::rslub_shim_addr_to_node(base.cast()) };
-        let actual = if (actual as usize) < MAX_NODES { actual } else { 0 };
+        let actual = if (actual as usize) < MAX_NODES {
+            actual
+        } else {
+            0
+        };
         // SAFETY: `base` is `slab_bytes` of fresh memory, aligned to its size.
         let slab = unsafe { SlabHeader::init(base, &self.layout, self.owner(), actual) };
         if let Some(ctor) = self.ctor {
@@ -297,7 +304,11 @@ impl Cache {
 
     /// Frees `obj`; a pointer that is not an allocated object of this cache
     /// is reported and ignored.
-    pub fn free(&self, obj: *mut u8) {
+    ///
+    /// # Safety
+    /// If `obj` is an object of this cache, the caller owns it (it was
+    /// allocated and is not used after this call).
+    pub unsafe fn free(&self, obj: *mut u8) {
         // SAFETY: query only; no dereference.
         if !unsafe { shim::rslub_shim_addr_is_direct_mapped(obj.cast()) } {
             pr_err!(
@@ -348,7 +359,12 @@ impl Cache {
             FreeError::NotObjectStart => "not the start of an object",
             FreeError::DoubleFree => "object already free (double free)",
         };
-        pr_err!("cache {}: free of {:p}: {}; ignored\n", self.name_str(), obj, what);
+        pr_err!(
+            "cache {}: free of {:p}: {}; ignored\n",
+            self.name_str(),
+            obj,
+            what
+        );
     }
 
     fn free_slab(&self, slab: *mut SlabHeader) {

@@ -60,7 +60,11 @@ impl kernel::Module for Rslub {
         // SAFETY: module init runs once, before any API call can be made
         // (the exported symbols are not usable until init returns).
         unsafe { api::init_registry() };
-        pr_info!("loaded (page size {}, {} node ids)\n", consts.page_size, consts.nr_node_ids);
+        pr_info!(
+            "loaded (page size {}, {} node ids)\n",
+            consts.page_size,
+            consts.nr_node_ids
+        );
         Ok(Rslub)
     }
 }
@@ -69,7 +73,10 @@ impl Drop for Rslub {
     fn drop(&mut self) {
         let leaked = api::leaked_caches();
         if leaked != 0 {
-            pr_warn!("unloading with {} caches never destroyed; their memory is leaked\n", leaked);
+            pr_warn!(
+                "unloading with {} caches never destroyed; their memory is leaked\n",
+                leaked
+            );
         }
     }
 }

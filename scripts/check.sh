@@ -21,7 +21,8 @@ KDIR=$(make -s kdir)
 
 step "host tests (cargo test, log: $OUT/host-test.log)"
 make -s host-test >"$OUT/host-test.log" 2>&1 || { tail -n 30 "$OUT/host-test.log"; fail "host tests"; }
-grep -E "^test result" "$OUT/host-test.log" | head -n 1
+host_pass=$(grep -E "^test result" "$OUT/host-test.log" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" | paste -sd+ | bc)
+echo "  host: ${host_pass:-0} tests passed"
 
 step "build modules (log: $OUT/build.log)"
 make -s modules >"$OUT/build.log" 2>&1 || { tail -n 40 "$OUT/build.log"; fail "module build"; }
@@ -37,7 +38,7 @@ if grep -qiE "warning:" "$OUT/lint.log"; then
 	fail "clippy printed warnings"
 fi
 
-total_pass=0
+total_pass=${host_pass:-0}
 total_fail=0
 total_skip=0
 problems=""

@@ -151,10 +151,11 @@ impl Layout {
     /// is exactly the start of an object.
     pub fn object_index(&self, offset: usize) -> Option<usize> {
         let rel = offset.checked_sub(self.first_offset)?;
-        if rel % self.stride != 0 {
+        // checked_*: no division-by-zero panic path in the module's code.
+        if rel.checked_rem(self.stride)? != 0 {
             return None;
         }
-        let idx = rel / self.stride;
+        let idx = rel.checked_div(self.stride)?;
         (idx < self.objects).then_some(idx)
     }
 

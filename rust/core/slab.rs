@@ -135,11 +135,16 @@ impl SlabHeader {
     }
 
     /// Checks that `obj` may be freed into this slab by `owner`.
-    pub fn check_free(&self, obj: *const u8, layout: &Layout, owner: usize) -> Result<(), FreeError> {
+    pub fn check_free(
+        &self,
+        obj: *const u8,
+        layout: &Layout,
+        owner: usize,
+    ) -> Result<(), FreeError> {
         if !self.is_live_for(owner) {
             return Err(FreeError::NotOurSlab);
         }
-        let offset = obj as usize - self as *const SlabHeader as usize;
+        let offset = obj as usize - core::ptr::from_ref(self) as usize;
         if layout.object_index(offset).is_none() {
             return Err(FreeError::NotObjectStart);
         }
@@ -156,7 +161,11 @@ impl SlabHeader {
     pub unsafe fn push(&mut self, obj: *mut u8, layout: &Layout) {
         // SAFETY: `obj` is an allocated object of this slab; its free pointer
         // slot is inside the object (or just after it with a ctor).
-        unsafe { obj.add(layout.free_offset).cast::<*mut u8>().write(self.freelist) };
+        unsafe {
+            obj.add(layout.free_offset)
+                .cast::<*mut u8>()
+                .write(self.freelist)
+        };
         self.freelist = obj;
         self.inuse -= 1;
     }

@@ -60,9 +60,18 @@ impl Rng {
 
 #[test]
 fn layout_rejects_bad_requests() {
-    assert_eq!(Layout::new(&req(0, 0, false, false)), Err(LayoutError::ZeroSize));
-    assert_eq!(Layout::new(&req(8, 3, false, false)), Err(LayoutError::BadAlign));
-    assert_eq!(Layout::new(&req(PAGE << MAX_ORDER, 0, false, false)), Err(LayoutError::TooLarge));
+    assert_eq!(
+        Layout::new(&req(0, 0, false, false)),
+        Err(LayoutError::ZeroSize)
+    );
+    assert_eq!(
+        Layout::new(&req(8, 3, false, false)),
+        Err(LayoutError::BadAlign)
+    );
+    assert_eq!(
+        Layout::new(&req(PAGE << MAX_ORDER, 0, false, false)),
+        Err(LayoutError::TooLarge)
+    );
 }
 
 #[test]
@@ -81,7 +90,10 @@ fn layout_invariants_hold_for_every_size_and_align() {
                 assert!(l.first_offset + l.objects * l.stride <= l.slab_bytes);
                 assert_eq!(l.slab_bytes, PAGE << l.order);
                 if ctor {
-                    assert!(l.free_offset >= size, "free pointer must not overlap a ctor's object");
+                    assert!(
+                        l.free_offset >= size,
+                        "free pointer must not overlap a ctor's object"
+                    );
                     assert!(l.free_offset + WORD <= l.stride);
                 } else {
                     assert_eq!(l.free_offset, 0);
@@ -96,7 +108,13 @@ fn layout_waste_is_bounded_for_common_sizes() {
     for shift in 3..=14 {
         let l = Layout::new(&req(1 << shift, 0, false, false)).unwrap();
         let waste = l.slab_bytes - l.objects * l.stride;
-        assert!(waste * 4 <= l.slab_bytes, "size {} order {} waste {}", 1 << shift, l.order, waste);
+        assert!(
+            waste * 4 <= l.slab_bytes,
+            "size {} order {} waste {}",
+            1 << shift,
+            l.order,
+            waste
+        );
         if shift <= 9 {
             assert!(l.objects >= 8, "size {} holds {}", 1 << shift, l.objects);
         }
@@ -153,7 +171,10 @@ fn check_free_catches_bad_pointers() {
     // SAFETY: as above.
     let c = unsafe { hdr.pop(&l) };
     assert_eq!(hdr.check_free(a, &l, 8), Err(FreeError::NotOurSlab));
-    assert_eq!(hdr.check_free(a.wrapping_add(8), &l, 7), Err(FreeError::NotObjectStart));
+    assert_eq!(
+        hdr.check_free(a.wrapping_add(8), &l, 7),
+        Err(FreeError::NotObjectStart)
+    );
     assert_eq!(hdr.check_free(a, &l, 7), Ok(()));
     // SAFETY: accepted by check_free.
     unsafe { hdr.push(a, &l) };

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The small interface the allocator core needs from its environment.
+//!
+//! Two implementations exist: the kernel one (rust/kplat.rs, over the C shim
+//! and the kernel crate's spinlock) and the host one (host.rs, over the C
+//! shim's userspace twin, threads standing in for CPUs). Both call shim
+//! functions whose Rust declarations bindgen generates from c_shim/shim.h.
+
+/// A per-CPU area handle: a `__percpu` pointer in the kernel.
+pub type Pcpu = usize;
+
+/// The environment the core runs in.
+///
+/// # Safety
+/// Implementations must provide the documented atomicity: `this_cpu_cmpxchg_pair`
+/// is atomic against everything else running on the current CPU (interrupts,
+/// preemption) and fails when the pair changed; `cmpxchg_pair` is atomic
+/// against every CPU; `cpu_lock` keeps the caller on its CPU and excludes
+/// every other holder of the same CPU's lock, including interrupt handlers.
+pub unsafe trait Platform: Sized + 'static {
+    /// Lock of one node's lists.
+    type NodeLock: Send + Sync;
+    /// Proof that a `NodeLock` is held.
+    type NodeGuard<'a>;
+
+    /// Initializes a node lock in place.
+    ///
+    /// # Safety
+    /// `slot` is valid, suitably aligned, uninitialized memory that is not
+    /// moved afterwards.
+    unsafe fn node_lock_init(slot: *mut Self::NodeLock) -> bool;
+    /// Tears down a node lock in place.
+    ///
+    /// # Safety
+    /// `slot` was initialized by `node_lock_init` and is not held.
+    unsafe fn node_lock_drop(slot: *mut Self::NodeLock);
+    /// Takes a node lock (irq-safe).
+    fn node_lock(lock: &Self::NodeLock) -> Self::NodeGuard<'_>;
+
+    /// Allocates `size` bytes of zeroed bookkeeping memory on `node`.
+    fn alloc_meta(size: usize, node: i32) -> *mut u8;
+    /// Frees memory from `alloc_meta`.
+    ///
+    /// # Safety
+    /// `p` came from `alloc_meta` and is not used afterwards.
+    unsafe fn free_meta(p: *mut u8);
+
+    /// `2^order` naturally aligned pages from `node` (or the local node for
+    /// a negative id); null on failure.
+    fn alloc_pages(node: i32, gfp: u32, order: u32) -> *mut u8;
+    /// Frees a block from `alloc_pages`.
+    ///
+    /// # Safety
+    /// `p` came from `alloc_pages` with this `order` and is unused.
+    unsafe fn free_pages(p: *mut u8, order: u32);
+    /// Node of the memory at `p`.
+    fn page_node(p: *const u8) -> i32;
+    /// Whether `p` points into memory the allocator could have handed out
+    /// (readable when aligned down to a slab).
+    fn addr_valid(p: *const u8) -> bool;
+    /// Whether `gfp` allows sleeping (so page allocation runs with the CPU
+    /// lock dropped).
+    fn gfp_allows_blocking(gfp: u32) -> bool;
+
+    /// Zeroed per-CPU area of `size` bytes aligned to `align`; 0 on failure.
+    fn alloc_percpu(size: usize, align: usize) -> Pcpu;
+    /// Frees a per-CPU area.
+    ///
+    /// # Safety
+    /// `p` came from `alloc_percpu` and is unused.
+    unsafe fn free_percpu(p: Pcpu);
+    /// The instance of `p` belonging to `cpu`.
+    fn per_cpu_ptr(p: Pcpu, cpu: u32) -> *mut u8;
+    /// The current CPU's instance of `p`; the caller may be migrated right
+    /// after, so the result is only a hint unless the CPU lock is held.
+    fn this_cpu_ptr(p: Pcpu) -> *mut u8;
+    /// Reads this CPU's pair at `p` (word 1 first, then word 0).
+    fn this_cpu_read_pair(p: Pcpu) -> [usize; 2];
+    /// Replaces this CPU's pair at `p` with `new` if it equals `old`.
+    fn this_cpu_cmpxchg_pair(p: Pcpu, old: [usize; 2], new: [usize; 2]) -> bool;
+    /// Adds one to this CPU's counter at `p` (a per-CPU address).
+    fn this_cpu_inc(p: Pcpu);
+    /// Replaces the pair at `pair` with `new` if it equals `old`, atomically
+    /// against all CPUs.
+    ///
+    /// # Safety
+    /// `pair` is valid and 16-byte aligned.
+    unsafe fn cmpxchg_pair(pair: *mut [usize; 2], old: [usize; 2], new: [usize; 2]) -> bool;
+
+    /// Pins the caller to its CPU and excludes the CPU's other users
+    /// (interrupts included). Returns the CPU and a token for `cpu_unlock`.
+    fn cpu_lock() -> (u32, usize);
+    /// Undoes `cpu_lock`.
+    fn cpu_unlock(token: usize);
+    /// Runs `f(cpu)` for every CPU with that CPU's lock held (in the kernel:
+    /// on that CPU, from an IPI), and waits for all of them.
+    fn for_each_cpu_locked(f: &mut dyn FnMut(u32));
+    /// Highest possible CPU id plus one.
+    fn nr_cpu_ids() -> u32;
+    /// Whether `cpu` exists (possible).
+    fn cpu_possible(cpu: u32) -> bool;
+    /// Highest node id plus one.
+    fn nr_node_ids() -> u32;
+    /// Whether `node` has memory.
+    fn node_has_memory(node: i32) -> bool;
+    /// Node of the current CPU.
+    fn numa_node_id() -> i32;
+    /// Distance-ordered nodes to try after `node`; writes at most
+    /// `out.len()` ids and returns how many.
+    fn fallback_nodes(node: i32, out: &mut [i32]) -> usize;
+}

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0
+//! One slab: its header, its freelist words, and the intrusive lists.
+//!
+//! The header lives in the first bytes of the slab (see [`crate::layout`]).
+//! A free object holds the address of the next free object at
+//! `Layout::free_offset`; the last one holds null.
+//!
+//! The slab's `pair` — freelist and counters (inuse, frozen) — is changed
+//! only with a locked cmpxchg16b once the slab is published, so a free from
+//! any CPU can push onto it without a lock. While a slab is private (just
+//! allocated, or taken from the empty-slab cache) plain stores are fine.
+//!
+//! The list links (`prev`, `next`, `on_list`) belong to whoever holds the
+//! list: the node's `list_lock` for node lists, the owning CPU (with its CPU
+//! lock) for the CPU partial list, which uses `next` only.
+//!
+//! Platform-free: compiled into the module and the host crate.
+
+use crate::layout::Layout;
+use core::cell::UnsafeCell;
+use core::ptr;
+
+/// Marks a live slab header; XORed with the owner so a slab of one cache
+/// does not validate against another.
+const SLAB_MAGIC: usize = 0x5e1f_51ab_0c0f_fee5_u64 as usize;
+
+/// The frozen bit in the counters word: the slab belongs to one CPU (as its
+/// CPU slab or on its CPU partial list) and is on no node list.
+pub const FROZEN: usize = 1 << 32;
+
+/// Objects in use, from a counters word.
+pub const fn inuse(counters: usize) -> u32 {
+    counters as u32
+}
+
+/// Per-slab metadata at the start of every slab.
+#[repr(C, align(16))]
+pub struct SlabHeader {
+    /// `[freelist, counters]`, the cmpxchg16b pair.
+    pair: UnsafeCell<[usize; 2]>,
+    /// `SLAB_MAGIC ^ owner` while the slab is live; 0 once it is freed.
+    magic: usize,
+    /// Identity of the owning cache.
+    owner: usize,
+    /// Objects in this slab.
+    pub objects: u32,
+    /// NUMA node of the slab's pages.
+    pub node: i32,
+    /// Whether the slab is on its node's partial list or empty cache.
+    pub on_list: bool,
+    /// Previous slab on a node list.
+    pub prev: *mut SlabHeader,
+    /// Next slab on a node list or the CPU partial list.
+    pub next: *mut SlabHeader,
+}
+
+/// Bytes reserved for the header at the start of each slab.
+pub const HEADER_SIZE: usize = core::mem::size_of::<SlabHeader>();
+
+/// Why a pointer handed to free was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FreeError {
+    /// Not memory a slab could live in.
+    NotSlabMemory,
+    /// The pointer's slab is not a live slab of this cache.
+    NotOurSlab,
+    /// The pointer is inside a slab of this cache but not at an object start.
+    NotObjectStart,
+    /// The object is already free.
+    DoubleFree,
+}
+
+impl FreeError {
+    /// One-line description for reports.
+    pub fn describe(self) -> &'static str {
+        match self {
+            FreeError::NotSlabMemory => "not slab memory",
+            FreeError::NotOurSlab => "not an object of this cache",
+            FreeError::NotObjectStart => "not the start of an object",
+            FreeError::DoubleFree => "object already free (double free)",
+        }
+    }
+}
+
+impl SlabHeader {
+    /// The header of the slab that would contain `obj`.
+    pub fn of(obj: *const u8, layout: &Layout) -> *mut SlabHeader {
+        ((obj as usize) & !(layout.slab_bytes - 1)) as *mut SlabHeader
+    }
+
+    /// Writes a header at `base` and threads every object onto the freelist
+    /// in address order.
+    ///
+    /// # Safety
+    /// `base` is `layout.slab_bytes` bytes of writable memory, aligned to
+    /// `layout.slab_bytes`, owned by the caller.
+    pub unsafe fn init(base: *mut u8, layout: &Layout, owner: usize, node: i32) -> *mut SlabHeader {
+        let hdr = base.cast::<SlabHeader>();
+        let mut next: *mut u8 = ptr::null_mut();
+        for idx in (0..layout.objects).rev() {
+            // SAFETY: object `idx` lies inside the slab and its free pointer
+            // slot is word aligned (objects are aligned to at least a word).
+            unsafe {
+                let obj = base.add(layout.object_offset(idx));
+                set_free_pointer(obj, layout, next);
+                next = obj;
+            }
+        }
+        // SAFETY: the header fits before the first object and `base` is
+        // aligned far beyond `SlabHeader`'s alignment.
+        unsafe {
+            hdr.write(SlabHeader {
+                pair: UnsafeCell::new([next as usize, 0]),
+                magic: SLAB_MAGIC ^ owner,
+                owner,
+                objects: layout.objects as u32,
+                node,
+                on_list: false,
+                prev: ptr::null_mut(),
+                next: ptr::null_mut(),
+            });
+        }
+        hdr
+    }
+
+    /// The pair, for cmpxchg16b.
+    pub fn pair_ptr(&self) -> *mut [usize; 2] {
+        self.pair.get()
+    }
+
+    /// Reads counters, then freelist. Not atomic as a whole: a cmpxchg16b
+    /// with the result as `old` validates it.
+    pub fn read_pair(&self) -> [usize; 2] {
+        let p = self.pair.get().cast::<usize>();
+        // SAFETY: both words are valid; volatile keeps the loads from being
+        // merged or reordered by the compiler.
+        unsafe {
+            let counters = ptr::read_volatile(p.add(1));
+            let freelist = ptr::read_volatile(p);
+            [freelist, counters]
+        }
+    }
+
+    /// Sets the pair while the slab is private to the caller.
+    ///
+    /// # Safety
+    /// No other CPU can reach the slab.
+    pub unsafe fn set_pair_private(&self, pair: [usize; 2]) {
+        // SAFETY: per the caller, nobody else accesses the pair.
+        unsafe { self.pair.get().write(pair) };
+    }
+
+    /// Whether this header belongs to a live slab of `owner`.
+    pub fn is_live_for(&self, owner: usize) -> bool {
+        self.magic == SLAB_MAGIC ^ owner && self.owner == owner
+    }
+
+    /// Marks the slab dead, so stale pointers into it are refused.
+    pub fn kill(&mut self) {
+        self.magic = 0;
+    }
+
+    /// Checks that `obj` is an object start of this live slab of `owner`.
+    pub fn check_object(
+        &self,
+        obj: *const u8,
+        layout: &Layout,
+        owner: usize,
+    ) -> Result<(), FreeError> {
+        if !self.is_live_for(owner) {
+            return Err(FreeError::NotOurSlab);
+        }
+        let offset = obj as usize - core::ptr::from_ref(self) as usize;
+        if layout.object_index(offset).is_none() {
+            return Err(FreeError::NotObjectStart);
+        }
+        Ok(())
+    }
+}
+
+/// Reads the free pointer of free object `obj`.
+///
+/// # Safety
+/// `obj` points into a slab laid out with `layout` (its contents may be
+/// stale: the caller validates the result with a cmpxchg16b).
+#[inline(always)]
+pub unsafe fn get_free_pointer(obj: *const u8, layout: &Layout) -> *mut u8 {
+    // SAFETY: per the caller, the slot is inside mapped slab memory.
+    unsafe { ptr::read_volatile(obj.add(layout.free_offset).cast::<*mut u8>()) }
+}
+
+/// Writes the free pointer of object `obj`.
+///
+/// # Safety
+/// The caller owns `obj` (it is allocated to the caller or being built
+/// into a freelist).
+#[inline(always)]
+pub unsafe fn set_free_pointer(obj: *mut u8, layout: &Layout, next: *mut u8) {
+    // SAFETY: per the caller, the slot is inside an object the caller owns.
+    unsafe { ptr::write_volatile(obj.add(layout.free_offset).cast::<*mut u8>(), next) };
+}
+
+/// An intrusive doubly linked list of slabs with its length, for node lists.
+pub struct SlabList {
+    head: *mut SlabHeader,
+    tail: *mut SlabHeader,
+    len: usize,
+}
+
+impl Default for SlabList {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SlabList {
+    /// An empty list.
+    pub const fn new() -> Self {
+        Self {
+            head: ptr::null_mut(),
+            tail: ptr::null_mut(),
+            len: 0,
+        }
+    }
+
+    /// Number of slabs on the list.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the list is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// First slab, or null.
+    pub fn first(&self) -> *mut SlabHeader {
+        self.head
+    }
+
+    /// Adds `slab` at the front.
+    ///
+    /// # Safety
+    /// `slab` is a live header owned by the caller and on no list.
+    pub unsafe fn push_front(&mut self, slab: *mut SlabHeader) {
+        // SAFETY: the caller owns `slab`; `head`, when set, is a member.
+        unsafe {
+            (*slab).prev = ptr::null_mut();
+            (*slab).next = self.head;
+            (*slab).on_list = true;
+            if self.head.is_null() {
+                self.tail = slab;
+            } else {
+                (*self.head).prev = slab;
+            }
+        }
+        self.head = slab;
+        self.len += 1;
+    }
+
+    /// Adds `slab` at the back.
+    ///
+    /// # Safety
+    /// `slab` is a live header owned by the caller and on no list.
+    pub unsafe fn push_back(&mut self, slab: *mut SlabHeader) {
+        // SAFETY: the caller owns `slab`; `tail`, when set, is a member.
+        unsafe {
+            (*slab).next = ptr::null_mut();
+            (*slab).prev = self.tail;
+            (*slab).on_list = true;
+            if self.tail.is_null() {
+                self.head = slab;
+            } else {
+                (*self.tail).next = slab;
+            }
+        }
+        self.tail = slab;
+        self.len += 1;
+    }
+
+    /// Unlinks `slab`.
+    ///
+    /// # Safety
+    /// `slab` is on this list.
+    pub unsafe fn remove(&mut self, slab: *mut SlabHeader) {
+        // SAFETY: `slab` and its neighbours are members of this list.
+        unsafe {
+            let (prev, next) = ((*slab).prev, (*slab).next);
+            if prev.is_null() {
+                self.head = next;
+            } else {
+                (*prev).next = next;
+            }
+            if next.is_null() {
+                self.tail = prev;
+            } else {
+                (*next).prev = prev;
+            }
+            (*slab).prev = ptr::null_mut();
+            (*slab).next = ptr::null_mut();
+            (*slab).on_list = false;
+        }
+        self.len -= 1;
+    }
+
+    /// Unlinks and returns the first slab, or null.
+    pub fn pop_front(&mut self) -> *mut SlabHeader {
+        let slab = self.head;
+        if !slab.is_null() {
+            // SAFETY: `slab` is the head of this list.
+            unsafe { self.remove(slab) };
+        }
+        slab
+    }
+}

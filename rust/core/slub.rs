@@ -1,0 +1,1317 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The SLUB algorithm, generic over a [`Platform`].
+//!
+//! # Slab states
+//! - *CPU slab*: frozen, owned by one CPU; its objects are split between the
+//!   CPU's lockless freelist (`CpuSlab::freelist`) and the slab's own
+//!   freelist (objects freed by other CPUs since it was frozen).
+//! - *CPU partial*: frozen, on one CPU's partial list; not allocated from
+//!   until it becomes that CPU's slab; frees to it are lockless.
+//! - *Node partial*: not frozen, on its node's partial list, some objects free.
+//! - *Full*: not frozen, on no list, no free object. Found again through the
+//!   header of an object being freed.
+//! - *Empty cached*: not frozen, on its node's empty-slab cache (at most
+//!   `max_empty`), every object free, reused before new pages are asked for.
+//!
+//! # Transitions and who performs them
+//! - node partial → CPU slab / CPU partial: `get_partial_node`, under the
+//!   node's list_lock (freeze by cmpxchg16b).
+//! - CPU slab → node partial / full / discarded: `deactivate_slab`, with the
+//!   node's list_lock held across the unfreezing cmpxchg16b.
+//! - CPU partial → node partial / discarded: `unfreeze_partials`, one
+//!   list_lock hold per run of slabs of one node.
+//! - full → CPU partial: a free (the first free object), by freezing it with
+//!   cmpxchg16b; no list lock (a full slab is on no list).
+//! - full → node partial (cpu_partial = 0), node partial → discarded (empty
+//!   and enough partial slabs): a free, with list_lock taken before its
+//!   cmpxchg16b.
+//!
+//! # Lock order
+//! CPU lock (irqs off on this CPU; upstream's `local_lock` on `cpu_slab`)
+//! → node `list_lock` (irq-safe spinlock). Only one node lock is held at a
+//! time. Page allocation and ctors run with neither held when the gfp flags
+//! allow sleeping.
+//!
+//! # Why the fast path is safe without disabling anything
+//! The CPU's freelist and transaction id (`tid`) form one 16-byte pair,
+//! changed only by a per-CPU cmpxchg16b (fast paths) or with the CPU lock
+//! held (slow paths, which bump `tid` whenever they change the freelist).
+//! The fast path reads tid and freelist, computes the new head and commits
+//! with one cmpxchg16b on the current CPU's pair. If the task was preempted,
+//! migrated or interrupted in between and anything touched that pair, the
+//! tid differs and the cmpxchg fails; tids start at the CPU number and step
+//! by a power of two at least the CPU count, so a tid read on one CPU can
+//! never match another CPU's.
+
+use crate::layout::Layout;
+use crate::platform::{Pcpu, Platform};
+use crate::slab::{
+    get_free_pointer, inuse, set_free_pointer, FreeError, SlabHeader, SlabList, FROZEN,
+};
+use crate::stat::Stat;
+use core::cell::UnsafeCell;
+use core::ffi::c_void;
+use core::marker::PhantomData;
+use core::mem::{offset_of, size_of};
+use core::ptr;
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+
+/// Node ids handled (x86_64's default `NODES_SHIFT` of 6).
+pub const MAX_NODES: usize = 64;
+
+/// A constructor, as the C API passes it.
+pub type Ctor = unsafe extern "C" fn(*mut c_void);
+
+/// One CPU's state for one cache. The first 16 bytes are the cmpxchg16b pair.
+#[repr(C, align(16))]
+pub struct CpuSlab {
+    /// Lockless freelist (first word of the pair).
+    pub freelist: *mut u8,
+    /// Transaction id (second word of the pair).
+    pub tid: usize,
+    /// The CPU slab, or null.
+    pub slab: *mut SlabHeader,
+    /// CPU partial list (frozen slabs linked through `next`).
+    pub partial: *mut SlabHeader,
+    /// Slabs on the CPU partial list.
+    pub partial_slabs: u32,
+    /// Event counters.
+    pub stats: [usize; Stat::COUNT],
+}
+
+/// One node's lists, protected by its `list_lock`.
+struct NodeLists {
+    partial: SlabList,
+    empty: SlabList,
+}
+
+/// Per-node state.
+struct Node<P: Platform> {
+    list_lock: P::NodeLock,
+    lists: UnsafeCell<NodeLists>,
+    /// Slabs of this node (any state); for destroy and reporting.
+    nr_slabs: AtomicUsize,
+    /// Racy copy of `partial.len()` for the unlocked peek.
+    nr_partial: AtomicUsize,
+}
+
+/// Tunables and constants a cache is created with.
+#[derive(Clone, Copy)]
+pub struct Params {
+    /// Objects kept on CPU partial lists (upstream's unit); 0 disables them.
+    pub cpu_partial: u32,
+    /// Partial slabs a node keeps before freeing empty ones.
+    pub min_partial: u32,
+    /// Empty slabs a node caches.
+    pub max_empty: u32,
+    /// `__GFP_ZERO`.
+    pub gfp_zero: u32,
+}
+
+/// Counts a cache can report.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Usage {
+    /// Slabs, all states.
+    pub slabs: usize,
+    /// Slabs on node partial lists.
+    pub partial: usize,
+    /// Objects in node partial slabs that are in use.
+    pub objects_partial: usize,
+    /// CPU slabs.
+    pub cpu_slabs: usize,
+    /// Slabs on CPU partial lists.
+    pub cpu_partial_slabs: usize,
+    /// Slabs in the empty-slab caches.
+    pub empty_slabs: usize,
+    /// Objects allocated and not freed (exact only when nothing runs).
+    pub live_objects: usize,
+}
+
+/// A cache: geometry, tunables, per-CPU and per-node state.
+pub struct Cache<P: Platform> {
+    /// Slab geometry.
+    pub layout: Layout,
+    ctor: Option<Ctor>,
+    pcpu: Pcpu,
+    nodes: [*mut Node<P>; MAX_NODES],
+    nr_nodes: usize,
+    tid_step: usize,
+    gfp_zero: u32,
+    cpu_partial: AtomicU32,
+    cpu_partial_slabs: AtomicU32,
+    min_partial: AtomicU32,
+    max_empty: AtomicU32,
+    /// Fill CPU partials until `moved >= cpu_partial/2` instead of `>`
+    /// (a knob for the benchmark's `fill` experiment).
+    fill_ge: AtomicBool,
+    /// Problems detected (bad frees).
+    errors: AtomicUsize,
+    _p: PhantomData<P>,
+}
+
+// SAFETY: all shared mutable state is per-CPU (CPU lock or cmpxchg16b),
+// per-node (list_lock) or atomic.
+unsafe impl<P: Platform> Sync for Cache<P> {}
+// SAFETY: as above; the raw pointers are owned by the cache.
+unsafe impl<P: Platform> Send for Cache<P> {}
+
+/// Holds the CPU lock; `c` is the locked CPU's state.
+struct CpuGuard {
+    c: *mut CpuSlab,
+    token: usize,
+}
+
+/// Slabs to return to the page allocator once locks are dropped.
+struct Discards(*mut SlabHeader);
+
+const NO_NODE: i32 = -1;
+
+impl<P: Platform> Cache<P> {
+    /// Creates a cache in memory from the platform. Null on failure.
+    pub fn create(layout: Layout, ctor: Option<Ctor>, params: Params) -> *mut Cache<P> {
+        let this = P::alloc_meta(size_of::<Cache<P>>(), NO_NODE).cast::<Cache<P>>();
+        if this.is_null() {
+            return this;
+        }
+        let nr_cpus = P::nr_cpu_ids();
+        let nr_nodes = (P::nr_node_ids() as usize).min(MAX_NODES);
+        // SAFETY: `this` is fresh, suitably aligned memory we own.
+        unsafe {
+            this.write(Cache {
+                layout,
+                ctor,
+                pcpu: 0,
+                nodes: [ptr::null_mut(); MAX_NODES],
+                nr_nodes,
+                tid_step: (nr_cpus as usize).next_power_of_two(),
+                gfp_zero: params.gfp_zero,
+                cpu_partial: AtomicU32::new(0),
+                cpu_partial_slabs: AtomicU32::new(0),
+                min_partial: AtomicU32::new(params.min_partial),
+                max_empty: AtomicU32::new(params.max_empty),
+                fill_ge: AtomicBool::new(false),
+                errors: AtomicUsize::new(0),
+                _p: PhantomData,
+            });
+            (*this).set_cpu_partial(params.cpu_partial);
+            if (*this).init_state(nr_cpus).is_err() {
+                (*this).free_state();
+                P::free_meta(this.cast());
+                return ptr::null_mut();
+            }
+        }
+        this
+    }
+
+    fn init_state(&mut self, nr_cpus: u32) -> Result<(), ()> {
+        for n in 0..self.nr_nodes {
+            let node = P::alloc_meta(size_of::<Node<P>>(), n as i32).cast::<Node<P>>();
+            if node.is_null() {
+                return Err(());
+            }
+            // SAFETY: `node` is fresh memory; the lock is initialized in
+            // place and never moved.
+            unsafe {
+                ptr::addr_of_mut!((*node).lists).write(UnsafeCell::new(NodeLists {
+                    partial: SlabList::new(),
+                    empty: SlabList::new(),
+                }));
+                ptr::addr_of_mut!((*node).nr_slabs).write(AtomicUsize::new(0));
+                ptr::addr_of_mut!((*node).nr_partial).write(AtomicUsize::new(0));
+                if !P::node_lock_init(ptr::addr_of_mut!((*node).list_lock)) {
+                    P::free_meta(node.cast());
+                    return Err(());
+                }
+            }
+            self.nodes[n] = node;
+        }
+        self.pcpu = P::alloc_percpu(size_of::<CpuSlab>(), 16);
+        if self.pcpu == 0 {
+            return Err(());
+        }
+        for cpu in 0..nr_cpus {
+            if P::cpu_possible(cpu) {
+                let c = P::per_cpu_ptr(self.pcpu, cpu).cast::<CpuSlab>();
+                // SAFETY: the area is zeroed and not yet used.
+                unsafe { (*c).tid = cpu as usize };
+            }
+        }
+        Ok(())
+    }
+
+    fn free_state(&mut self) {
+        if self.pcpu != 0 {
+            // SAFETY: allocated in `init_state`, unused now.
+            unsafe { P::free_percpu(self.pcpu) };
+            self.pcpu = 0;
+        }
+        for n in 0..self.nr_nodes {
+            let node = self.nodes[n];
+            if !node.is_null() {
+                // SAFETY: initialized in `init_state`, no longer used.
+                unsafe {
+                    P::node_lock_drop(ptr::addr_of_mut!((*node).list_lock));
+                    P::free_meta(node.cast());
+                }
+                self.nodes[n] = ptr::null_mut();
+            }
+        }
+    }
+
+    fn owner(&self) -> usize {
+        self as *const Self as usize
+    }
+
+    fn node(&self, n: i32) -> &Node<P> {
+        let idx = if (n as usize) < self.nr_nodes {
+            n as usize
+        } else {
+            0
+        };
+        // SAFETY: every node below `nr_nodes` was allocated at create and
+        // lives as long as the cache.
+        unsafe { &*self.nodes[idx] }
+    }
+
+    // ---- tunables ---------------------------------------------------------
+
+    /// Sets `cpu_partial` (objects); the slab bound is derived like upstream.
+    pub fn set_cpu_partial(&self, objects: u32) {
+        let per_slab = self.layout.objects.max(1) as u32;
+        let slabs = if objects == 0 {
+            0
+        } else {
+            (objects * 2).div_ceil(per_slab)
+        };
+        self.cpu_partial.store(objects, Ordering::Relaxed);
+        self.cpu_partial_slabs.store(slabs, Ordering::Relaxed);
+    }
+    /// `cpu_partial` in objects.
+    pub fn cpu_partial(&self) -> u32 {
+        self.cpu_partial.load(Ordering::Relaxed)
+    }
+    /// Sets `min_partial`.
+    pub fn set_min_partial(&self, v: u32) {
+        self.min_partial.store(v, Ordering::Relaxed);
+    }
+    /// `min_partial`.
+    pub fn min_partial(&self) -> u32 {
+        self.min_partial.load(Ordering::Relaxed)
+    }
+    /// Sets `max_empty`; caches above the new bound are trimmed.
+    pub fn set_max_empty(&self, v: u32) {
+        self.max_empty.store(v, Ordering::Relaxed);
+        for n in 0..self.nr_nodes {
+            self.trim_empty(n as i32, v as usize);
+        }
+    }
+    /// `max_empty`.
+    pub fn max_empty(&self) -> u32 {
+        self.max_empty.load(Ordering::Relaxed)
+    }
+    /// Selects the CPU-partial fill stop: `>=` when true, upstream's `>` when false.
+    pub fn set_fill_ge(&self, v: bool) {
+        self.fill_ge.store(v, Ordering::Relaxed);
+    }
+    /// Problems detected so far.
+    pub fn errors(&self) -> usize {
+        self.errors.load(Ordering::Relaxed)
+    }
+
+    // ---- counters ---------------------------------------------------------
+
+    #[inline(always)]
+    fn stat(&self, s: Stat) {
+        P::this_cpu_inc(self.pcpu + offset_of!(CpuSlab, stats) + s as usize * size_of::<usize>());
+    }
+
+    #[inline(always)]
+    fn stat_locked(c: *mut CpuSlab, s: Stat) {
+        // SAFETY: the CPU lock is held, so nothing else on this CPU runs.
+        unsafe { (*c).stats[s as usize] += 1 };
+    }
+
+    /// Sum of counter `s` over all CPUs, and each CPU's share in `per_cpu`
+    /// (as many as fit).
+    pub fn stat_total(&self, s: Stat, per_cpu: &mut [usize]) -> usize {
+        let mut total = 0;
+        for cpu in 0..P::nr_cpu_ids() {
+            if !P::cpu_possible(cpu) {
+                continue;
+            }
+            let c = P::per_cpu_ptr(self.pcpu, cpu).cast::<CpuSlab>();
+            // SAFETY: a racy read of a counter word; torn values cannot occur
+            // for aligned words on the platforms we build for.
+            let v = unsafe { ptr::read_volatile(ptr::addr_of!((*c).stats[s as usize])) };
+            if let Some(slot) = per_cpu.get_mut(cpu as usize) {
+                *slot = v;
+            }
+            total += v;
+        }
+        total
+    }
+
+    /// Clears counter `s` on every CPU.
+    pub fn stat_clear(&self, s: Stat) {
+        for cpu in 0..P::nr_cpu_ids() {
+            if P::cpu_possible(cpu) {
+                let c = P::per_cpu_ptr(self.pcpu, cpu).cast::<CpuSlab>();
+                // SAFETY: a racy store to a counter word; a concurrent
+                // increment may be lost, as with upstream's clear.
+                unsafe { ptr::write_volatile(ptr::addr_of_mut!((*c).stats[s as usize]), 0) };
+            }
+        }
+    }
+
+    // ---- CPU lock ---------------------------------------------------------
+
+    fn cpu_lock(&self) -> CpuGuard {
+        let (cpu, token) = P::cpu_lock();
+        CpuGuard {
+            c: P::per_cpu_ptr(self.pcpu, cpu).cast(),
+            token,
+        }
+    }
+
+    fn cpu_unlock(g: CpuGuard) {
+        P::cpu_unlock(g.token);
+    }
+
+    // ---- allocation -------------------------------------------------------
+
+    fn node_match(slab: *mut SlabHeader, node: i32) -> bool {
+        // SAFETY: a hint read of a header field; slab memory stays mapped.
+        node < 0
+            || (!slab.is_null()
+                && unsafe { ptr::read_volatile(ptr::addr_of!((*slab).node)) } == node)
+    }
+
+    /// Allocates one object on `node` (negative: any, local first); null when
+    /// memory ran out.
+    pub fn alloc(&self, gfp: u32, node: i32) -> *mut u8 {
+        let node = if node >= 0 && !P::node_has_memory(node) {
+            NO_NODE
+        } else {
+            node
+        };
+        let obj = self.alloc_inner(gfp, node);
+        if !obj.is_null() && gfp & self.gfp_zero != 0 {
+            // SAFETY: `obj` is a freshly allocated object of `object_size` bytes.
+            unsafe { ptr::write_bytes(obj, 0, self.layout.object_size) };
+        }
+        obj
+    }
+
+    #[inline(always)]
+    fn alloc_inner(&self, gfp: u32, node: i32) -> *mut u8 {
+        loop {
+            let [obj, tid] = P::this_cpu_read_pair(self.pcpu);
+            let c = P::this_cpu_ptr(self.pcpu).cast::<CpuSlab>();
+            // SAFETY: `c` is a valid CpuSlab of some CPU; the read is a hint.
+            // Matching tids prove `c` belongs to the CPU the pair came from.
+            if unsafe { ptr::read_volatile(ptr::addr_of!((*c).tid)) } != tid {
+                continue;
+            }
+            // SAFETY: as above.
+            let slab = unsafe { ptr::read_volatile(ptr::addr_of!((*c).slab)) };
+            if obj == 0 || !Self::node_match(slab, node) {
+                return self.alloc_slow(gfp, node);
+            }
+            // SAFETY: `obj` was on this CPU's freelist; if it has been taken
+            // since, the value read is garbage but the cmpxchg below fails.
+            let next = unsafe { get_free_pointer(obj as *const u8, &self.layout) };
+            if P::this_cpu_cmpxchg_pair(
+                self.pcpu,
+                [obj, tid],
+                [next as usize, tid.wrapping_add(self.tid_step)],
+            ) {
+                self.stat(Stat::AllocFastpath);
+                return obj as *mut u8;
+            }
+            self.stat(Stat::CmpxchgDoubleCpuFail);
+        }
+    }
+
+    fn alloc_slow(&self, gfp: u32, node: i32) -> *mut u8 {
+        let mut g = self.cpu_lock();
+        Self::stat_locked(g.c, Stat::AllocSlowpath);
+        let obj = self.slab_alloc_locked(&mut g, gfp, node);
+        Self::cpu_unlock(g);
+        obj
+    }
+
+    /// Takes the first object of `freelist` for the CPU and keeps the rest
+    /// as its lockless freelist.
+    fn load_freelist(&self, c: *mut CpuSlab, freelist: *mut u8) -> *mut u8 {
+        // SAFETY: CPU lock held; `freelist` is a chain this CPU owns.
+        unsafe {
+            (*c).freelist = get_free_pointer(freelist, &self.layout);
+            (*c).tid = (*c).tid.wrapping_add(self.tid_step);
+        }
+        freelist
+    }
+
+    /// The slow path proper: CPU lock held on entry and exit (it may be
+    /// dropped to allocate pages, after which `g` may name another CPU).
+    fn slab_alloc_locked(&self, g: &mut CpuGuard, gfp: u32, node: i32) -> *mut u8 {
+        loop {
+            let c = g.c;
+            // SAFETY: CPU lock held: `c`'s fields are ours.
+            let slab = unsafe { (*c).slab };
+            if !slab.is_null() {
+                if !Self::node_match(slab, node) {
+                    Self::stat_locked(c, Stat::AllocNodeMismatch);
+                    self.deactivate_cpu_slab(c);
+                } else {
+                    // SAFETY: CPU lock held.
+                    let mut freelist = unsafe { (*c).freelist };
+                    if freelist.is_null() {
+                        freelist = self.get_freelist(slab);
+                        if freelist.is_null() {
+                            // The slab is full and now unfrozen, on no list.
+                            // SAFETY: CPU lock held.
+                            unsafe {
+                                (*c).slab = ptr::null_mut();
+                                (*c).tid = (*c).tid.wrapping_add(self.tid_step);
+                            }
+                            Self::stat_locked(c, Stat::DeactivateBypass);
+                            continue;
+                        }
+                        Self::stat_locked(c, Stat::AllocRefill);
+                    }
+                    return self.load_freelist(c, freelist);
+                }
+            }
+
+            // No usable CPU slab. CPU partial list first.
+            // SAFETY: CPU lock held.
+            unsafe {
+                let p = (*c).partial;
+                if !p.is_null() {
+                    (*c).partial = (*p).next;
+                    (*c).partial_slabs -= 1;
+                    (*p).next = ptr::null_mut();
+                    (*c).slab = p;
+                    (*c).tid = (*c).tid.wrapping_add(self.tid_step);
+                    Self::stat_locked(c, Stat::CpuPartialAlloc);
+                    continue;
+                }
+            }
+
+            // Node partial lists, then empty-slab caches.
+            let freelist = self.get_partial(c, node);
+            if !freelist.is_null() {
+                return self.load_freelist(c, freelist);
+            }
+
+            // A new slab from the page allocator.
+            let blocking = P::gfp_allows_blocking(gfp);
+            if blocking {
+                Self::cpu_unlock(CpuGuard {
+                    c: g.c,
+                    token: g.token,
+                });
+            }
+            let slab = self.new_slab(gfp, node);
+            if blocking {
+                *g = self.cpu_lock();
+            }
+            if slab.is_null() {
+                return ptr::null_mut();
+            }
+            let c = g.c;
+            Self::stat_locked(c, Stat::AllocSlab);
+            // SAFETY: CPU lock held; the new slab is private until installed.
+            unsafe {
+                if !(*c).slab.is_null() {
+                    // Refilled meanwhile (an interrupt, or another task
+                    // after a migration): make room.
+                    Self::stat_locked(c, Stat::CpuslabFlush);
+                    self.deactivate_cpu_slab(c);
+                }
+                let [freelist, _] = (*slab).read_pair();
+                (*slab).set_pair_private([0, (*slab).objects as usize | FROZEN]);
+                (*c).slab = slab;
+                return self.load_freelist(c, freelist as *mut u8);
+            }
+        }
+    }
+
+    /// Takes the whole slab freelist of the (frozen) CPU slab; when it is
+    /// empty the slab is unfrozen instead (it is full).
+    fn get_freelist(&self, slab: *mut SlabHeader) -> *mut u8 {
+        loop {
+            // SAFETY: `slab` is this CPU's live slab.
+            let [freelist, counters] = unsafe { (*slab).read_pair() };
+            let objects = unsafe { (*slab).objects } as usize;
+            let new = if freelist == 0 {
+                inuse(counters) as usize
+            } else {
+                objects | FROZEN
+            };
+            // SAFETY: the pair is 16-byte aligned inside the live header.
+            if unsafe { P::cmpxchg_pair((*slab).pair_ptr(), [freelist, counters], [0, new]) } {
+                return freelist as *mut u8;
+            }
+            self.stat(Stat::CmpxchgDoubleFail);
+        }
+    }
+
+    /// Fills the CPU slab (and CPU partial list) from node partial lists,
+    /// then from empty-slab caches. Returns the CPU slab's freelist or null.
+    fn get_partial(&self, c: *mut CpuSlab, node: i32) -> *mut u8 {
+        let local = if node >= 0 { node } else { P::numa_node_id() };
+        let mut order = [0i32; MAX_NODES];
+        order[0] = local;
+        let mut n = 1;
+        if node < 0 {
+            n += P::fallback_nodes(local, &mut order[1..]);
+        }
+        for &nid in &order[..n] {
+            let freelist = self.get_partial_node(c, nid);
+            if !freelist.is_null() {
+                return freelist;
+            }
+        }
+        for &nid in &order[..n] {
+            let slab = self.take_empty(nid);
+            if !slab.is_null() {
+                Self::stat_locked(c, Stat::EmptyCacheHit);
+                // SAFETY: the slab came off the empty cache and is private;
+                // CPU lock held for `c`.
+                unsafe {
+                    let [freelist, _] = (*slab).read_pair();
+                    (*slab).set_pair_private([0, (*slab).objects as usize | FROZEN]);
+                    (*c).slab = slab;
+                    return freelist as *mut u8;
+                }
+            }
+        }
+        ptr::null_mut()
+    }
+
+    fn get_partial_node(&self, c: *mut CpuSlab, nid: i32) -> *mut u8 {
+        if (nid as usize) >= self.nr_nodes {
+            return ptr::null_mut();
+        }
+        let node = self.node(nid);
+        if node.nr_partial.load(Ordering::Relaxed) == 0 {
+            return ptr::null_mut();
+        }
+        let limit = self.cpu_partial_slabs.load(Ordering::Relaxed);
+        let ge = self.fill_ge.load(Ordering::Relaxed);
+        let _g = P::node_lock(&node.list_lock);
+        // SAFETY: list_lock held.
+        let lists = unsafe { &mut *node.lists.get() };
+        let mut freelist: *mut u8 = ptr::null_mut();
+        let mut moved = 0u32;
+        loop {
+            let slab = lists.partial.pop_front();
+            if slab.is_null() {
+                break;
+            }
+            node.nr_partial
+                .store(lists.partial.len(), Ordering::Relaxed);
+            if freelist.is_null() {
+                freelist = self.freeze(slab, true);
+                // SAFETY: CPU lock held for `c`.
+                unsafe {
+                    (*c).slab = slab;
+                }
+                Self::stat_locked(c, Stat::AllocFromPartial);
+            } else {
+                self.freeze(slab, false);
+                // SAFETY: CPU lock held; `slab` is frozen and ours now.
+                unsafe {
+                    (*slab).next = (*c).partial;
+                    (*c).partial = slab;
+                    (*c).partial_slabs += 1;
+                }
+                moved += 1;
+                Self::stat_locked(c, Stat::CpuPartialNode);
+            }
+            let half = limit / 2;
+            if limit == 0 || if ge { moved >= half } else { moved > half } {
+                break;
+            }
+        }
+        freelist
+    }
+
+    /// Freezes a node-partial slab; with `take`, also takes its whole
+    /// freelist (for the CPU slab) and returns it.
+    fn freeze(&self, slab: *mut SlabHeader, take: bool) -> *mut u8 {
+        loop {
+            // SAFETY: `slab` is live and was just unlinked under list_lock.
+            let [freelist, counters] = unsafe { (*slab).read_pair() };
+            let objects = unsafe { (*slab).objects } as usize;
+            let new = if take {
+                [0, objects | FROZEN]
+            } else {
+                [freelist, counters | FROZEN]
+            };
+            // SAFETY: the pair is inside the live header.
+            if unsafe { P::cmpxchg_pair((*slab).pair_ptr(), [freelist, counters], new) } {
+                return if take {
+                    freelist as *mut u8
+                } else {
+                    ptr::null_mut()
+                };
+            }
+            self.stat(Stat::CmpxchgDoubleFail);
+        }
+    }
+
+    fn take_empty(&self, nid: i32) -> *mut SlabHeader {
+        if (nid as usize) >= self.nr_nodes {
+            return ptr::null_mut();
+        }
+        let node = self.node(nid);
+        let _g = P::node_lock(&node.list_lock);
+        // SAFETY: list_lock held.
+        unsafe { (*node.lists.get()).empty.pop_front() }
+    }
+
+    fn new_slab(&self, gfp: u32, node: i32) -> *mut SlabHeader {
+        let base = P::alloc_pages(node, gfp & !self.gfp_zero, self.layout.order);
+        if base.is_null() {
+            return ptr::null_mut();
+        }
+        let nid = P::page_node(base);
+        let nid = if (nid as usize) < self.nr_nodes {
+            nid
+        } else {
+            0
+        };
+        // SAFETY: `base` is `slab_bytes` of fresh memory aligned to its size.
+        let slab = unsafe { SlabHeader::init(base, &self.layout, self.owner(), nid) };
+        if let Some(ctor) = self.ctor {
+            for idx in 0..self.layout.objects {
+                // SAFETY: each object is inside the slab; with a ctor the
+                // free pointer is outside the object.
+                unsafe { ctor(base.add(self.layout.object_offset(idx)).cast()) };
+            }
+        }
+        self.node(nid).nr_slabs.fetch_add(1, Ordering::Relaxed);
+        slab
+    }
+
+    // ---- returning slabs to nodes -----------------------------------------
+
+    /// Puts an empty, unlisted slab into the node's empty cache, or queues it
+    /// for freeing. list_lock held.
+    fn discard_locked(
+        &self,
+        node: &Node<P>,
+        lists: &mut NodeLists,
+        slab: *mut SlabHeader,
+        d: &mut Discards,
+    ) {
+        if lists.empty.len() < self.max_empty.load(Ordering::Relaxed) as usize {
+            // SAFETY: `slab` is empty, unfrozen and on no list.
+            unsafe { lists.empty.push_front(slab) };
+            self.stat(Stat::EmptyCacheAdd);
+        } else {
+            node.nr_slabs.fetch_sub(1, Ordering::Relaxed);
+            // SAFETY: as above; it is unreachable once killed.
+            unsafe {
+                (*slab).kill();
+                (*slab).next = d.0;
+            }
+            d.0 = slab;
+        }
+    }
+
+    fn free_discards(&self, d: Discards) {
+        let mut cur = d.0;
+        while !cur.is_null() {
+            // SAFETY: discarded slabs are killed and owned by `d`.
+            let next = unsafe { (*cur).next };
+            // SAFETY: the block was allocated with this order.
+            unsafe { P::free_pages(cur.cast(), self.layout.order) };
+            self.stat(Stat::FreeSlab);
+            cur = next;
+        }
+    }
+
+    /// Adds a partial slab to its node list. list_lock held.
+    fn add_partial(node: &Node<P>, lists: &mut NodeLists, slab: *mut SlabHeader, tail: bool) {
+        // SAFETY: `slab` is unfrozen and on no list.
+        unsafe {
+            if tail {
+                lists.partial.push_back(slab);
+            } else {
+                lists.partial.push_front(slab);
+            }
+        }
+        node.nr_partial
+            .store(lists.partial.len(), Ordering::Relaxed);
+    }
+
+    fn remove_partial(node: &Node<P>, lists: &mut NodeLists, slab: *mut SlabHeader) {
+        // SAFETY: the caller saw `slab` on the partial list under list_lock.
+        unsafe { lists.partial.remove(slab) };
+        node.nr_partial
+            .store(lists.partial.len(), Ordering::Relaxed);
+    }
+
+    /// Detaches this CPU's slab and returns it to its node. CPU lock held.
+    fn deactivate_cpu_slab(&self, c: *mut CpuSlab) {
+        // SAFETY: CPU lock held.
+        let (slab, freelist) = unsafe {
+            let s = ((*c).slab, (*c).freelist);
+            (*c).slab = ptr::null_mut();
+            (*c).freelist = ptr::null_mut();
+            (*c).tid = (*c).tid.wrapping_add(self.tid_step);
+            s
+        };
+        if !slab.is_null() {
+            self.deactivate_slab(slab, freelist);
+        }
+    }
+
+    /// Unfreezes a former CPU slab, splicing the CPU's leftover freelist back
+    /// onto the slab's, and puts it where its state says.
+    fn deactivate_slab(&self, slab: *mut SlabHeader, cpu_freelist: *mut u8) {
+        let mut count = 0usize;
+        let mut tail: *mut u8 = ptr::null_mut();
+        let mut cur = cpu_freelist;
+        while !cur.is_null() {
+            count += 1;
+            tail = cur;
+            // SAFETY: the CPU freelist is a chain of free objects we own.
+            cur = unsafe { get_free_pointer(cur, &self.layout) };
+        }
+        // SAFETY: the slab is live (it was our CPU slab).
+        let node = self.node(unsafe { (*slab).node });
+        let mut d = Discards(ptr::null_mut());
+        {
+            let _g = P::node_lock(&node.list_lock);
+            let (new_free, new_inuse, remote) = loop {
+                // SAFETY: the slab is live; the pair is in its header.
+                let [sfl, counters] = unsafe { (*slab).read_pair() };
+                let new_free = if tail.is_null() {
+                    sfl
+                } else {
+                    // SAFETY: `tail` is the last object of our chain.
+                    unsafe { set_free_pointer(tail, &self.layout, sfl as *mut u8) };
+                    cpu_freelist as usize
+                };
+                let new_inuse = inuse(counters) as usize - count;
+                // SAFETY: as above.
+                if unsafe {
+                    P::cmpxchg_pair((*slab).pair_ptr(), [sfl, counters], [new_free, new_inuse])
+                } {
+                    break (new_free, new_inuse, sfl != 0);
+                }
+                self.stat(Stat::CmpxchgDoubleFail);
+            };
+            if remote {
+                self.stat(Stat::DeactivateRemoteFrees);
+            }
+            // SAFETY: list_lock held.
+            let lists = unsafe { &mut *node.lists.get() };
+            if new_inuse == 0
+                && lists.partial.len() >= self.min_partial.load(Ordering::Relaxed) as usize
+            {
+                self.stat(Stat::DeactivateEmpty);
+                self.discard_locked(node, lists, slab, &mut d);
+            } else if new_free != 0 {
+                // Slabs with objects the CPU did not use go to the tail: they
+                // are likely cache-cold.
+                let to_tail = count != 0;
+                Self::add_partial(node, lists, slab, to_tail);
+                self.stat(if to_tail {
+                    Stat::DeactivateToTail
+                } else {
+                    Stat::DeactivateToHead
+                });
+            } else {
+                self.stat(Stat::DeactivateFull);
+            }
+        }
+        self.free_discards(d);
+    }
+
+    /// Returns a detached chain of CPU-partial slabs to their nodes: one
+    /// list_lock hold per run of slabs of the same node; the cmpxchg loop
+    /// only unfreezes; the discard-or-keep decision comes after it.
+    fn unfreeze_partials(&self, mut list: *mut SlabHeader) {
+        let mut d = Discards(ptr::null_mut());
+        while !list.is_null() {
+            // SAFETY: the chain is detached and ours.
+            let nid = unsafe { (*list).node };
+            let node = self.node(nid);
+            let _g = P::node_lock(&node.list_lock);
+            // SAFETY: list_lock held.
+            let lists = unsafe { &mut *node.lists.get() };
+            // SAFETY: chain members are live, frozen slabs we own.
+            while !list.is_null() && unsafe { (*list).node } == nid {
+                let slab = list;
+                // SAFETY: as above.
+                unsafe {
+                    list = (*slab).next;
+                    (*slab).next = ptr::null_mut();
+                }
+                let new = loop {
+                    // SAFETY: the slab is live.
+                    let [fl, counters] = unsafe { (*slab).read_pair() };
+                    let new = counters & !FROZEN;
+                    // SAFETY: as above.
+                    if unsafe { P::cmpxchg_pair((*slab).pair_ptr(), [fl, counters], [fl, new]) } {
+                        break new;
+                    }
+                    self.stat(Stat::CmpxchgDoubleFail);
+                };
+                if inuse(new) == 0
+                    && lists.partial.len() >= self.min_partial.load(Ordering::Relaxed) as usize
+                {
+                    self.discard_locked(node, lists, slab, &mut d);
+                } else {
+                    Self::add_partial(node, lists, slab, true);
+                    self.stat(Stat::FreeAddPartial);
+                }
+            }
+        }
+        self.free_discards(d);
+    }
+
+    /// Puts a slab a free has just frozen on this CPU's partial list,
+    /// draining the list to the nodes first when it is full.
+    fn put_cpu_partial(&self, slab: *mut SlabHeader) {
+        let g = self.cpu_lock();
+        let c = g.c;
+        let limit = self.cpu_partial_slabs.load(Ordering::Relaxed);
+        // SAFETY: CPU lock held.
+        let drain = unsafe {
+            let mut drain = ptr::null_mut();
+            if (*c).partial_slabs >= limit {
+                drain = (*c).partial;
+                (*c).partial = ptr::null_mut();
+                (*c).partial_slabs = 0;
+                Self::stat_locked(c, Stat::CpuPartialDrain);
+            }
+            (*slab).next = (*c).partial;
+            (*c).partial = slab;
+            (*c).partial_slabs += 1;
+            drain
+        };
+        Self::stat_locked(c, Stat::CpuPartialFree);
+        Self::cpu_unlock(g);
+        if !drain.is_null() {
+            self.unfreeze_partials(drain);
+        }
+    }
+
+    // ---- free -------------------------------------------------------------
+
+    fn report(&self, obj: *const u8, e: FreeError) {
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        P::report_bad_free(self as *const Self as *const c_void, obj, e);
+    }
+
+    /// Validates `obj` as an object start of this cache; returns its slab.
+    fn object_slab(&self, obj: *const u8) -> Result<*mut SlabHeader, FreeError> {
+        if !P::addr_valid(obj) {
+            return Err(FreeError::NotSlabMemory);
+        }
+        let slab = SlabHeader::of(obj, &self.layout);
+        // SAFETY: `slab` is the aligned-down start of valid memory; the
+        // header's contents are trusted only once the magic matches.
+        unsafe { (*slab).check_object(obj, &self.layout, self.owner())? };
+        Ok(slab)
+    }
+
+    /// Frees `obj`. A pointer that is not an allocated object of this cache
+    /// is reported and ignored.
+    pub fn free(&self, obj: *mut u8) {
+        let slab = match self.object_slab(obj) {
+            Ok(s) => s,
+            Err(e) => return self.report(obj, e),
+        };
+        loop {
+            let [freelist, tid] = P::this_cpu_read_pair(self.pcpu);
+            let c = P::this_cpu_ptr(self.pcpu).cast::<CpuSlab>();
+            // SAFETY: hint reads of a valid CpuSlab; matching tids prove it
+            // is the pair's CPU.
+            unsafe {
+                if ptr::read_volatile(ptr::addr_of!((*c).tid)) != tid {
+                    continue;
+                }
+                if ptr::read_volatile(ptr::addr_of!((*c).slab)) != slab {
+                    break;
+                }
+            }
+            if freelist == obj as usize {
+                return self.report(obj, FreeError::DoubleFree);
+            }
+            // SAFETY: the object is ours to free; its free pointer slot is
+            // ours to write until the cmpxchg publishes it.
+            unsafe { set_free_pointer(obj, &self.layout, freelist as *mut u8) };
+            if P::this_cpu_cmpxchg_pair(
+                self.pcpu,
+                [freelist, tid],
+                [obj as usize, tid.wrapping_add(self.tid_step)],
+            ) {
+                self.stat(Stat::FreeFastpath);
+                return;
+            }
+            self.stat(Stat::CmpxchgDoubleCpuFail);
+        }
+        self.slab_free(slab, obj, obj, 1);
+    }
+
+    /// Frees a chain `head..=tail` of `cnt` objects of `slab` (not the CPU
+    /// slab of this CPU, or it was when checked) onto the slab's freelist.
+    fn slab_free(&self, slab: *mut SlabHeader, head: *mut u8, tail: *mut u8, cnt: usize) {
+        self.stat(Stat::FreeSlowpath);
+        // SAFETY: `slab` is live (validated by the caller).
+        let node = self.node(unsafe { (*slab).node });
+        let mut guard = None;
+        let (prior, new_counters, was_frozen, froze) = loop {
+            // SAFETY: as above.
+            let [prior, counters] = unsafe { (*slab).read_pair() };
+            if (cnt == 1 && prior == head as usize) || (inuse(counters) as usize) < cnt {
+                drop(guard);
+                return self.report(head, FreeError::DoubleFree);
+            }
+            // SAFETY: `tail` is ours until published.
+            unsafe { set_free_pointer(tail, &self.layout, prior as *mut u8) };
+            let was_frozen = counters & FROZEN != 0;
+            let new_inuse = inuse(counters) as usize - cnt;
+            let mut new = new_inuse | (counters & FROZEN);
+            let mut froze = false;
+            if !was_frozen {
+                if prior == 0
+                    && new_inuse != 0
+                    && self.cpu_partial_slabs.load(Ordering::Relaxed) != 0
+                {
+                    // A full slab gains its first free object: freeze it
+                    // onto this CPU's partial list, no list_lock needed.
+                    new |= FROZEN;
+                    froze = true;
+                } else if (prior == 0 || new_inuse == 0) && guard.is_none() {
+                    guard = Some(P::node_lock(&node.list_lock));
+                }
+            }
+            // SAFETY: as above.
+            if unsafe {
+                P::cmpxchg_pair((*slab).pair_ptr(), [prior, counters], [head as usize, new])
+            } {
+                break (prior, new, was_frozen, froze);
+            }
+            self.stat(Stat::CmpxchgDoubleFail);
+        };
+        if was_frozen {
+            drop(guard);
+            self.stat(Stat::FreeFrozen);
+            return;
+        }
+        if froze {
+            drop(guard);
+            self.put_cpu_partial(slab);
+            return;
+        }
+        let Some(g) = guard else {
+            return;
+        };
+        let mut d = Discards(ptr::null_mut());
+        {
+            // SAFETY: list_lock held (`g`).
+            let lists = unsafe { &mut *node.lists.get() };
+            // SAFETY: list membership is protected by list_lock.
+            let on_list = unsafe { (*slab).on_list };
+            if inuse(new_counters) == 0
+                && lists.partial.len() >= self.min_partial.load(Ordering::Relaxed) as usize
+            {
+                if on_list {
+                    Self::remove_partial(node, lists, slab);
+                    self.stat(Stat::FreeRemovePartial);
+                }
+                self.discard_locked(node, lists, slab, &mut d);
+            } else if prior == 0 && !on_list {
+                Self::add_partial(node, lists, slab, true);
+                self.stat(Stat::FreeAddPartial);
+            }
+            drop(g);
+        }
+        self.free_discards(d);
+    }
+
+    // ---- bulk -------------------------------------------------------------
+
+    /// Allocates `out.len()` objects, all or nothing.
+    pub fn alloc_bulk(&self, gfp: u32, out: &mut [*mut u8]) -> bool {
+        let mut g = self.cpu_lock();
+        let mut i = 0;
+        while i < out.len() {
+            let c = g.c;
+            // SAFETY: CPU lock held.
+            let obj = unsafe { (*c).freelist };
+            let obj = if obj.is_null() {
+                let o = self.slab_alloc_locked(&mut g, gfp, NO_NODE);
+                if o.is_null() {
+                    Self::cpu_unlock(g);
+                    self.free_bulk(&mut out[..i]);
+                    return false;
+                }
+                o
+            } else {
+                // SAFETY: CPU lock held; `obj` heads our freelist.
+                unsafe { (*c).freelist = get_free_pointer(obj, &self.layout) };
+                Self::stat_locked(c, Stat::AllocFastpath);
+                obj
+            };
+            out[i] = obj;
+            i += 1;
+        }
+        // SAFETY: CPU lock held; the freelist changed, so bump the tid.
+        unsafe { (*g.c).tid = (*g.c).tid.wrapping_add(self.tid_step) };
+        Self::cpu_unlock(g);
+        if gfp & self.gfp_zero != 0 {
+            for &obj in out.iter() {
+                // SAFETY: freshly allocated objects.
+                unsafe { ptr::write_bytes(obj, 0, self.layout.object_size) };
+            }
+        }
+        true
+    }
+
+    /// Frees the objects in `objs` (null entries skipped), grouping objects
+    /// of one slab into a detached freelist published with one cmpxchg16b.
+    /// The slice's entries are consumed (set to null).
+    pub fn free_bulk(&self, objs: &mut [*mut u8]) {
+        let mut end = objs.len();
+        while end > 0 {
+            end -= 1;
+            let obj = core::mem::replace(&mut objs[end], ptr::null_mut());
+            if obj.is_null() {
+                continue;
+            }
+            let slab = match self.object_slab(obj) {
+                Ok(s) => s,
+                Err(e) => {
+                    self.report(obj, e);
+                    continue;
+                }
+            };
+            // Gather the other objects of this slab, nearest first.
+            let (head, tail) = (obj, obj);
+            let mut head = head;
+            let mut cnt = 1;
+            for slot in objs[..end].iter_mut().rev() {
+                let o = *slot;
+                if !o.is_null()
+                    && SlabHeader::of(o, &self.layout) == slab
+                    && self.object_slab(o).is_ok()
+                {
+                    // SAFETY: `o` is an object of `slab` being freed by us.
+                    unsafe { set_free_pointer(o, &self.layout, head) };
+                    head = o;
+                    cnt += 1;
+                    *slot = ptr::null_mut();
+                }
+            }
+            self.free_chain(slab, head, tail, cnt);
+        }
+    }
+
+    fn free_chain(&self, slab: *mut SlabHeader, head: *mut u8, tail: *mut u8, cnt: usize) {
+        loop {
+            let [freelist, tid] = P::this_cpu_read_pair(self.pcpu);
+            let c = P::this_cpu_ptr(self.pcpu).cast::<CpuSlab>();
+            // SAFETY: hint reads, validated by the tid.
+            unsafe {
+                if ptr::read_volatile(ptr::addr_of!((*c).tid)) != tid {
+                    continue;
+                }
+                if ptr::read_volatile(ptr::addr_of!((*c).slab)) != slab {
+                    break;
+                }
+            }
+            // SAFETY: `tail` is ours until published.
+            unsafe { set_free_pointer(tail, &self.layout, freelist as *mut u8) };
+            if P::this_cpu_cmpxchg_pair(
+                self.pcpu,
+                [freelist, tid],
+                [head as usize, tid.wrapping_add(self.tid_step)],
+            ) {
+                self.stat(Stat::FreeFastpath);
+                return;
+            }
+            self.stat(Stat::CmpxchgDoubleCpuFail);
+        }
+        self.slab_free(slab, head, tail, cnt);
+    }
+
+    // ---- flushing, shrinking, teardown -------------------------------------
+
+    /// Returns `c`'s CPU slab and CPU partial list to the nodes. The caller
+    /// holds that CPU's lock, or the CPU is dead.
+    fn flush_cpu(&self, c: *mut CpuSlab) {
+        // SAFETY: per the caller, nothing else uses `c`.
+        let partial = unsafe {
+            if !(*c).slab.is_null() {
+                Self::stat_locked(c, Stat::CpuslabFlush);
+                self.deactivate_cpu_slab(c);
+            }
+            let p = (*c).partial;
+            (*c).partial = ptr::null_mut();
+            (*c).partial_slabs = 0;
+            p
+        };
+        if !partial.is_null() {
+            self.unfreeze_partials(partial);
+        }
+    }
+
+    /// Flushes every CPU's slab and partial list.
+    pub fn flush_all(&self) {
+        P::for_each_cpu_locked(&mut |cpu| self.flush_cpu(P::per_cpu_ptr(self.pcpu, cpu).cast()));
+    }
+
+    /// Flushes a CPU that went offline.
+    pub fn flush_dead_cpu(&self, cpu: u32) {
+        self.flush_cpu(P::per_cpu_ptr(self.pcpu, cpu).cast());
+    }
+
+    fn trim_empty(&self, nid: i32, keep: usize) -> usize {
+        let node = self.node(nid);
+        let mut d = Discards(ptr::null_mut());
+        let mut released = 0;
+        {
+            let _g = P::node_lock(&node.list_lock);
+            // SAFETY: list_lock held.
+            let lists = unsafe { &mut *node.lists.get() };
+            while lists.empty.len() > keep {
+                let slab = lists.empty.pop_front();
+                node.nr_slabs.fetch_sub(1, Ordering::Relaxed);
+                // SAFETY: off every list, ours.
+                unsafe {
+                    (*slab).kill();
+                    (*slab).next = d.0;
+                }
+                d.0 = slab;
+                released += 1;
+                self.stat(Stat::EmptyCacheRelease);
+            }
+        }
+        self.free_discards(d);
+        released
+    }
+
+    /// Returns every empty slab (partial-list and cached) to the page
+    /// allocator after flushing the CPUs.
+    pub fn shrink(&self) {
+        self.flush_all();
+        for n in 0..self.nr_nodes {
+            let node = self.node(n as i32);
+            let mut d = Discards(ptr::null_mut());
+            {
+                let _g = P::node_lock(&node.list_lock);
+                // SAFETY: list_lock held.
+                let lists = unsafe { &mut *node.lists.get() };
+                let mut cur = lists.partial.first();
+                while !cur.is_null() {
+                    // SAFETY: members of the list, under list_lock.
+                    let next = unsafe { (*cur).next };
+                    // SAFETY: as above.
+                    if inuse(unsafe { (*cur).read_pair() }[1]) == 0 {
+                        Self::remove_partial(node, lists, cur);
+                        node.nr_slabs.fetch_sub(1, Ordering::Relaxed);
+                        // SAFETY: off every list now.
+                        unsafe {
+                            (*cur).kill();
+                            (*cur).next = d.0;
+                        }
+                        d.0 = cur;
+                    }
+                    cur = next;
+                }
+            }
+            self.free_discards(d);
+            self.trim_empty(n as i32, 0);
+        }
+    }
+
+    /// Current counts. Exact only when no CPU is using the cache.
+    pub fn usage(&self) -> Usage {
+        let mut u = Usage::default();
+        let per_slab = self.layout.objects;
+        for cpu in 0..P::nr_cpu_ids() {
+            if !P::cpu_possible(cpu) {
+                continue;
+            }
+            let c = P::per_cpu_ptr(self.pcpu, cpu).cast::<CpuSlab>();
+            // SAFETY: racy reads of another CPU's state, for reporting.
+            unsafe {
+                let slab = ptr::read_volatile(ptr::addr_of!((*c).slab));
+                if !slab.is_null() {
+                    u.cpu_slabs += 1;
+                    let mut free = 0;
+                    let mut cur = ptr::read_volatile(ptr::addr_of!((*c).freelist));
+                    while !cur.is_null() && free < per_slab {
+                        free += 1;
+                        cur = get_free_pointer(cur, &self.layout);
+                    }
+                    let slab_free_objs = per_slab - inuse((*slab).read_pair()[1]) as usize;
+                    u.live_objects += per_slab.saturating_sub(free + slab_free_objs);
+                }
+                let mut p = ptr::read_volatile(ptr::addr_of!((*c).partial));
+                while !p.is_null() {
+                    u.cpu_partial_slabs += 1;
+                    u.live_objects += inuse((*p).read_pair()[1]) as usize;
+                    p = ptr::read_volatile(ptr::addr_of!((*p).next));
+                }
+            }
+        }
+        for n in 0..self.nr_nodes {
+            let node = self.node(n as i32);
+            let _g = P::node_lock(&node.list_lock);
+            // SAFETY: list_lock held.
+            let lists = unsafe { &*node.lists.get() };
+            let slabs = node.nr_slabs.load(Ordering::Relaxed);
+            u.slabs += slabs;
+            u.partial += lists.partial.len();
+            u.empty_slabs += lists.empty.len();
+            let mut cur = lists.partial.first();
+            let mut partial_inuse = 0;
+            while !cur.is_null() {
+                // SAFETY: members of the list, under list_lock.
+                unsafe {
+                    partial_inuse += inuse((*cur).read_pair()[1]) as usize;
+                    cur = (*cur).next;
+                }
+            }
+            u.objects_partial += partial_inuse;
+            u.live_objects += partial_inuse;
+            // Slabs on no node list and not on a CPU are full.
+            let listed = lists.partial.len() + lists.empty.len();
+            let _ = listed;
+        }
+        let listed_or_cpu = u.partial + u.empty_slabs + u.cpu_slabs + u.cpu_partial_slabs;
+        u.live_objects += u.slabs.saturating_sub(listed_or_cpu) * per_slab;
+        u
+    }
+
+    /// Destroys the cache: flushes the CPUs and frees every slab. With live
+    /// objects nothing is freed (the cache and its slabs are leaked) and the
+    /// count is returned as the error.
+    ///
+    /// # Safety
+    /// `this` came from `create`; no other call on it runs or follows.
+    pub unsafe fn destroy(this: *mut Cache<P>) -> Result<(), usize> {
+        // SAFETY: per the caller, `this` is live and exclusively ours.
+        let cache = unsafe { &mut *this };
+        cache.flush_all();
+        let u = cache.usage();
+        if u.live_objects != 0 {
+            return Err(u.live_objects);
+        }
+        cache.shrink();
+        cache.free_state();
+        // SAFETY: allocated in `create`; nothing refers to it any more.
+        unsafe { P::free_meta(this.cast()) };
+        Ok(())
+    }
+}
