@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Exports of the public API (include/rslub.h). The functions are defined in
- * Rust (rust/api.rs); including the header here gives the C compiler the
- * prototypes, so a signature drift shows up as a build error where the
- * generated Rust declarations are checked (see rust/api.rs).
+ * Rust (rust/api.rs); the header supplies the prototypes.
  */
 #include <linux/export.h>
 #include <linux/module.h>
@@ -18,3 +16,7 @@ EXPORT_SYMBOL_GPL(rslub_cache_alloc_bulk);
 EXPORT_SYMBOL_GPL(rslub_cache_free_bulk);
 EXPORT_SYMBOL_GPL(rslub_cache_shrink);
 EXPORT_SYMBOL_GPL(rslub_cache_destroy);
+EXPORT_SYMBOL_GPL(rslub_cache_stat);
+EXPORT_SYMBOL_GPL(rslub_cache_stat_clear);
+EXPORT_SYMBOL_GPL(rslub_cache_get);
+EXPORT_SYMBOL_GPL(rslub_cache_set);

@@ -1,16 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Kernel-side implementation of c_shim/shim.h: thin wrappers over static
- * inline kernel helpers that Rust cannot call directly.
+ * Kernel implementation of c_shim/shim.h: the per-CPU cmpxchg16b and
+ * this_cpu operations, and thin wrappers over static inline kernel helpers
+ * that Rust cannot call directly. No allocator policy lives here.
  */
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
 #include <linux/gfp.h>
+#include <linux/irqflags.h>
 #include <linux/mm.h>
 #include <linux/nodemask.h>
+#include <linux/percpu.h>
 #include <linux/slab.h>
+#include <linux/smp.h>
 #include <linux/topology.h>
 #include <asm/cpufeature.h>
 
 #include "shim.h"
+
+/* The per-CPU pair the fast path updates: word 0, word 1. */
+struct rslub_pair {
+	unsigned long w0;
+	unsigned long w1;
+} __aligned(16);
 
 void rslub_shim_get_consts(struct rslub_shim_consts *c)
 {
@@ -19,6 +31,7 @@ void rslub_shim_get_consts(struct rslub_shim_consts *c)
 	c->cache_line = cache_line_size();
 	c->numa_no_node = NUMA_NO_NODE;
 	c->nr_node_ids = nr_node_ids;
+	c->nr_cpu_ids = nr_cpu_ids;
 	c->gfp_zero = (__force unsigned int)__GFP_ZERO;
 	c->gfp_thisnode = (__force unsigned int)__GFP_THISNODE;
 	c->flag_hwcache_align = (__force unsigned int)SLAB_HWCACHE_ALIGN;
@@ -27,7 +40,7 @@ void rslub_shim_get_consts(struct rslub_shim_consts *c)
 
 bool rslub_shim_has_cmpxchg128(void)
 {
-	return boot_cpu_has(X86_FEATURE_CX16);
+	return system_has_cmpxchg128();
 }
 
 void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order)
@@ -53,6 +66,21 @@ bool rslub_shim_addr_is_direct_mapped(const void *addr)
 	return virt_addr_valid(addr);
 }
 
+void *rslub_shim_alloc_meta(unsigned long size, int node)
+{
+	return kzalloc_node(size, GFP_KERNEL, node);
+}
+
+void rslub_shim_free_meta(void *p)
+{
+	kfree(p);
+}
+
+bool rslub_shim_gfp_allows_blocking(unsigned int gfp)
+{
+	return gfpflags_allow_blocking((__force gfp_t)gfp);
+}
+
 bool rslub_shim_node_has_memory(int node)
 {
 	return node >= 0 && node < nr_node_ids && node_state(node, N_MEMORY);
@@ -60,5 +88,150 @@ bool rslub_shim_node_has_memory(int node)
 
 int rslub_shim_numa_node_id(void)
 {
-	return numa_node_id();
+	return numa_mem_id();
+}
+
+int rslub_shim_fallback_nodes(int node, int *out, int max)
+{
+	int n, i, nr = 0;
+
+	/* Insertion sort by distance; node counts are small. */
+	for_each_node_state(n, N_MEMORY) {
+		if (n == node || nr >= max)
+			continue;
+		for (i = nr; i > 0 &&
+		     node_distance(node, out[i - 1]) > node_distance(node, n); i--)
+			out[i] = out[i - 1];
+		out[i] = n;
+		nr++;
+	}
+	return nr;
+}
+
+bool rslub_shim_cpu_possible(unsigned int cpu)
+{
+	return cpu < nr_cpu_ids && cpu_possible(cpu);
+}
+
+bool rslub_shim_cpu_online(unsigned int cpu)
+{
+	return cpu < nr_cpu_ids && cpu_online(cpu);
+}
+
+unsigned long rslub_shim_alloc_percpu(unsigned long size, unsigned long align)
+{
+	return (unsigned long)__alloc_percpu(size, align);
+}
+
+void rslub_shim_free_percpu(unsigned long pcpu)
+{
+	free_percpu((void __percpu *)pcpu);
+}
+
+void *rslub_shim_per_cpu_ptr(unsigned long pcpu, unsigned int cpu)
+{
+	return per_cpu_ptr((void __percpu *)pcpu, cpu);
+}
+
+void *rslub_shim_this_cpu_ptr(unsigned long pcpu)
+{
+	return raw_cpu_ptr((void __percpu *)pcpu);
+}
+
+void rslub_shim_this_cpu_read_pair(unsigned long pcpu, unsigned long *pair)
+{
+	struct rslub_pair __percpu *p = (struct rslub_pair __percpu *)pcpu;
+
+	/* Word 1 (the tid) first: a freelist read after it is never newer. */
+	pair[1] = this_cpu_read(p->w1);
+	barrier();
+	pair[0] = this_cpu_read(p->w0);
+}
+
+/*
+ * this_cpu_cmpxchg128() does not link from a module (its fallback is not
+ * exported), so issue the instruction here: segment-relative, no lock prefix.
+ * It is atomic against interrupts and preemption on this CPU, which is all
+ * the fast path needs; the tid catches migration.
+ */
+bool rslub_shim_this_cpu_cmpxchg_pair(unsigned long pcpu, unsigned long old0,
+				      unsigned long old1, unsigned long new0,
+				      unsigned long new1)
+{
+	struct rslub_pair *p = (struct rslub_pair *)pcpu;
+	bool ok;
+
+	asm volatile("cmpxchg16b %%gs:%[mem]"
+		     : "=@ccz" (ok), [mem] "+m" (*p), "+a" (old0), "+d" (old1)
+		     : "b" (new0), "c" (new1)
+		     : "memory");
+	return ok;
+}
+
+void rslub_shim_this_cpu_inc(unsigned long pcpu)
+{
+	this_cpu_inc(*(unsigned long __percpu *)pcpu);
+}
+
+bool rslub_shim_cmpxchg_pair(unsigned long *pair, unsigned long old0,
+			     unsigned long old1, unsigned long new0,
+			     unsigned long new1)
+{
+	u128 old = ((u128)old1 << 64) | old0;
+	u128 new = ((u128)new1 << 64) | new0;
+
+	return try_cmpxchg128((u128 *)pair, &old, new);
+}
+
+unsigned long rslub_shim_cpu_lock(unsigned int *cpu)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	*cpu = smp_processor_id();
+	return flags;
+}
+
+void rslub_shim_cpu_unlock(unsigned long flags)
+{
+	local_irq_restore(flags);
+}
+
+struct each_cpu_call {
+	void (*fn)(void *info, unsigned int cpu);
+	void *info;
+};
+
+static void each_cpu_tramp(void *arg)
+{
+	struct each_cpu_call *call = arg;
+
+	call->fn(call->info, smp_processor_id());
+}
+
+void rslub_shim_on_each_cpu(void (*fn)(void *info, unsigned int cpu),
+			    void *info)
+{
+	struct each_cpu_call call = { .fn = fn, .info = info };
+
+	cpus_read_lock();
+	on_each_cpu(each_cpu_tramp, &call, 1);
+	cpus_read_unlock();
+}
+
+static int rslub_cpu_dead(unsigned int cpu)
+{
+	rslub_rust_cpu_dead(cpu);
+	return 0;
+}
+
+int rslub_shim_cpuhp_register(void)
+{
+	return cpuhp_setup_state_nocalls(CPUHP_BP_PREPARE_DYN, "mm/rslub:dead",
+					 NULL, rslub_cpu_dead);
+}
+
+void rslub_shim_cpuhp_unregister(int state)
+{
+	cpuhp_remove_state_nocalls(state);
 }

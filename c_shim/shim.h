@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The C shim's interface to rslub's Rust code. bindgen reads this header to
- * generate the Rust declarations (rust/shim_bindings.rs), so it is kept
- * self-contained: plain C types only, no kernel headers.
+ * generate the Rust declarations (rust/shim_bindings.rs in the module,
+ * OUT_DIR in the host crate), so it is kept self-contained: plain C types
+ * only, no kernel headers.
  *
- * The shim holds what Rust cannot express from a module: static inline
- * kernel functions and macros (page_address, numa_node_id, ...) and, later,
- * the per-CPU cmpxchg16b. It makes no allocator decisions.
+ * Two implementations: c_shim/shim.c (kernel) and c_shim/host_shim.c (the
+ * userspace twin for host tests, threads standing in for CPUs).
+ *
+ * The shim holds what Rust cannot express from a module: the per-CPU
+ * cmpxchg16b and this_cpu operations, and static inline kernel helpers
+ * (page_address, numa_node_id, local_irq_save, ...). It makes no allocator
+ * decisions.
  */
 #ifndef RSLUB_SHIM_H
 #define RSLUB_SHIM_H
@@ -24,6 +29,7 @@ struct rslub_shim_consts {
 	unsigned int cache_line;
 	int numa_no_node;
 	int nr_node_ids;
+	unsigned int nr_cpu_ids;
 	unsigned int gfp_zero;
 	unsigned int gfp_thisnode;
 	unsigned int flag_hwcache_align;
@@ -35,23 +41,62 @@ void rslub_shim_get_consts(struct rslub_shim_consts *c);
 /* True when the CPU has cmpxchg16b (the allocator's fast path needs it). */
 bool rslub_shim_has_cmpxchg128(void);
 
-/*
- * 2^order pages from node (NUMA_NO_NODE: the local node), as a kernel
- * virtual address, or NULL. gfp must not contain __GFP_ZERO's caller intent
- * for objects; the caller strips it.
- */
+/* --- pages and bookkeeping memory --- */
+
+/* 2^order naturally aligned pages from node (negative: local), or NULL. */
 void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order);
 void rslub_shim_free_pages(void *addr, unsigned int order);
-
 /* Node of the memory at addr (a slab address). */
 int rslub_shim_addr_to_node(const void *addr);
-
-/* True when addr is a direct-mapped kernel address (safe to align down and read). */
+/* True when addr may be aligned down to a slab start and read. */
 bool rslub_shim_addr_is_direct_mapped(const void *addr);
+/* Zeroed memory for the allocator's own structures, preferably on node. */
+void *rslub_shim_alloc_meta(unsigned long size, int node);
+void rslub_shim_free_meta(void *p);
+bool rslub_shim_gfp_allows_blocking(unsigned int gfp);
 
-/* True when node is a valid, online node id that has memory. */
+/* --- topology --- */
+
 bool rslub_shim_node_has_memory(int node);
-
 int rslub_shim_numa_node_id(void);
+/* Nodes with memory other than node, nearest first; returns the count. */
+int rslub_shim_fallback_nodes(int node, int *out, int max);
+bool rslub_shim_cpu_possible(unsigned int cpu);
+bool rslub_shim_cpu_online(unsigned int cpu);
+
+/* --- per-CPU data; a handle is a __percpu pointer in the kernel --- */
+
+unsigned long rslub_shim_alloc_percpu(unsigned long size, unsigned long align);
+void rslub_shim_free_percpu(unsigned long pcpu);
+void *rslub_shim_per_cpu_ptr(unsigned long pcpu, unsigned int cpu);
+/* This CPU's instance; only a hint unless the CPU lock is held. */
+void *rslub_shim_this_cpu_ptr(unsigned long pcpu);
+/* Reads this CPU's pair at pcpu: word 1 first, then word 0. */
+void rslub_shim_this_cpu_read_pair(unsigned long pcpu, unsigned long *pair);
+/* cmpxchg16b on this CPU's pair at pcpu, no lock prefix ("cmpxchg_local"). */
+bool rslub_shim_this_cpu_cmpxchg_pair(unsigned long pcpu, unsigned long old0,
+				      unsigned long old1, unsigned long new0,
+				      unsigned long new1);
+/* this_cpu_inc of the unsigned long at pcpu. */
+void rslub_shim_this_cpu_inc(unsigned long pcpu);
+/* Locked cmpxchg16b on ordinary memory; pair is 16-byte aligned. */
+bool rslub_shim_cmpxchg_pair(unsigned long *pair, unsigned long old0,
+			     unsigned long old1, unsigned long new0,
+			     unsigned long new1);
+
+/* --- the CPU lock: irqs off on this CPU (local_irq_save) --- */
+
+unsigned long rslub_shim_cpu_lock(unsigned int *cpu);
+void rslub_shim_cpu_unlock(unsigned long flags);
+/* Runs fn(info, cpu) on every online CPU with irqs off; waits for all. */
+void rslub_shim_on_each_cpu(void (*fn)(void *info, unsigned int cpu),
+			    void *info);
+
+/* --- CPU hotplug: calls rslub_rust_cpu_dead(cpu) after a CPU went down --- */
+
+int rslub_shim_cpuhp_register(void);
+void rslub_shim_cpuhp_unregister(int state);
+/* Implemented in Rust. */
+void rslub_rust_cpu_dead(unsigned int cpu);
 
 #endif /* RSLUB_SHIM_H */

@@ -73,11 +73,15 @@ void rslub_cache_free(struct rslub_cache *s, void *obj);
 bool rslub_cache_alloc_bulk(struct rslub_cache *s, gfp_t gfp, size_t nr,
 			    void **p);
 
-/* rslub_cache_free_bulk - free @nr objects from @p (NULL entries skipped). */
+/*
+ * rslub_cache_free_bulk - free @nr objects from @p (NULL entries skipped).
+ * Like kmem_cache_free_bulk, it may overwrite @p's entries.
+ */
 void rslub_cache_free_bulk(struct rslub_cache *s, size_t nr, void **p);
 
 /*
- * rslub_cache_shrink - return every empty slab of @s to the page allocator.
+ * rslub_cache_shrink - flush every CPU's slabs of @s, then return every empty
+ * slab (including the empty-slab cache) to the page allocator. Sleeps.
  * Return: 0.
  */
 int rslub_cache_shrink(struct rslub_cache *s);
@@ -89,5 +93,31 @@ int rslub_cache_shrink(struct rslub_cache *s);
  * leaked (with the cache's bookkeeping) rather than freed under their users.
  */
 int rslub_cache_destroy(struct rslub_cache *s);
+
+/*
+ * Introspection and tunables, by the names the sysfs files use
+ * (/sys/kernel/rslub/<cache>/<name>, same names as /sys/kernel/slab).
+ *
+ * rslub_cache_stat - total over all CPUs of statistic @name (alloc_fastpath,
+ *   free_slowpath, cmpxchg_double_fail, empty_cache_hit, ...; the
+ *   SLUB_STATS names). Return: the count, or -EINVAL for an unknown name.
+ * rslub_cache_stat_clear - zero statistic @name on every CPU ("all": every
+ *   statistic). Return: 0 or -EINVAL.
+ * rslub_cache_get - read attribute @name: object_size, slab_size,
+ *   objs_per_slab, order, align, objects, objects_partial, slabs, partial,
+ *   cpu_slabs, slabs_cpu_partial, empty_slabs, cpu_partial, min_partial,
+ *   max_empty, errors. Counts are exact only while the cache is idle.
+ *   Return: the value, or -EINVAL for an unknown name.
+ * rslub_cache_set - set tunable @name: cpu_partial (objects, 0..100000),
+ *   min_partial (0..1000), max_empty (0..1000; lowering it releases cached
+ *   slabs), fill_ge (0 or 1: fill CPU partial lists until >= instead of >
+ *   cpu_partial/2, for experiments). Safe on a live cache under load.
+ *   Return: 0, or -EINVAL for an unknown name or a value out of range
+ *   (the tunable is then unchanged).
+ */
+long long rslub_cache_stat(struct rslub_cache *s, const char *name);
+int rslub_cache_stat_clear(struct rslub_cache *s, const char *name);
+long long rslub_cache_get(struct rslub_cache *s, const char *name);
+int rslub_cache_set(struct rslub_cache *s, const char *name, long long value);
 
 #endif /* _RSLUB_H */

@@ -1,19 +1,40 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The public C API (include/rslub.h): argument checks, the name registry,
-//! and the translation between C conventions (ERR_PTR, NULL) and [`Cache`].
-//! The symbols are exported by c_shim/exports.c.
+//! and the translation between C conventions (ERR_PTR, NULL) and the core
+//! [`Cache`]. The symbols are exported by c_shim/exports.c.
+//!
+//! Locks: `CACHES` (the registry mutex) is taken by create, destroy, the
+//! introspection calls and the CPU hotplug callback, and is never held while
+//! flushing CPUs (that takes `cpus_read_lock`, which the hotplug callback
+//! already holds when it takes `CACHES`).
 
-use crate::cache::{Cache, Consts, CreateError, Ctor, NAME_MAX};
-use core::ffi::{c_char, c_int, c_uint, c_void};
+use crate::kplat::Kernel;
+use crate::layout::{Layout, LayoutRequest};
+use crate::slab::HEADER_SIZE;
+use crate::slub::{Ctor, Params};
+use crate::stat::Stat;
+use core::ffi::{c_char, c_int, c_longlong, c_uint, c_void};
 use core::ptr;
 use kernel::prelude::*;
 use kernel::sync::global_lock;
+
+/// A cache in the kernel.
+pub type Cache = crate::slub::Cache<Kernel>;
+
+/// Longest cache name (`RSLUB_NAME_MAX`, include/rslub_limits.h).
+pub const NAME_MAX: usize = crate::shim::RSLUB_NAME_MAX as usize;
+
+/// Largest object (`RSLUB_MAX_OBJECT_SIZE`, include/rslub_limits.h).
+pub const MAX_OBJECT_SIZE: usize = crate::shim::RSLUB_MAX_OBJECT_SIZE as usize;
+
+/// Objects a slab should hold at least, when waste allows.
+const MIN_OBJECTS: usize = 8;
 
 /// A registered cache pointer.
 struct CachePtr(*mut Cache);
 
 // SAFETY: a cache is shared by every CPU by design; the registry only
-// compares names through these pointers while holding `CACHES`.
+// follows these pointers while holding `CACHES`.
 unsafe impl Send for CachePtr {}
 
 global_lock! {
@@ -44,21 +65,39 @@ fn err_ptr<T>(e: kernel::error::Error) -> *mut T {
 ///
 /// # Safety
 /// `name` is NULL or a NUL-terminated string.
-unsafe fn read_name(name: *const c_char) -> Option<([u8; NAME_MAX + 1], usize)> {
+unsafe fn read_name(name: *const c_char, max: usize) -> Option<([u8; 64], usize)> {
     if name.is_null() {
         return None;
     }
-    let mut buf = [0u8; NAME_MAX + 1];
-    for (i, slot) in buf.iter_mut().enumerate() {
+    let mut buf = [0u8; 64];
+    for i in 0..=max.min(63) {
         // SAFETY: the string is NUL-terminated and we stop at the NUL, so
-        // every byte read up to it is inside the string.
+        // every byte read is inside the string.
         let b = unsafe { name.add(i).read() } as u8;
         if b == 0 {
             return (i > 0).then_some((buf, i));
         }
-        *slot = b;
+        if i == max.min(63) {
+            break;
+        }
+        buf[i] = b;
     }
     None
+}
+
+/// Upstream's defaults by object size: (cpu_partial objects, min_partial).
+fn size_defaults(size: usize, page_size: usize) -> (u32, u32) {
+    let cpu_partial = if size >= page_size {
+        2
+    } else if size >= 1024 {
+        6
+    } else if size >= 256 {
+        13
+    } else {
+        30
+    };
+    let min_partial = ((usize::BITS - size.leading_zeros()) / 2).clamp(5, 10);
+    (cpu_partial, min_partial)
 }
 
 /// Creates a cache; see include/rslub.h.
@@ -75,53 +114,71 @@ pub unsafe extern "C" fn rslub_cache_create(
     ctor: Option<Ctor>,
 ) -> *mut Cache {
     // SAFETY: forwarded from the caller's contract.
-    let Some((buf, len)) = (unsafe { read_name(name) }) else {
-        pr_err!(
-            "create: name is NULL, empty or longer than {} bytes\n",
-            NAME_MAX
-        );
+    let Some((buf, len)) = (unsafe { read_name(name, NAME_MAX) }) else {
+        pr_err!("create: name is NULL, empty or longer than {} bytes\n", NAME_MAX);
         return err_ptr(EINVAL);
     };
     let name = &buf[..len];
     let show = core::str::from_utf8(name).unwrap_or("<non-utf8 name>");
+    let c = crate::consts();
+    let (size, align) = (size as usize, align as usize);
+    let why = if size == 0 || size > MAX_OBJECT_SIZE {
+        Some("size must be 1..RSLUB_MAX_OBJECT_SIZE")
+    } else if align != 0 && !align.is_power_of_two() {
+        Some("align must be 0 or a power of two")
+    } else if flags & !(c.flag_hwcache_align | c.flag_no_merge) != 0 {
+        Some("unsupported flags")
+    } else {
+        None
+    };
+    let layout = why.map_or_else(
+        || {
+            Layout::new(&LayoutRequest {
+                object_size: size,
+                align,
+                hwcache_align: flags & c.flag_hwcache_align != 0,
+                has_ctor: ctor.is_some(),
+                cache_line: c.cache_line,
+                page_size: c.page_size,
+                header_size: HEADER_SIZE,
+                min_objects: MIN_OBJECTS,
+            })
+            .map_err(|_| "no slab layout fits this size and align")
+        },
+        Err,
+    );
+    let layout = match layout {
+        Ok(l) => l,
+        Err(why) => {
+            pr_err!("create {}: {} (size {}, align {}, flags {:#x})\n", show, why, size, align, flags);
+            return err_ptr(EINVAL);
+        }
+    };
     let mut caches = CACHES.lock();
     // SAFETY: registered pointers are live caches; the registry lock keeps
     // them from being destroyed while we look.
-    if caches.iter().any(|c| unsafe { (*c.0).name() } == name) {
+    if caches.iter().any(|e| unsafe { (*e.0).name() } == name) {
         pr_err!("create {}: a cache with this name exists\n", show);
         return err_ptr(EEXIST);
     }
-    let cache = match Cache::new(
-        name,
-        size as usize,
-        align as usize,
-        flags,
-        ctor,
-        Consts::read(),
-    ) {
-        Ok(c) => c,
-        Err(CreateError::Invalid(why)) => {
-            pr_err!(
-                "create {}: {} (size {}, align {}, flags {:#x})\n",
-                show,
-                why,
-                size,
-                align,
-                flags
-            );
-            return err_ptr(EINVAL);
-        }
-        Err(CreateError::NoMem) => return err_ptr(ENOMEM),
-    };
     if caches.reserve(1, GFP_KERNEL).is_err() {
         return err_ptr(ENOMEM);
     }
-    // SAFETY: the cache is never moved out of its box: the raw pointer is
-    // only turned back into a box to drop it in place.
-    let raw = KBox::into_raw(unsafe { Pin::into_inner_unchecked(cache) });
+    let (auto_cpu_partial, auto_min_partial) = size_defaults(size, c.page_size);
+    let (p_cpu_partial, p_min_partial, p_max_empty) = crate::param_defaults();
+    let params = Params {
+        cpu_partial: u32::try_from(p_cpu_partial).unwrap_or(auto_cpu_partial),
+        min_partial: u32::try_from(p_min_partial).unwrap_or(auto_min_partial),
+        max_empty: p_max_empty,
+        gfp_zero: c.gfp_zero,
+    };
+    let cache = Cache::create(name, flags, layout, ctor, params);
+    if cache.is_null() {
+        return err_ptr(ENOMEM);
+    }
     // Capacity was reserved above, so this cannot fail.
-    let _ = caches.push(CachePtr(raw), GFP_KERNEL);
-    raw
+    let _ = caches.push(CachePtr(cache), GFP_KERNEL);
+    cache
 }
 
 /// Allocates an object; see include/rslub.h.
@@ -131,7 +188,7 @@ pub unsafe extern "C" fn rslub_cache_create(
 #[no_mangle]
 pub unsafe extern "C" fn rslub_cache_alloc(s: *mut Cache, gfp: c_uint) -> *mut c_void {
     // SAFETY: `s` is live per the caller's contract.
-    unsafe { rslub_cache_alloc_node(s, gfp, -1) }
+    unsafe { (*s).alloc(gfp, -1) }.cast()
 }
 
 /// Allocates an object from a node; see include/rslub.h.
@@ -151,13 +208,14 @@ pub unsafe extern "C" fn rslub_cache_alloc_node(
 /// Frees an object; see include/rslub.h.
 ///
 /// # Safety
-/// `s` is a live cache returned by [`rslub_cache_create`].
+/// `s` is a live cache returned by [`rslub_cache_create`]; if `obj` is one
+/// of its objects, the caller owns it.
 #[no_mangle]
 pub unsafe extern "C" fn rslub_cache_free(s: *mut Cache, obj: *mut c_void) {
     if obj.is_null() {
         return;
     }
-    // SAFETY: `s` is live and the caller owns `obj`, per the contract.
+    // SAFETY: `s` is live per the caller's contract.
     unsafe { (*s).free(obj.cast()) }
 }
 
@@ -172,30 +230,29 @@ pub unsafe extern "C" fn rslub_cache_alloc_bulk(
     nr: usize,
     p: *mut *mut c_void,
 ) -> bool {
-    for i in 0..nr {
-        // SAFETY: `s` is live and `p` has `nr` slots.
-        unsafe {
-            let obj = (*s).alloc(gfp, -1);
-            if obj.is_null() {
-                rslub_cache_free_bulk(s, i, p);
-                return false;
-            }
-            p.add(i).write(obj.cast());
-        }
+    if nr == 0 {
+        return true;
     }
-    true
+    // SAFETY: `p` has room for `nr` pointers.
+    let out = unsafe { core::slice::from_raw_parts_mut(p.cast::<*mut u8>(), nr) };
+    // SAFETY: `s` is live per the caller's contract.
+    unsafe { (*s).alloc_bulk(gfp, out) }
 }
 
 /// Frees `nr` objects; see include/rslub.h.
 ///
 /// # Safety
-/// `s` is a live cache; `p` holds `nr` pointers.
+/// `s` is a live cache; `p` holds `nr` pointers to objects the caller owns
+/// (or NULL).
 #[no_mangle]
 pub unsafe extern "C" fn rslub_cache_free_bulk(s: *mut Cache, nr: usize, p: *mut *mut c_void) {
-    for i in 0..nr {
-        // SAFETY: `p` holds `nr` pointers; `s` is live.
-        unsafe { rslub_cache_free(s, p.add(i).read()) };
+    if nr == 0 || p.is_null() {
+        return;
     }
+    // SAFETY: `p` holds `nr` pointers.
+    let objs = unsafe { core::slice::from_raw_parts_mut(p.cast::<*mut u8>(), nr) };
+    // SAFETY: `s` is live per the caller's contract.
+    unsafe { (*s).free_bulk(objs) }
 }
 
 /// Returns empty slabs to the page allocator; see include/rslub.h.
@@ -218,27 +275,155 @@ pub unsafe extern "C" fn rslub_cache_destroy(s: *mut Cache) -> c_int {
     if s.is_null() {
         return 0;
     }
-    let mut caches = CACHES.lock();
-    let Some(pos) = caches.iter().position(|c| ptr::eq(c.0, s)) else {
-        pr_err!("destroy: {:p} is not a live rslub cache; ignored\n", s);
+    {
+        let mut caches = CACHES.lock();
+        let Some(pos) = caches.iter().position(|c| ptr::eq(c.0, s)) else {
+            pr_err!("destroy: {:p} is not a live rslub cache; ignored\n", s);
+            return EINVAL.to_errno();
+        };
+        let _ = caches.remove(pos);
+    }
+    // SAFETY: `s` is live and, out of the registry, ours alone.
+    match unsafe { Cache::destroy(s) } {
+        Ok(()) => 0,
+        Err(live) => {
+            // SAFETY: a failed destroy leaves the cache allocated.
+            let name = unsafe { (*s).name_str() };
+            pr_err!(
+                "destroy {}: {} objects still allocated; their slabs and the cache are leaked\n",
+                name,
+                live
+            );
+            EBUSY.to_errno()
+        }
+    }
+}
+
+/// Flushes a dead CPU's state in every cache (CPU hotplug teardown).
+#[no_mangle]
+pub extern "C" fn rslub_rust_cpu_dead(cpu: c_uint) {
+    let caches = CACHES.lock();
+    for c in caches.iter() {
+        // SAFETY: registered caches are live while the registry lock is held.
+        unsafe { (*c.0).flush_dead_cpu(cpu) };
+    }
+}
+
+// ---- introspection and tunables (names as in sysfs) ------------------------
+
+/// Reads a NUL-terminated attribute name of at most 32 bytes.
+///
+/// # Safety
+/// `name` is NULL or a NUL-terminated string.
+unsafe fn attr_name(name: *const c_char) -> Option<([u8; 64], usize)> {
+    // SAFETY: forwarded.
+    unsafe { read_name(name, 32) }
+}
+
+/// Total of statistic `name` over all CPUs; see include/rslub.h.
+///
+/// # Safety
+/// `s` is a live cache; `name` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn rslub_cache_stat(s: *mut Cache, name: *const c_char) -> c_longlong {
+    // SAFETY: forwarded.
+    let Some((buf, len)) = (unsafe { attr_name(name) }) else {
+        return EINVAL.to_errno().into();
+    };
+    match Stat::from_name(&buf[..len]) {
+        // SAFETY: `s` is live.
+        Some(st) => unsafe { (*s).stat_total(st, &mut []) as c_longlong },
+        None => EINVAL.to_errno().into(),
+    }
+}
+
+/// Clears statistic `name` (or every one for "all"); see include/rslub.h.
+///
+/// # Safety
+/// `s` is a live cache; `name` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn rslub_cache_stat_clear(s: *mut Cache, name: *const c_char) -> c_int {
+    // SAFETY: forwarded.
+    let Some((buf, len)) = (unsafe { attr_name(name) }) else {
         return EINVAL.to_errno();
     };
-    // Order does not matter in the registry.
-    let _ = caches.remove(pos);
-    drop(caches);
-    // SAFETY: `s` was live and is now unreachable through the registry.
+    let name = &buf[..len];
+    // SAFETY: `s` is live.
     let cache = unsafe { &*s };
-    let live = cache.live_objects();
-    if live != 0 {
-        pr_err!(
-            "destroy {}: {} objects still allocated; their slabs and the cache are leaked\n",
-            cache.name_str(),
-            live
-        );
-        return EBUSY.to_errno();
+    if name == b"all" {
+        Stat::ALL.iter().for_each(|&st| cache.stat_clear(st));
+        return 0;
     }
-    cache.shrink();
-    // SAFETY: `s` came from `KBox::into_raw` in create and no one uses it now.
-    drop(unsafe { KBox::from_raw(s) });
+    match Stat::from_name(name) {
+        Some(st) => {
+            cache.stat_clear(st);
+            0
+        }
+        None => EINVAL.to_errno(),
+    }
+}
+
+/// Reads attribute `name`; see include/rslub.h.
+///
+/// # Safety
+/// `s` is a live cache; `name` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn rslub_cache_get(s: *mut Cache, name: *const c_char) -> c_longlong {
+    // SAFETY: forwarded.
+    let Some((buf, len)) = (unsafe { attr_name(name) }) else {
+        return EINVAL.to_errno().into();
+    };
+    // SAFETY: `s` is live.
+    let cache = unsafe { &*s };
+    let l = &cache.layout;
+    let v = match &buf[..len] {
+        b"object_size" => l.object_size,
+        b"slab_size" => l.stride,
+        b"objs_per_slab" => l.objects,
+        b"order" => l.order as usize,
+        b"align" => l.align,
+        b"cpu_partial" => cache.cpu_partial() as usize,
+        b"min_partial" => cache.min_partial() as usize,
+        b"max_empty" => cache.max_empty() as usize,
+        b"errors" => cache.errors(),
+        other => {
+            let u = cache.usage();
+            match other {
+                b"objects" => u.live_objects,
+                b"objects_partial" => u.objects_partial,
+                b"slabs" => u.slabs,
+                b"partial" => u.partial,
+                b"cpu_slabs" => u.cpu_slabs,
+                b"slabs_cpu_partial" => u.cpu_partial_slabs,
+                b"empty_slabs" => u.empty_slabs,
+                _ => return EINVAL.to_errno().into(),
+            }
+        }
+    };
+    v as c_longlong
+}
+
+/// Sets tunable `name`; see include/rslub.h.
+///
+/// # Safety
+/// `s` is a live cache; `name` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn rslub_cache_set(s: *mut Cache, name: *const c_char, value: c_longlong) -> c_int {
+    // SAFETY: forwarded.
+    let Some((buf, len)) = (unsafe { attr_name(name) }) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: `s` is live.
+    let cache = unsafe { &*s };
+    let Ok(v) = u32::try_from(value) else {
+        return EINVAL.to_errno();
+    };
+    match &buf[..len] {
+        b"cpu_partial" if v <= 100_000 => cache.set_cpu_partial(v),
+        b"min_partial" if v <= 1000 => cache.set_min_partial(v),
+        b"max_empty" if v <= 1000 => cache.set_max_empty(v),
+        b"fill_ge" if v <= 1 => cache.set_fill_ge(v == 1),
+        _ => return EINVAL.to_errno(),
+    }
     0
 }

@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Host build of rslub's platform-free core. The same files are compiled
 //! into the kernel module (rust/rslub.rs includes them with `#[path]`); this
-//! crate exists so they can be tested with `cargo test` in userspace.
-#![cfg_attr(not(test), no_std)]
+//! crate runs them in userspace over the C shim's host twin
+//! (c_shim/host_shim.c), so they can be tested with `cargo test`.
 
 pub mod layout;
+pub mod platform;
 pub mod slab;
+pub mod slub;
+pub mod stat;
+
+pub mod host;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod slub_tests;

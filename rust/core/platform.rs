@@ -92,9 +92,11 @@ pub unsafe trait Platform: Sized + 'static {
     fn cpu_lock() -> (u32, usize);
     /// Undoes `cpu_lock`.
     fn cpu_unlock(token: usize);
-    /// Runs `f(cpu)` for every CPU with that CPU's lock held (in the kernel:
-    /// on that CPU, from an IPI), and waits for all of them.
-    fn for_each_cpu_locked(f: &mut dyn FnMut(u32));
+    /// Runs `f(cpu)` for every online CPU with that CPU's lock held (in the
+    /// kernel: on that CPU, from an IPI), and waits for all of them.
+    fn for_each_cpu_locked(f: &(dyn Fn(u32) + Sync));
+    /// Whether `cpu` is online.
+    fn cpu_online(cpu: u32) -> bool;
     /// Highest possible CPU id plus one.
     fn nr_cpu_ids() -> u32;
     /// Whether `cpu` exists (possible).
@@ -108,4 +110,7 @@ pub unsafe trait Platform: Sized + 'static {
     /// Distance-ordered nodes to try after `node`; writes at most
     /// `out.len()` ids and returns how many.
     fn fallback_nodes(node: i32, out: &mut [i32]) -> usize;
+
+    /// Reports a detected problem (one line).
+    fn report(args: core::fmt::Arguments<'_>);
 }

@@ -1,42 +1,56 @@
 // SPDX-License-Identifier: GPL-2.0
-//! One slab: its header, its freelist, and the intrusive list slabs sit on.
+//! One slab: its header, its freelist words, and the intrusive lists.
 //!
 //! The header lives in the first bytes of the slab (see [`crate::layout`]).
 //! A free object holds the address of the next free object at
 //! `Layout::free_offset`; the last one holds null.
 //!
-//! Every function here works on raw memory and takes no lock: the caller owns
-//! the slab (it holds the lock that protects the slab's list, or the slab is
-//! not yet published). Platform-free: compiled into the module and the host
-//! crate.
+//! The slab's `pair` — freelist and counters (inuse, frozen) — is changed
+//! only with a locked cmpxchg16b once the slab is published, so a free from
+//! any CPU can push onto it without a lock. While a slab is private (just
+//! allocated, or taken from the empty-slab cache) plain stores are fine.
+//!
+//! The list links (`prev`, `next`, `on_list`) belong to whoever holds the
+//! list: the node's `list_lock` for node lists, the owning CPU (with its CPU
+//! lock) for the CPU partial list, which uses `next` only.
+//!
+//! Platform-free: compiled into the module and the host crate.
 
 use crate::layout::Layout;
+use core::cell::UnsafeCell;
 use core::ptr;
 
 /// Marks a live slab header; XORed with the owner so a slab of one cache
 /// does not validate against another.
 const SLAB_MAGIC: usize = 0x5e1f_51ab_0c0f_fee5_u64 as usize;
 
+/// The frozen bit in the counters word: the slab belongs to one CPU (as its
+/// CPU slab or on its CPU partial list) and is on no node list.
+pub const FROZEN: usize = 1 << 32;
+
+/// Objects in use, from a counters word.
+pub const fn inuse(counters: usize) -> u32 {
+    counters as u32
+}
+
 /// Per-slab metadata at the start of every slab.
-#[repr(C)]
+#[repr(C, align(16))]
 pub struct SlabHeader {
+    /// `[freelist, counters]`, the cmpxchg16b pair.
+    pair: UnsafeCell<[usize; 2]>,
     /// `SLAB_MAGIC ^ owner` while the slab is live; 0 once it is freed.
-    pub magic: usize,
-    /// Identity of the owning cache (its address).
-    pub owner: usize,
-    /// First free object, or null when the slab is full.
-    pub freelist: *mut u8,
-    /// Objects handed out.
-    pub inuse: u32,
+    magic: usize,
+    /// Identity of the owning cache.
+    owner: usize,
     /// Objects in this slab.
     pub objects: u32,
     /// NUMA node of the slab's pages.
     pub node: i32,
-    /// Whether the slab is on its node's partial list.
+    /// Whether the slab is on its node's partial list or empty cache.
     pub on_list: bool,
-    /// Previous slab on the list.
+    /// Previous slab on a node list.
     pub prev: *mut SlabHeader,
-    /// Next slab on the list.
+    /// Next slab on a node list or the CPU partial list.
     pub next: *mut SlabHeader,
 }
 
@@ -46,13 +60,26 @@ pub const HEADER_SIZE: usize = core::mem::size_of::<SlabHeader>();
 /// Why a pointer handed to free was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FreeError {
+    /// Not memory a slab could live in.
+    NotSlabMemory,
     /// The pointer's slab is not a live slab of this cache.
     NotOurSlab,
     /// The pointer is inside a slab of this cache but not at an object start.
     NotObjectStart,
-    /// The object is already free (it heads the freelist, or the slab has
-    /// no objects in use).
+    /// The object is already free.
     DoubleFree,
+}
+
+impl FreeError {
+    /// One-line description for reports.
+    pub fn describe(self) -> &'static str {
+        match self {
+            FreeError::NotSlabMemory => "not slab memory",
+            FreeError::NotOurSlab => "not an object of this cache",
+            FreeError::NotObjectStart => "not the start of an object",
+            FreeError::DoubleFree => "object already free (double free)",
+        }
+    }
 }
 
 impl SlabHeader {
@@ -71,11 +98,11 @@ impl SlabHeader {
         let hdr = base.cast::<SlabHeader>();
         let mut next: *mut u8 = ptr::null_mut();
         for idx in (0..layout.objects).rev() {
-            // SAFETY: object `idx` lies inside the slab and the free pointer
+            // SAFETY: object `idx` lies inside the slab and its free pointer
             // slot is word aligned (objects are aligned to at least a word).
             unsafe {
                 let obj = base.add(layout.object_offset(idx));
-                obj.add(layout.free_offset).cast::<*mut u8>().write(next);
+                set_free_pointer(obj, layout, next);
                 next = obj;
             }
         }
@@ -83,10 +110,9 @@ impl SlabHeader {
         // aligned far beyond `SlabHeader`'s alignment.
         unsafe {
             hdr.write(SlabHeader {
+                pair: UnsafeCell::new([next as usize, 0]),
                 magic: SLAB_MAGIC ^ owner,
                 owner,
-                freelist: next,
-                inuse: 0,
                 objects: layout.objects as u32,
                 node,
                 on_list: false,
@@ -95,6 +121,33 @@ impl SlabHeader {
             });
         }
         hdr
+    }
+
+    /// The pair, for cmpxchg16b.
+    pub fn pair_ptr(&self) -> *mut [usize; 2] {
+        self.pair.get()
+    }
+
+    /// Reads counters, then freelist. Not atomic as a whole: a cmpxchg16b
+    /// with the result as `old` validates it.
+    pub fn read_pair(&self) -> [usize; 2] {
+        let p = self.pair.get().cast::<usize>();
+        // SAFETY: both words are valid; volatile keeps the loads from being
+        // merged or reordered by the compiler.
+        unsafe {
+            let counters = ptr::read_volatile(p.add(1));
+            let freelist = ptr::read_volatile(p);
+            [freelist, counters]
+        }
+    }
+
+    /// Sets the pair while the slab is private to the caller.
+    ///
+    /// # Safety
+    /// No other CPU can reach the slab.
+    pub unsafe fn set_pair_private(&self, pair: [usize; 2]) {
+        // SAFETY: per the caller, nobody else accesses the pair.
+        unsafe { self.pair.get().write(pair) };
     }
 
     /// Whether this header belongs to a live slab of `owner`.
@@ -107,35 +160,8 @@ impl SlabHeader {
         self.magic = 0;
     }
 
-    /// Whether every object is free.
-    pub fn is_empty(&self) -> bool {
-        self.inuse == 0
-    }
-
-    /// Whether no object is free.
-    pub fn is_full(&self) -> bool {
-        self.freelist.is_null()
-    }
-
-    /// Takes the first free object, or null when the slab is full.
-    ///
-    /// # Safety
-    /// The slab was set up by [`SlabHeader::init`] with `layout` and the
-    /// caller owns it.
-    pub unsafe fn pop(&mut self, layout: &Layout) -> *mut u8 {
-        let obj = self.freelist;
-        if obj.is_null() {
-            return obj;
-        }
-        // SAFETY: `obj` is a free object of this slab, whose free pointer
-        // slot holds the next free object.
-        self.freelist = unsafe { obj.add(layout.free_offset).cast::<*mut u8>().read() };
-        self.inuse += 1;
-        obj
-    }
-
-    /// Checks that `obj` may be freed into this slab by `owner`.
-    pub fn check_free(
+    /// Checks that `obj` is an object start of this live slab of `owner`.
+    pub fn check_object(
         &self,
         obj: *const u8,
         layout: &Layout,
@@ -148,32 +174,36 @@ impl SlabHeader {
         if layout.object_index(offset).is_none() {
             return Err(FreeError::NotObjectStart);
         }
-        if self.inuse == 0 || ptr::eq(self.freelist, obj) {
-            return Err(FreeError::DoubleFree);
-        }
         Ok(())
-    }
-
-    /// Returns `obj` to the freelist.
-    ///
-    /// # Safety
-    /// `check_free` accepted `obj` and the caller owns the slab.
-    pub unsafe fn push(&mut self, obj: *mut u8, layout: &Layout) {
-        // SAFETY: `obj` is an allocated object of this slab; its free pointer
-        // slot is inside the object (or just after it with a ctor).
-        unsafe {
-            obj.add(layout.free_offset)
-                .cast::<*mut u8>()
-                .write(self.freelist)
-        };
-        self.freelist = obj;
-        self.inuse -= 1;
     }
 }
 
-/// An intrusive doubly linked list of slabs, with its length.
+/// Reads the free pointer of free object `obj`.
+///
+/// # Safety
+/// `obj` points into a slab laid out with `layout` (its contents may be
+/// stale: the caller validates the result with a cmpxchg16b).
+#[inline(always)]
+pub unsafe fn get_free_pointer(obj: *const u8, layout: &Layout) -> *mut u8 {
+    // SAFETY: per the caller, the slot is inside mapped slab memory.
+    unsafe { ptr::read_volatile(obj.add(layout.free_offset).cast::<*mut u8>()) }
+}
+
+/// Writes the free pointer of object `obj`.
+///
+/// # Safety
+/// The caller owns `obj` (it is allocated to the caller or being built
+/// into a freelist).
+#[inline(always)]
+pub unsafe fn set_free_pointer(obj: *mut u8, layout: &Layout, next: *mut u8) {
+    // SAFETY: per the caller, the slot is inside an object the caller owns.
+    unsafe { ptr::write_volatile(obj.add(layout.free_offset).cast::<*mut u8>(), next) };
+}
+
+/// An intrusive doubly linked list of slabs with its length, for node lists.
 pub struct SlabList {
     head: *mut SlabHeader,
+    tail: *mut SlabHeader,
     len: usize,
 }
 
@@ -188,6 +218,7 @@ impl SlabList {
     pub const fn new() -> Self {
         Self {
             head: ptr::null_mut(),
+            tail: ptr::null_mut(),
             len: 0,
         }
     }
@@ -212,16 +243,38 @@ impl SlabList {
     /// # Safety
     /// `slab` is a live header owned by the caller and on no list.
     pub unsafe fn push_front(&mut self, slab: *mut SlabHeader) {
-        // SAFETY: the caller owns `slab`; `head`, when set, is a live member.
+        // SAFETY: the caller owns `slab`; `head`, when set, is a member.
         unsafe {
             (*slab).prev = ptr::null_mut();
             (*slab).next = self.head;
             (*slab).on_list = true;
-            if !self.head.is_null() {
+            if self.head.is_null() {
+                self.tail = slab;
+            } else {
                 (*self.head).prev = slab;
             }
         }
         self.head = slab;
+        self.len += 1;
+    }
+
+    /// Adds `slab` at the back.
+    ///
+    /// # Safety
+    /// `slab` is a live header owned by the caller and on no list.
+    pub unsafe fn push_back(&mut self, slab: *mut SlabHeader) {
+        // SAFETY: the caller owns `slab`; `tail`, when set, is a member.
+        unsafe {
+            (*slab).next = ptr::null_mut();
+            (*slab).prev = self.tail;
+            (*slab).on_list = true;
+            if self.tail.is_null() {
+                self.head = slab;
+            } else {
+                (*self.tail).next = slab;
+            }
+        }
+        self.tail = slab;
         self.len += 1;
     }
 
@@ -238,7 +291,9 @@ impl SlabList {
             } else {
                 (*prev).next = next;
             }
-            if !next.is_null() {
+            if next.is_null() {
+                self.tail = prev;
+            } else {
                 (*next).prev = prev;
             }
             (*slab).prev = ptr::null_mut();
@@ -256,24 +311,5 @@ impl SlabList {
             unsafe { self.remove(slab) };
         }
         slab
-    }
-
-    /// Moves every empty slab to a new list, which is returned.
-    pub fn take_empty(&mut self) -> SlabList {
-        let mut out = SlabList::new();
-        let mut cur = self.head;
-        while !cur.is_null() {
-            // SAFETY: `cur` is a member of this list; `next` is read before
-            // `cur` is unlinked.
-            unsafe {
-                let next = (*cur).next;
-                if (*cur).is_empty() {
-                    self.remove(cur);
-                    out.push_front(cur);
-                }
-                cur = next;
-            }
-        }
-        out
     }
 }

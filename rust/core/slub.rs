@@ -127,8 +127,15 @@ pub struct Usage {
     pub live_objects: usize,
 }
 
+/// Longest cache name kept.
+pub const NAME_LEN: usize = 64;
+
 /// A cache: geometry, tunables, per-CPU and per-node state.
 pub struct Cache<P: Platform> {
+    name: [u8; NAME_LEN],
+    name_len: usize,
+    /// `SLAB_*` flags the cache was created with (reported, not interpreted).
+    pub flags: u32,
     /// Slab geometry.
     pub layout: Layout,
     ctor: Option<Ctor>,
@@ -168,16 +175,23 @@ const NO_NODE: i32 = -1;
 
 impl<P: Platform> Cache<P> {
     /// Creates a cache in memory from the platform. Null on failure.
-    pub fn create(layout: Layout, ctor: Option<Ctor>, params: Params) -> *mut Cache<P> {
+    /// `name` is truncated to `NAME_LEN` bytes.
+    pub fn create(name: &[u8], flags: u32, layout: Layout, ctor: Option<Ctor>, params: Params) -> *mut Cache<P> {
         let this = P::alloc_meta(size_of::<Cache<P>>(), NO_NODE).cast::<Cache<P>>();
         if this.is_null() {
             return this;
         }
         let nr_cpus = P::nr_cpu_ids();
         let nr_nodes = (P::nr_node_ids() as usize).min(MAX_NODES);
+        let mut name_buf = [0u8; NAME_LEN];
+        let name_len = name.len().min(NAME_LEN);
+        name_buf[..name_len].copy_from_slice(&name[..name_len]);
         // SAFETY: `this` is fresh, suitably aligned memory we own.
         unsafe {
             this.write(Cache {
+                name: name_buf,
+                name_len,
+                flags,
                 layout,
                 ctor,
                 pcpu: 0,
@@ -259,7 +273,22 @@ impl<P: Platform> Cache<P> {
     }
 
     fn owner(&self) -> usize {
-        self as *const Self as usize
+        ptr::from_ref(self) as usize
+    }
+
+    /// The cache's name.
+    pub fn name(&self) -> &[u8] {
+        &self.name[..self.name_len]
+    }
+
+    /// The name for log lines.
+    pub fn name_str(&self) -> &str {
+        core::str::from_utf8(self.name()).unwrap_or("<non-utf8 name>")
+    }
+
+    /// `ctor`, if any.
+    pub fn ctor(&self) -> Option<Ctor> {
+        self.ctor
     }
 
     fn node(&self, n: i32) -> &Node<P> {
@@ -277,12 +306,8 @@ impl<P: Platform> Cache<P> {
 
     /// Sets `cpu_partial` (objects); the slab bound is derived like upstream.
     pub fn set_cpu_partial(&self, objects: u32) {
-        let per_slab = self.layout.objects.max(1) as u32;
-        let slabs = if objects == 0 {
-            0
-        } else {
-            (objects * 2).div_ceil(per_slab)
-        };
+        let per_slab = u32::try_from(self.layout.objects).unwrap_or(u32::MAX).max(1);
+        let slabs = objects.saturating_mul(2).div_ceil(per_slab);
         self.cpu_partial.store(objects, Ordering::Relaxed);
         self.cpu_partial_slabs.store(slabs, Ordering::Relaxed);
     }
@@ -297,6 +322,13 @@ impl<P: Platform> Cache<P> {
     /// `min_partial`.
     pub fn min_partial(&self) -> u32 {
         self.min_partial.load(Ordering::Relaxed)
+    }
+    /// Whether a node with `others` partial slabs (not counting an empty
+    /// slab being decided on) may free that empty slab: it keeps at least
+    /// `min_partial` partial slabs. (Upstream counts the empty slab itself
+    /// when it is listed, keeping one fewer.)
+    fn enough_partial(&self, others: usize) -> bool {
+        others >= self.min_partial.load(Ordering::Relaxed) as usize
     }
     /// Sets `max_empty`; caches above the new bound are trimmed.
     pub fn set_max_empty(&self, v: u32) {
@@ -812,7 +844,7 @@ impl<P: Platform> Cache<P> {
             // SAFETY: list_lock held.
             let lists = unsafe { &mut *node.lists.get() };
             if new_inuse == 0
-                && lists.partial.len() >= self.min_partial.load(Ordering::Relaxed) as usize
+                && self.enough_partial(lists.partial.len())
             {
                 self.stat(Stat::DeactivateEmpty);
                 self.discard_locked(node, lists, slab, &mut d);
@@ -864,7 +896,7 @@ impl<P: Platform> Cache<P> {
                     self.stat(Stat::CmpxchgDoubleFail);
                 };
                 if inuse(new) == 0
-                    && lists.partial.len() >= self.min_partial.load(Ordering::Relaxed) as usize
+                    && self.enough_partial(lists.partial.len())
                 {
                     self.discard_locked(node, lists, slab, &mut d);
                 } else {
@@ -907,7 +939,12 @@ impl<P: Platform> Cache<P> {
 
     fn report(&self, obj: *const u8, e: FreeError) {
         self.errors.fetch_add(1, Ordering::Relaxed);
-        P::report_bad_free(self as *const Self as *const c_void, obj, e);
+        P::report(format_args!(
+            "cache {}: free of {:p}: {}; ignored",
+            self.name_str(),
+            obj,
+            e.describe()
+        ));
     }
 
     /// Validates `obj` as an object start of this cache; returns its slab.
@@ -1021,9 +1058,9 @@ impl<P: Platform> Cache<P> {
             let lists = unsafe { &mut *node.lists.get() };
             // SAFETY: list membership is protected by list_lock.
             let on_list = unsafe { (*slab).on_list };
-            if inuse(new_counters) == 0
-                && lists.partial.len() >= self.min_partial.load(Ordering::Relaxed) as usize
-            {
+            // Other partial slabs of the node: this one does not count.
+            let others = lists.partial.len() - usize::from(on_list);
+            if inuse(new_counters) == 0 && self.enough_partial(others) {
                 if on_list {
                     Self::remove_partial(node, lists, slab);
                     self.stat(Stat::FreeRemovePartial);
@@ -1165,9 +1202,9 @@ impl<P: Platform> Cache<P> {
         }
     }
 
-    /// Flushes every CPU's slab and partial list.
+    /// Flushes every online CPU's slab and partial list.
     pub fn flush_all(&self) {
-        P::for_each_cpu_locked(&mut |cpu| self.flush_cpu(P::per_cpu_ptr(self.pcpu, cpu).cast()));
+        P::for_each_cpu_locked(&|cpu| self.flush_cpu(P::per_cpu_ptr(self.pcpu, cpu).cast()));
     }
 
     /// Flushes a CPU that went offline.
@@ -1304,6 +1341,13 @@ impl<P: Platform> Cache<P> {
         // SAFETY: per the caller, `this` is live and exclusively ours.
         let cache = unsafe { &mut *this };
         cache.flush_all();
+        // CPUs that went offline after the cache left the hotplug
+        // callback's view: nothing runs there, flush them directly.
+        for cpu in 0..P::nr_cpu_ids() {
+            if P::cpu_possible(cpu) && !P::cpu_online(cpu) {
+                cache.flush_dead_cpu(cpu);
+            }
+        }
         let u = cache.usage();
         if u.live_objects != 0 {
             return Err(u.live_objects);

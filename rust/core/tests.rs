@@ -2,7 +2,7 @@
 //! Host tests of the platform-free core.
 
 use crate::layout::{Layout, LayoutError, LayoutRequest, MAX_ORDER, WORD};
-use crate::slab::{FreeError, SlabHeader, SlabList, HEADER_SIZE};
+use crate::slab::{get_free_pointer, inuse, FreeError, SlabHeader, SlabList, FROZEN, HEADER_SIZE};
 use std::collections::HashSet;
 
 const PAGE: usize = 4096;
@@ -132,91 +132,57 @@ fn object_index_round_trips() {
     assert_eq!(l.object_index(l.object_offset(l.objects)), None);
 }
 
+/// Walks a slab's freelist from its header.
+fn freelist(hdr: &SlabHeader, l: &Layout) -> Vec<*mut u8> {
+    let mut out = Vec::new();
+    let mut cur = hdr.read_pair()[0] as *mut u8;
+    while !cur.is_null() {
+        out.push(cur);
+        // SAFETY: a free object of the slab.
+        cur = unsafe { get_free_pointer(cur, l) };
+    }
+    out
+}
+
 #[test]
-fn slab_hands_out_every_object_once() {
-    for size in [8, 24, 100, 1000, 4096, 16384] {
-        let l = Layout::new(&req(size, 0, false, false)).unwrap();
+fn new_slab_threads_every_object_once() {
+    for (size, ctor) in [(8, false), (24, true), (100, false), (1000, true), (4096, false), (16384, false)] {
+        let l = Layout::new(&req(size, 0, false, ctor)).unwrap();
         let b = Block::new(l.slab_bytes);
         // SAFETY: `b` is a slab-sized, slab-aligned block.
-        let hdr = unsafe { &mut *SlabHeader::init(b.ptr, &l, 1, 0) };
-        let mut seen = HashSet::new();
-        loop {
-            // SAFETY: the slab was initialized with `l`.
-            let obj = unsafe { hdr.pop(&l) };
-            if obj.is_null() {
-                break;
-            }
-            let off = obj as usize - b.ptr as usize;
-            assert!(l.object_index(off).is_some());
-            assert!(seen.insert(obj as usize));
-            assert!(std::ptr::eq(SlabHeader::of(obj, &l), hdr));
-            // Scribble over the whole object: the freelist must not live there.
-            // SAFETY: `obj` is an allocated object of `size` bytes.
-            unsafe { std::ptr::write_bytes(obj, 0xab, size) };
+        let hdr = unsafe { &*SlabHeader::init(b.ptr, &l, 1, 0) };
+        let objs = freelist(hdr, &l);
+        assert_eq!(objs.len(), l.objects);
+        let set: HashSet<usize> = objs.iter().map(|&p| p as usize).collect();
+        assert_eq!(set.len(), l.objects);
+        for &o in &objs {
+            assert!(l.object_index(o as usize - b.ptr as usize).is_some());
+            assert!(std::ptr::eq(SlabHeader::of(o, &l), hdr));
         }
-        assert_eq!(seen.len(), l.objects);
-        assert_eq!(hdr.inuse as usize, l.objects);
-        assert!(hdr.is_full());
+        assert_eq!(inuse(hdr.read_pair()[1]), 0);
+        assert_eq!(hdr.read_pair()[1] & FROZEN, 0);
     }
 }
 
 #[test]
-fn check_free_catches_bad_pointers() {
+fn check_object_catches_bad_pointers() {
     let l = Layout::new(&req(64, 0, false, false)).unwrap();
     let b = Block::new(l.slab_bytes);
     // SAFETY: slab-sized, slab-aligned block.
     let hdr = unsafe { &mut *SlabHeader::init(b.ptr, &l, 7, 0) };
-    // SAFETY: initialized above.
-    let a = unsafe { hdr.pop(&l) };
-    // SAFETY: as above.
-    let c = unsafe { hdr.pop(&l) };
-    assert_eq!(hdr.check_free(a, &l, 8), Err(FreeError::NotOurSlab));
-    assert_eq!(
-        hdr.check_free(a.wrapping_add(8), &l, 7),
-        Err(FreeError::NotObjectStart)
-    );
-    assert_eq!(hdr.check_free(a, &l, 7), Ok(()));
-    // SAFETY: accepted by check_free.
-    unsafe { hdr.push(a, &l) };
-    assert_eq!(hdr.check_free(a, &l, 7), Err(FreeError::DoubleFree));
-    // SAFETY: `c` is allocated.
-    unsafe { hdr.push(c, &l) };
+    let a = freelist(hdr, &l)[0];
+    assert_eq!(hdr.check_object(a, &l, 8), Err(FreeError::NotOurSlab));
+    assert_eq!(hdr.check_object(a.wrapping_add(8), &l, 7), Err(FreeError::NotObjectStart));
+    assert_eq!(hdr.check_object(b.ptr, &l, 7), Err(FreeError::NotObjectStart));
+    assert_eq!(hdr.check_object(a, &l, 7), Ok(()));
     hdr.kill();
-    assert_eq!(hdr.check_free(c, &l, 7), Err(FreeError::NotOurSlab));
+    assert_eq!(hdr.check_object(a, &l, 7), Err(FreeError::NotOurSlab));
 }
 
-/// Random pops and pushes against a model set: nothing handed out twice,
-/// everything freed comes back, counters agree.
 #[test]
-fn slab_matches_model_under_random_ops() {
-    let l = Layout::new(&req(48, 0, false, true)).unwrap();
-    let b = Block::new(l.slab_bytes);
-    // SAFETY: slab-sized, slab-aligned block.
-    let hdr = unsafe { &mut *SlabHeader::init(b.ptr, &l, 3, 0) };
-    let mut rng = Rng(0x1234_5678_9abc_def1);
-    let mut live: Vec<*mut u8> = Vec::new();
-    for _ in 0..100_000 {
-        if rng.below(2) == 0 {
-            // SAFETY: initialized above.
-            let obj = unsafe { hdr.pop(&l) };
-            if live.len() == l.objects {
-                assert!(obj.is_null());
-            } else {
-                assert!(!obj.is_null());
-                assert!(!live.contains(&obj));
-                // SAFETY: allocated object; a ctor cache keeps the free
-                // pointer outside the 48 bytes.
-                unsafe { std::ptr::write_bytes(obj, 0x5a, 48) };
-                live.push(obj);
-            }
-        } else if !live.is_empty() {
-            let obj = live.swap_remove(rng.below(live.len()));
-            assert_eq!(hdr.check_free(obj, &l, 3), Ok(()));
-            // SAFETY: accepted by check_free.
-            unsafe { hdr.push(obj, &l) };
-        }
-        assert_eq!(hdr.inuse as usize, live.len());
-    }
+fn slab_pair_is_16_byte_aligned() {
+    assert_eq!(std::mem::align_of::<SlabHeader>(), 16);
+    assert_eq!(HEADER_SIZE % 16, 0);
 }
 
 #[test]
@@ -229,7 +195,7 @@ fn slab_list_matches_model() {
         .map(|b| unsafe { SlabHeader::init(b.ptr, &l, 1, 0) })
         .collect();
     let mut list = SlabList::new();
-    let mut model: Vec<*mut SlabHeader> = Vec::new();
+    let mut model: std::collections::VecDeque<*mut SlabHeader> = Default::default();
     let mut rng = Rng(99);
     for _ in 0..20_000 {
         let s = slabs[rng.below(slabs.len())];
@@ -238,9 +204,12 @@ fn slab_list_matches_model() {
             if model.contains(&s) {
                 list.remove(s);
                 model.retain(|&x| x != s);
-            } else {
+            } else if rng.below(2) == 0 {
                 list.push_front(s);
-                model.insert(0, s);
+                model.push_front(s);
+            } else {
+                list.push_back(s);
+                model.push_back(s);
             }
         }
         assert_eq!(list.len(), model.len());
@@ -251,24 +220,9 @@ fn slab_list_matches_model() {
             // SAFETY: `cur` is a member of the list.
             cur = unsafe { (*cur).next };
         }
-        assert_eq!(walked, model);
+        assert_eq!(walked, Vec::from(model.clone()));
     }
-    // take_empty moves exactly the empty slabs.
-    // SAFETY: every member is live; pop one object from half of them.
-    unsafe {
-        for &s in model.iter().step_by(2) {
-            (*s).pop(&l);
-        }
-    }
-    let before = list.len();
-    let empty = list.take_empty();
-    assert_eq!(empty.len() + list.len(), before);
-    let mut cur = list.first();
-    while !cur.is_null() {
-        // SAFETY: member of the list.
-        unsafe {
-            assert!(!(*cur).is_empty());
-            cur = (*cur).next;
-        }
+    while !list.is_empty() {
+        assert_eq!(list.pop_front(), model.pop_front().unwrap());
     }
 }

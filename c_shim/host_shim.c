@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Userspace twin of c_shim/shim.c, for host tests: threads stand in for
+ * tasks, and a thread runs "on" a CPU while it holds that CPU's run mutex,
+ * so one CPU executes one thread at a time, as in the kernel. The CPU lock
+ * (irqs off) then needs no exclusion of its own. Preemption and migration
+ * are simulated between reading the per-CPU pair and the cmpxchg16b: the
+ * thread gives up its CPU and takes a random one, and other threads may run
+ * on the old CPU meanwhile. That is exactly the window the tid protects.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim.h"
+#include "host_shim.h"
+
+#define HOST_MAX_CPUS 64
+#define HOST_MAX_NODES 8
+#define HOST_PAGE_SIZE 4096UL
+#define HOST_MAX_ORDER 4
+#define TABLE_SIZE (1 << 18)
+
+static unsigned int nr_cpus = 4, nr_nodes = 2;
+#define HOST_PCPU_STRIDE 4096UL
+
+static pthread_mutex_t cpu_run[HOST_MAX_CPUS];
+static pthread_once_t locks_once = PTHREAD_ONCE_INIT;
+static __thread unsigned int cur_cpu;
+static __thread bool on_cpu;
+static __thread uint64_t rng_state;
+static unsigned int migrate_one_in;
+static __thread void (*irq_hook)(void *);
+static __thread void *irq_hook_arg;
+static __thread unsigned int irq_hook_countdown;
+static long pages_in_use, bytes_in_use, reports;
+static int fail_pages;
+
+/* Live page blocks: open addressing on the block base, with its node. */
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct block {
+	uintptr_t base;
+	int node;
+	unsigned int order;
+} table[TABLE_SIZE];
+
+static void init_locks(void)
+{
+	for (int i = 0; i < HOST_MAX_CPUS; i++)
+		pthread_mutex_init(&cpu_run[i], NULL);
+}
+
+void rslub_host_configure(unsigned int cpus, unsigned int nodes)
+{
+	pthread_once(&locks_once, init_locks);
+	nr_cpus = cpus > HOST_MAX_CPUS ? HOST_MAX_CPUS : (cpus ? cpus : 1);
+	nr_nodes = nodes > HOST_MAX_NODES ? HOST_MAX_NODES : (nodes ? nodes : 1);
+}
+
+void rslub_host_enter(unsigned int cpu)
+{
+	pthread_once(&locks_once, init_locks);
+	cur_cpu = cpu % nr_cpus;
+	pthread_mutex_lock(&cpu_run[cur_cpu]);
+	on_cpu = true;
+}
+
+void rslub_host_exit(void)
+{
+	on_cpu = false;
+	pthread_mutex_unlock(&cpu_run[cur_cpu]);
+}
+
+void rslub_host_yield(unsigned int cpu)
+{
+	rslub_host_exit();
+	rslub_host_enter(cpu);
+}
+
+unsigned int rslub_host_current_cpu(void)
+{
+	return cur_cpu;
+}
+
+void rslub_host_set_migrate(unsigned int one_in)
+{
+	__atomic_store_n(&migrate_one_in, one_in, __ATOMIC_RELAXED);
+}
+
+static uint64_t rng(void)
+{
+	if (!rng_state)
+		rng_state = (uintptr_t)&rng_state | 1;
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static void maybe_migrate(void)
+{
+	unsigned int n = __atomic_load_n(&migrate_one_in, __ATOMIC_RELAXED);
+
+	if (n && on_cpu && rng() % n == 0)
+		rslub_host_yield(rng() % nr_cpus);
+}
+
+long rslub_host_pages_in_use(void)
+{
+	return __atomic_load_n(&pages_in_use, __ATOMIC_RELAXED);
+}
+
+long rslub_host_bytes_in_use(void)
+{
+	return __atomic_load_n(&bytes_in_use, __ATOMIC_RELAXED);
+}
+
+long rslub_host_reports(void)
+{
+	return __atomic_load_n(&reports, __ATOMIC_RELAXED);
+}
+
+void rslub_host_count_report(void)
+{
+	__atomic_fetch_add(&reports, 1, __ATOMIC_RELAXED);
+}
+
+void rslub_host_fail_pages(int n)
+{
+	__atomic_store_n(&fail_pages, n, __ATOMIC_RELAXED);
+}
+
+void rslub_shim_get_consts(struct rslub_shim_consts *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->page_size = HOST_PAGE_SIZE;
+	c->page_shift = 12;
+	c->cache_line = 64;
+	c->numa_no_node = -1;
+	c->nr_node_ids = nr_nodes;
+	c->nr_cpu_ids = nr_cpus;
+	c->gfp_zero = 0x100;
+	c->gfp_thisnode = 0x200000;
+	c->flag_hwcache_align = 0x10;
+	c->flag_no_merge = 0x1000;
+}
+
+bool rslub_shim_has_cmpxchg128(void)
+{
+	return true;
+}
+
+static size_t slot_of(uintptr_t base)
+{
+	return (base >> 12) * 0x9e3779b97f4a7c15ULL >> (64 - 18);
+}
+
+void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order)
+{
+	size_t bytes = HOST_PAGE_SIZE << order;
+	void *p;
+	size_t i;
+
+	(void)gfp;
+	if (__atomic_load_n(&fail_pages, __ATOMIC_RELAXED) > 0 &&
+	    __atomic_fetch_sub(&fail_pages, 1, __ATOMIC_RELAXED) > 0)
+		return NULL;
+	if (posix_memalign(&p, bytes, bytes))
+		return NULL;
+	if (node < 0 || node >= (int)nr_nodes)
+		node = cur_cpu % nr_nodes;
+	pthread_mutex_lock(&table_lock);
+	for (i = slot_of((uintptr_t)p); table[i].base; i = (i + 1) % TABLE_SIZE)
+		;
+	table[i] = (struct block){ (uintptr_t)p, node, order };
+	pthread_mutex_unlock(&table_lock);
+	__atomic_fetch_add(&pages_in_use, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&bytes_in_use, (long)bytes, __ATOMIC_RELAXED);
+	return p;
+}
+
+/* Finds base's slot; caller holds table_lock. */
+static struct block *lookup(uintptr_t base)
+{
+	for (size_t i = slot_of(base); table[i].base; i = (i + 1) % TABLE_SIZE)
+		if (table[i].base == base)
+			return &table[i];
+	return NULL;
+}
+
+void rslub_shim_free_pages(void *addr, unsigned int order)
+{
+	struct block *b;
+	size_t i, j, k;
+
+	pthread_mutex_lock(&table_lock);
+	b = lookup((uintptr_t)addr);
+	if (!b || b->order != order)
+		abort();	/* the core freed something it did not allocate */
+	/* Delete with backward shift so probe chains stay intact. */
+	i = b - table;
+	table[i].base = 0;
+	for (j = (i + 1) % TABLE_SIZE; table[j].base; j = (j + 1) % TABLE_SIZE) {
+		k = slot_of(table[j].base);
+		if ((j > i && (k <= i || k > j)) || (j < i && k <= i && k > j)) {
+			table[i] = table[j];
+			table[j].base = 0;
+			i = j;
+		}
+	}
+	pthread_mutex_unlock(&table_lock);
+	__atomic_fetch_sub(&pages_in_use, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&bytes_in_use, (long)(HOST_PAGE_SIZE << order), __ATOMIC_RELAXED);
+	free(addr);
+}
+
+int rslub_shim_addr_to_node(const void *addr)
+{
+	struct block *b;
+	int node = 0;
+
+	pthread_mutex_lock(&table_lock);
+	b = lookup((uintptr_t)addr);
+	if (b)
+		node = b->node;
+	pthread_mutex_unlock(&table_lock);
+	return node;
+}
+
+bool rslub_shim_addr_is_direct_mapped(const void *addr)
+{
+	uintptr_t a = (uintptr_t)addr;
+	bool found = false;
+
+	pthread_mutex_lock(&table_lock);
+	for (unsigned int o = 0; o <= HOST_MAX_ORDER && !found; o++) {
+		struct block *b = lookup(a & ~((HOST_PAGE_SIZE << o) - 1));
+
+		found = b && b->order == o;
+	}
+	pthread_mutex_unlock(&table_lock);
+	return found;
+}
+
+void *rslub_shim_alloc_meta(unsigned long size, int node)
+{
+	void *p;
+
+	(void)node;
+	if (posix_memalign(&p, 64, size))
+		return NULL;
+	memset(p, 0, size);
+	return p;
+}
+
+void rslub_shim_free_meta(void *p)
+{
+	free(p);
+}
+
+bool rslub_shim_gfp_allows_blocking(unsigned int gfp)
+{
+	return gfp & 0x400;	/* __GFP_DIRECT_RECLAIM's value in the kernel */
+}
+
+bool rslub_shim_node_has_memory(int node)
+{
+	return node >= 0 && node < (int)nr_nodes;
+}
+
+int rslub_shim_numa_node_id(void)
+{
+	return cur_cpu % nr_nodes;
+}
+
+int rslub_shim_fallback_nodes(int node, int *out, int max)
+{
+	int nr = 0;
+
+	for (int d = 1; d < (int)nr_nodes && nr < max; d++)
+		out[nr++] = (node + d) % nr_nodes;
+	return nr;
+}
+
+bool rslub_shim_cpu_possible(unsigned int cpu)
+{
+	return cpu < nr_cpus;
+}
+
+bool rslub_shim_cpu_online(unsigned int cpu)
+{
+	return cpu < nr_cpus;
+}
+
+/*
+ * A per-CPU area: one fixed-stride block per CPU, so a handle plus an
+ * offset (a counter's address) is a handle too, as in the kernel.
+ */
+unsigned long rslub_shim_alloc_percpu(unsigned long size, unsigned long align)
+{
+	void *p;
+
+	if (size > HOST_PCPU_STRIDE || align > 64)
+		abort();
+	if (posix_memalign(&p, 64, HOST_PCPU_STRIDE * HOST_MAX_CPUS))
+		return 0;
+	memset(p, 0, HOST_PCPU_STRIDE * HOST_MAX_CPUS);
+	return (unsigned long)p;
+}
+
+void rslub_shim_free_percpu(unsigned long pcpu)
+{
+	free((void *)pcpu);
+}
+
+void *rslub_shim_per_cpu_ptr(unsigned long pcpu, unsigned int cpu)
+{
+	return (char *)pcpu + HOST_PCPU_STRIDE * cpu;
+}
+
+void *rslub_shim_this_cpu_ptr(unsigned long pcpu)
+{
+	return rslub_shim_per_cpu_ptr(pcpu, cur_cpu);
+}
+
+void rslub_host_set_irq_hook(void (*fn)(void *), void *arg,
+			     unsigned int skip)
+{
+	irq_hook = fn;
+	irq_hook_arg = arg;
+	irq_hook_countdown = skip;
+}
+
+void rslub_shim_this_cpu_read_pair(unsigned long pcpu, unsigned long *pair)
+{
+	unsigned long *p = rslub_shim_this_cpu_ptr(pcpu);
+
+	pair[1] = __atomic_load_n(&p[1], __ATOMIC_ACQUIRE);
+	pair[0] = __atomic_load_n(&p[0], __ATOMIC_ACQUIRE);
+	maybe_migrate();
+}
+
+static bool cas128(unsigned long *p, unsigned long o0, unsigned long o1,
+		   unsigned long n0, unsigned long n1)
+{
+	unsigned __int128 old = ((unsigned __int128)o1 << 64) | o0;
+	unsigned __int128 new = ((unsigned __int128)n1 << 64) | n0;
+
+	return __sync_bool_compare_and_swap((unsigned __int128 *)p, old, new);
+}
+
+bool rslub_shim_this_cpu_cmpxchg_pair(unsigned long pcpu, unsigned long old0,
+				      unsigned long old1, unsigned long new0,
+				      unsigned long new1)
+{
+	if (irq_hook && irq_hook_countdown-- == 0) {
+		void (*fn)(void *) = irq_hook;
+
+		irq_hook = NULL;
+		fn(irq_hook_arg);	/* an "interrupt" on this CPU, right here */
+	}
+	return cas128(rslub_shim_this_cpu_ptr(pcpu), old0, old1, new0, new1);
+}
+
+void rslub_shim_this_cpu_inc(unsigned long pcpu)
+{
+	__atomic_fetch_add((unsigned long *)rslub_shim_this_cpu_ptr(pcpu), 1,
+			   __ATOMIC_RELAXED);
+}
+
+bool rslub_shim_cmpxchg_pair(unsigned long *pair, unsigned long old0,
+			     unsigned long old1, unsigned long new0,
+			     unsigned long new1)
+{
+	return cas128(pair, old0, old1, new0, new1);
+}
+
+/* The caller already runs alone on its CPU: nothing to exclude. */
+unsigned long rslub_shim_cpu_lock(unsigned int *cpu)
+{
+	if (!on_cpu)
+		abort();	/* allocator used from a thread not on a CPU */
+	*cpu = cur_cpu;
+	return 0;
+}
+
+void rslub_shim_cpu_unlock(unsigned long token)
+{
+	(void)token;
+}
+
+/* Leaves our CPU, then runs fn on each CPU in turn while holding it. */
+void rslub_shim_on_each_cpu(void (*fn)(void *info, unsigned int cpu),
+			    void *info)
+{
+	unsigned int home = cur_cpu;
+	bool was_on = on_cpu;
+
+	if (was_on)
+		rslub_host_exit();
+	for (unsigned int c = 0; c < nr_cpus; c++) {
+		pthread_mutex_lock(&cpu_run[c]);
+		fn(info, c);
+		pthread_mutex_unlock(&cpu_run[c]);
+	}
+	if (was_on)
+		rslub_host_enter(home);
+}
+
+int rslub_shim_cpuhp_register(void)
+{
+	return 1;
+}
+
+void rslub_shim_cpuhp_unregister(int state)
+{
+	(void)state;
+}

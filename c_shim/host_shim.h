@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Test hooks of the userspace twin of the shim (c_shim/host_shim.c). Host
+ * tests only; bindgen generates their Rust declarations with shim.h's.
+ */
+#ifndef RSLUB_HOST_SHIM_H
+#define RSLUB_HOST_SHIM_H
+
+#include <stdbool.h>
+
+/* Machine shape; call before creating caches. At most 64 CPUs, 8 nodes. */
+void rslub_host_configure(unsigned int nr_cpus, unsigned int nr_nodes);
+/*
+ * The calling thread starts running on cpu (blocks while another thread
+ * runs there), stops running, or moves to cpu. Allocator calls are made
+ * only while on a CPU.
+ */
+void rslub_host_enter(unsigned int cpu);
+void rslub_host_exit(void);
+void rslub_host_yield(unsigned int cpu);
+unsigned int rslub_host_current_cpu(void);
+/*
+ * After each this_cpu read, the calling thread moves to a random CPU with
+ * probability 1/one_in (0: never): a migration between reading the tid and
+ * the cmpxchg.
+ */
+void rslub_host_set_migrate(unsigned int one_in);
+/*
+ * Calls fn(arg) once, on this thread and CPU, just before the
+ * (skip+1)-th per-CPU cmpxchg16b from now: an interrupt arriving between
+ * the fast path's reads and its commit.
+ */
+void rslub_host_set_irq_hook(void (*fn)(void *), void *arg,
+			     unsigned int skip);
+/* Page blocks currently allocated, and their total bytes. */
+long rslub_host_pages_in_use(void);
+long rslub_host_bytes_in_use(void);
+/* Problems reported through the platform's report(). */
+long rslub_host_reports(void);
+void rslub_host_count_report(void);
+/* Fail the next n page allocations (0: none). */
+void rslub_host_fail_pages(int n);
+
+#endif /* RSLUB_HOST_SHIM_H */

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Builds the shim's host twin with `cc` and generates its Rust declarations
+//! with the bindgen command (the same tool and header the module build uses).
+
+use std::env;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn main() {
+    let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).join("../..");
+    let shim = root.join("c_shim");
+    for f in ["host_shim.c", "host_shim.h", "shim.h"] {
+        println!("cargo:rerun-if-changed={}", shim.join(f).display());
+    }
+    println!("cargo:rerun-if-changed={}", root.join("include/rslub_limits.h").display());
+    println!("cargo:rerun-if-env-changed=BINDGEN");
+
+    cc::Build::new()
+        .file(shim.join("host_shim.c"))
+        .flag("-mcx16")
+        .flag("-Wall")
+        .flag("-Wextra")
+        .flag("-Werror")
+        .compile("rslub_host_shim");
+
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+    let wrapper = out.join("wrapper.h");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#include \"{}\"\n#include \"{}\"\n",
+            shim.join("shim.h").display(),
+            shim.join("host_shim.h").display()
+        ),
+    )
+    .unwrap();
+    let bindgen = env::var("BINDGEN").unwrap_or_else(|_| "bindgen".into());
+    let mut cmd = Command::new(&bindgen);
+    if env::var_os("LIBCLANG_PATH").is_none() {
+        cmd.env("LIBCLANG_PATH", "/usr/lib/llvm-19/lib");
+    }
+    let status = cmd
+        .arg(&wrapper)
+        .args(["--use-core", "--ctypes-prefix", "core::ffi", "--no-layout-tests"])
+        .args(["--allowlist-function", "rslub_(shim|host)_.*"])
+        .args(["--allowlist-type", "rslub_shim_.*", "--allowlist-var", "RSLUB_.*"])
+        .arg("--with-derive-default")
+        .arg("-o")
+        .arg(out.join("shim_bindings.rs"))
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run {bindgen} (make setup installs it): {e}"));
+    assert!(status.success(), "bindgen failed on c_shim/shim.h");
+}
