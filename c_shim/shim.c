@@ -14,6 +14,7 @@
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/topology.h>
+#include <linux/workqueue.h>
 #include <asm/cpufeature.h>
 
 #include "shim.h"
@@ -197,26 +198,46 @@ void rslub_shim_cpu_unlock(unsigned long flags)
 	local_irq_restore(flags);
 }
 
-struct each_cpu_call {
+struct each_cpu_work {
+	struct work_struct work;
 	void (*fn)(void *info, unsigned int cpu);
 	void *info;
 };
 
-static void each_cpu_tramp(void *arg)
+static void each_cpu_work_fn(struct work_struct *w)
 {
-	struct each_cpu_call *call = arg;
+	struct each_cpu_work *ew = container_of(w, struct each_cpu_work, work);
+	unsigned long flags;
 
-	call->fn(call->info, smp_processor_id());
+	/* A bound worker: it runs on the CPU it was queued on. */
+	local_irq_save(flags);
+	ew->fn(ew->info, smp_processor_id());
+	local_irq_restore(flags);
 }
 
+/*
+ * Like upstream SLUB's flush_all: per-CPU work items rather than IPIs, so
+ * the callback may take spinlock_t locks (not allowed from IPI context
+ * under PREEMPT_RT, which lockdep checks).
+ */
 void rslub_shim_on_each_cpu(void (*fn)(void *info, unsigned int cpu),
 			    void *info)
 {
-	struct each_cpu_call call = { .fn = fn, .info = info };
+	struct each_cpu_work *works;
+	unsigned int cpu;
 
+	works = kcalloc(nr_cpu_ids, sizeof(*works), GFP_KERNEL | __GFP_NOFAIL);
 	cpus_read_lock();
-	on_each_cpu(each_cpu_tramp, &call, 1);
+	for_each_online_cpu(cpu) {
+		works[cpu].fn = fn;
+		works[cpu].info = info;
+		INIT_WORK(&works[cpu].work, each_cpu_work_fn);
+		queue_work_on(cpu, system_percpu_wq, &works[cpu].work);
+	}
+	for_each_online_cpu(cpu)
+		flush_work(&works[cpu].work);
 	cpus_read_unlock();
+	kfree(works);
 }
 
 static int rslub_cpu_dead(unsigned int cpu)

@@ -88,7 +88,10 @@ bool rslub_shim_cmpxchg_pair(unsigned long *pair, unsigned long old0,
 
 unsigned long rslub_shim_cpu_lock(unsigned int *cpu);
 void rslub_shim_cpu_unlock(unsigned long flags);
-/* Runs fn(info, cpu) on every online CPU with irqs off; waits for all. */
+/*
+ * Runs fn(info, cpu) on every online CPU, on that CPU with irqs off, from
+ * process context (a bound work item); waits for all. Sleeps.
+ */
 void rslub_shim_on_each_cpu(void (*fn)(void *info, unsigned int cpu),
 			    void *info);
 

@@ -115,7 +115,10 @@ pub unsafe extern "C" fn rslub_cache_create(
 ) -> *mut Cache {
     // SAFETY: forwarded from the caller's contract.
     let Some((buf, len)) = (unsafe { read_name(name, NAME_MAX) }) else {
-        pr_err!("create: name is NULL, empty or longer than {} bytes\n", NAME_MAX);
+        pr_err!(
+            "create: name is NULL, empty or longer than {} bytes\n",
+            NAME_MAX
+        );
         return err_ptr(EINVAL);
     };
     let name = &buf[..len];
@@ -150,7 +153,14 @@ pub unsafe extern "C" fn rslub_cache_create(
     let layout = match layout {
         Ok(l) => l,
         Err(why) => {
-            pr_err!("create {}: {} (size {}, align {}, flags {:#x})\n", show, why, size, align, flags);
+            pr_err!(
+                "create {}: {} (size {}, align {}, flags {:#x})\n",
+                show,
+                why,
+                size,
+                align,
+                flags
+            );
             return err_ptr(EINVAL);
         }
     };
@@ -215,7 +225,7 @@ pub unsafe extern "C" fn rslub_cache_free(s: *mut Cache, obj: *mut c_void) {
     if obj.is_null() {
         return;
     }
-    // SAFETY: `s` is live per the caller's contract.
+    // SAFETY: `s` is live and the caller owns `obj`, per the contract.
     unsafe { (*s).free(obj.cast()) }
 }
 
@@ -251,7 +261,7 @@ pub unsafe extern "C" fn rslub_cache_free_bulk(s: *mut Cache, nr: usize, p: *mut
     }
     // SAFETY: `p` holds `nr` pointers.
     let objs = unsafe { core::slice::from_raw_parts_mut(p.cast::<*mut u8>(), nr) };
-    // SAFETY: `s` is live per the caller's contract.
+    // SAFETY: `s` is live and the caller owns the objects, per the contract.
     unsafe { (*s).free_bulk(objs) }
 }
 
@@ -408,7 +418,11 @@ pub unsafe extern "C" fn rslub_cache_get(s: *mut Cache, name: *const c_char) -> 
 /// # Safety
 /// `s` is a live cache; `name` is NULL or a NUL-terminated string.
 #[no_mangle]
-pub unsafe extern "C" fn rslub_cache_set(s: *mut Cache, name: *const c_char, value: c_longlong) -> c_int {
+pub unsafe extern "C" fn rslub_cache_set(
+    s: *mut Cache,
+    name: *const c_char,
+    value: c_longlong,
+) -> c_int {
     // SAFETY: forwarded.
     let Some((buf, len)) = (unsafe { attr_name(name) }) else {
         return EINVAL.to_errno();

@@ -12,7 +12,10 @@ fn main() {
     for f in ["host_shim.c", "host_shim.h", "shim.h"] {
         println!("cargo:rerun-if-changed={}", shim.join(f).display());
     }
-    println!("cargo:rerun-if-changed={}", root.join("include/rslub_limits.h").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        root.join("include/rslub_limits.h").display()
+    );
     println!("cargo:rerun-if-env-changed=BINDGEN");
 
     cc::Build::new()
@@ -41,9 +44,19 @@ fn main() {
     }
     let status = cmd
         .arg(&wrapper)
-        .args(["--use-core", "--ctypes-prefix", "core::ffi", "--no-layout-tests"])
+        .args([
+            "--use-core",
+            "--ctypes-prefix",
+            "core::ffi",
+            "--no-layout-tests",
+        ])
         .args(["--allowlist-function", "rslub_(shim|host)_.*"])
-        .args(["--allowlist-type", "rslub_shim_.*", "--allowlist-var", "RSLUB_.*"])
+        .args([
+            "--allowlist-type",
+            "rslub_shim_.*",
+            "--allowlist-var",
+            "RSLUB_.*",
+        ])
         .arg("--with-derive-default")
         .arg("-o")
         .arg(out.join("shim_bindings.rs"))

@@ -4,6 +4,8 @@
 //! crate runs them in userspace over the C shim's host twin
 //! (c_shim/host_shim.c), so they can be tested with `cargo test`.
 
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 pub mod layout;
 pub mod platform;
 pub mod slab;
@@ -13,6 +15,6 @@ pub mod stat;
 pub mod host;
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod slub_tests;
+#[cfg(test)]
+mod tests;

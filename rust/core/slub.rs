@@ -176,7 +176,13 @@ const NO_NODE: i32 = -1;
 impl<P: Platform> Cache<P> {
     /// Creates a cache in memory from the platform. Null on failure.
     /// `name` is truncated to `NAME_LEN` bytes.
-    pub fn create(name: &[u8], flags: u32, layout: Layout, ctor: Option<Ctor>, params: Params) -> *mut Cache<P> {
+    pub fn create(
+        name: &[u8],
+        flags: u32,
+        layout: Layout,
+        ctor: Option<Ctor>,
+        params: Params,
+    ) -> *mut Cache<P> {
         let this = P::alloc_meta(size_of::<Cache<P>>(), NO_NODE).cast::<Cache<P>>();
         if this.is_null() {
             return this;
@@ -306,7 +312,9 @@ impl<P: Platform> Cache<P> {
 
     /// Sets `cpu_partial` (objects); the slab bound is derived like upstream.
     pub fn set_cpu_partial(&self, objects: u32) {
-        let per_slab = u32::try_from(self.layout.objects).unwrap_or(u32::MAX).max(1);
+        let per_slab = u32::try_from(self.layout.objects)
+            .unwrap_or(u32::MAX)
+            .max(1);
         let slabs = objects.saturating_mul(2).div_ceil(per_slab);
         self.cpu_partial.store(objects, Ordering::Relaxed);
         self.cpu_partial_slabs.store(slabs, Ordering::Relaxed);
@@ -575,6 +583,7 @@ impl<P: Platform> Cache<P> {
         loop {
             // SAFETY: `slab` is this CPU's live slab.
             let [freelist, counters] = unsafe { (*slab).read_pair() };
+            // SAFETY: as above.
             let objects = unsafe { (*slab).objects } as usize;
             let new = if freelist == 0 {
                 inuse(counters) as usize
@@ -676,6 +685,7 @@ impl<P: Platform> Cache<P> {
         loop {
             // SAFETY: `slab` is live and was just unlinked under list_lock.
             let [freelist, counters] = unsafe { (*slab).read_pair() };
+            // SAFETY: as above.
             let objects = unsafe { (*slab).objects } as usize;
             let new = if take {
                 [0, objects | FROZEN]
@@ -843,9 +853,7 @@ impl<P: Platform> Cache<P> {
             }
             // SAFETY: list_lock held.
             let lists = unsafe { &mut *node.lists.get() };
-            if new_inuse == 0
-                && self.enough_partial(lists.partial.len())
-            {
+            if new_inuse == 0 && self.enough_partial(lists.partial.len()) {
                 self.stat(Stat::DeactivateEmpty);
                 self.discard_locked(node, lists, slab, &mut d);
             } else if new_free != 0 {
@@ -895,9 +903,7 @@ impl<P: Platform> Cache<P> {
                     }
                     self.stat(Stat::CmpxchgDoubleFail);
                 };
-                if inuse(new) == 0
-                    && self.enough_partial(lists.partial.len())
-                {
+                if inuse(new) == 0 && self.enough_partial(lists.partial.len()) {
                     self.discard_locked(node, lists, slab, &mut d);
                 } else {
                     Self::add_partial(node, lists, slab, true);
@@ -961,7 +967,11 @@ impl<P: Platform> Cache<P> {
 
     /// Frees `obj`. A pointer that is not an allocated object of this cache
     /// is reported and ignored.
-    pub fn free(&self, obj: *mut u8) {
+    ///
+    /// # Safety
+    /// If `obj` is an allocated object of this cache, the caller owns it and
+    /// does not use it afterwards.
+    pub unsafe fn free(&self, obj: *mut u8) {
         let slab = match self.object_slab(obj) {
             Ok(s) => s,
             Err(e) => return self.report(obj, e),
@@ -1086,10 +1096,12 @@ impl<P: Platform> Cache<P> {
             // SAFETY: CPU lock held.
             let obj = unsafe { (*c).freelist };
             let obj = if obj.is_null() {
+                Self::stat_locked(c, Stat::AllocSlowpath);
                 let o = self.slab_alloc_locked(&mut g, gfp, NO_NODE);
                 if o.is_null() {
                     Self::cpu_unlock(g);
-                    self.free_bulk(&mut out[..i]);
+                    // SAFETY: these objects were just allocated for the caller.
+                    unsafe { self.free_bulk(&mut out[..i]) };
                     return false;
                 }
                 o
@@ -1117,11 +1129,14 @@ impl<P: Platform> Cache<P> {
     /// Frees the objects in `objs` (null entries skipped), grouping objects
     /// of one slab into a detached freelist published with one cmpxchg16b.
     /// The slice's entries are consumed (set to null).
-    pub fn free_bulk(&self, objs: &mut [*mut u8]) {
+    ///
+    /// # Safety
+    /// As for [`Cache::free`], for every object in `objs`.
+    pub unsafe fn free_bulk(&self, objs: &mut [*mut u8]) {
         let mut end = objs.len();
         while end > 0 {
             end -= 1;
-            let obj = core::mem::replace(&mut objs[end], ptr::null_mut());
+            let obj = core::mem::take(&mut objs[end]);
             if obj.is_null() {
                 continue;
             }

@@ -96,6 +96,18 @@ impl TestCache {
     fn stat(&self, s: Stat) -> usize {
         self.stat_total(s, &mut [])
     }
+
+    /// Frees an object the test owns (or a bad pointer it wants reported).
+    fn free(&self, o: *mut u8) {
+        // SAFETY: tests free only objects they own, or pointers that are not
+        // live objects of this cache on purpose.
+        unsafe { (**self).free(o) }
+    }
+
+    fn free_bulk(&self, v: &mut [*mut u8]) {
+        // SAFETY: as for `free`.
+        unsafe { (**self).free_bulk(v) }
+    }
 }
 
 fn tag(obj: *mut u8, size: usize, v: u64) {
@@ -161,21 +173,31 @@ fn random_ops_match_model() {
                 0..=4 => {
                     let o = c.alloc(GFP_KERNEL, -1);
                     assert!(!o.is_null());
-                    assert!(live.insert(o as usize, seq).is_none(), "object handed out twice");
+                    assert!(
+                        live.insert(o as usize, seq).is_none(),
+                        "object handed out twice"
+                    );
                     tag(o, size, seq);
                     seq += 1;
                 }
                 5..=7 if !live.is_empty() => {
                     let k = *live.keys().nth(rng.below(live.len())).unwrap();
                     let v = live.remove(&k).unwrap();
-                    assert_eq!(read_tag(k as *mut u8, size), v & mask(size), "object changed while live");
+                    assert_eq!(
+                        read_tag(k as *mut u8, size),
+                        v & mask(size),
+                        "object changed while live"
+                    );
                     c.free(k as *mut u8);
                 }
                 8 => {
                     let mut v = vec![std::ptr::null_mut(); rng.below(40) + 1];
                     assert!(c.alloc_bulk(GFP_KERNEL, &mut v));
                     for &o in &v {
-                        assert!(live.insert(o as usize, seq).is_none(), "bulk handed out a live object");
+                        assert!(
+                            live.insert(o as usize, seq).is_none(),
+                            "bulk handed out a live object"
+                        );
                         tag(o, size, seq);
                         seq += 1;
                     }
@@ -201,7 +223,7 @@ fn random_ops_match_model() {
         for &k in live.keys() {
             on_cpu(rng.below(CPUS as usize) as u32, || c.free(k as *mut u8));
         }
-        assert_eq!(c.stat(Stat::AllocFastpath) + c.stat(Stat::AllocSlowpath) > 0, true);
+        assert!(c.stat(Stat::AllocFastpath) + c.stat(Stat::AllocSlowpath) > 0);
         c.destroy().unwrap();
     }
     assert_eq!(pages(), base, "pages leaked");
@@ -226,7 +248,9 @@ fn gfp_zero_zeroes() {
         c.free(o);
         let o = c.alloc(GFP_KERNEL | GFP_ZERO, -1);
         // SAFETY: as above.
-        assert!(unsafe { std::slice::from_raw_parts(o, 200) }.iter().all(|&b| b == 0));
+        assert!(unsafe { std::slice::from_raw_parts(o, 200) }
+            .iter()
+            .all(|&b| b == 0));
         c.free(o);
     });
     c.destroy().unwrap();
@@ -236,7 +260,9 @@ fn gfp_zero_zeroes() {
 /// (so they become partial), and returns the cache and the survivors.
 fn partial_slabs(c: &TestCache, n: usize) -> Vec<*mut u8> {
     let per = c.layout.objects;
-    let objs: Vec<*mut u8> = on_cpu(0, || (0..n * per).map(|_| c.alloc(GFP_KERNEL, -1)).collect());
+    let objs: Vec<*mut u8> = on_cpu(0, || {
+        (0..n * per).map(|_| c.alloc(GFP_KERNEL, -1)).collect()
+    });
     c.flush_all();
     let mut keep = Vec::new();
     for (i, &o) in objs.iter().enumerate() {
@@ -255,7 +281,10 @@ fn cpu_partial_zero_moves_no_slab_to_cpu_partial() {
     let c = TestCache::new(256, 0, 5, 0);
     let keep = partial_slabs(&c, 6);
     c.flush_all();
-    assert!(c.usage().partial >= 5, "frees should have listed the slabs on the node");
+    assert!(
+        c.usage().partial >= 5,
+        "frees should have listed the slabs on the node"
+    );
     on_cpu(2, || {
         let o = c.alloc(GFP_KERNEL, -1);
         c.free(o);
@@ -302,7 +331,9 @@ fn empty_slabs_are_cached_reused_and_released_by_shrink() {
     let c = TestCache::new(512, 0, 0, 3);
     let per = c.layout.objects;
     // Allocate 5 slabs' worth on CPU 0, free everything from CPU 1.
-    let objs: Vec<*mut u8> = on_cpu(0, || (0..5 * per).map(|_| c.alloc(GFP_KERNEL, -1)).collect());
+    let objs: Vec<*mut u8> = on_cpu(0, || {
+        (0..5 * per).map(|_| c.alloc(GFP_KERNEL, -1)).collect()
+    });
     c.flush_all();
     for &o in &objs {
         on_cpu(1, || c.free(o));
@@ -312,7 +343,11 @@ fn empty_slabs_are_cached_reused_and_released_by_shrink() {
     let slabs_before = c.stat(Stat::AllocSlab);
     let o = on_cpu(2, || c.alloc(GFP_KERNEL, -1));
     assert_eq!(c.stat(Stat::EmptyCacheHit), 1);
-    assert_eq!(c.stat(Stat::AllocSlab), slabs_before, "a cached slab was reused");
+    assert_eq!(
+        c.stat(Stat::AllocSlab),
+        slabs_before,
+        "a cached slab was reused"
+    );
     on_cpu(2, || c.free(o));
     c.shrink();
     assert_eq!(c.usage().empty_slabs, 0);
@@ -327,7 +362,9 @@ fn max_empty_zero_frees_empty_slabs_at_once() {
     let base = pages();
     let c = TestCache::new(512, 0, 0, 0);
     let per = c.layout.objects;
-    let objs: Vec<*mut u8> = on_cpu(0, || (0..4 * per).map(|_| c.alloc(GFP_KERNEL, -1)).collect());
+    let objs: Vec<*mut u8> = on_cpu(0, || {
+        (0..4 * per).map(|_| c.alloc(GFP_KERNEL, -1)).collect()
+    });
     c.flush_all();
     for &o in &objs {
         on_cpu(1, || c.free(o));
@@ -343,7 +380,9 @@ fn min_partial_keeps_empty_partial_slabs() {
     let _m = machine();
     let c = TestCache::new(512, 0, 4, 0);
     let per = c.layout.objects;
-    let objs: Vec<*mut u8> = on_cpu(0, || (0..8 * per).map(|_| c.alloc(GFP_KERNEL, -1)).collect());
+    let objs: Vec<*mut u8> = on_cpu(0, || {
+        (0..8 * per).map(|_| c.alloc(GFP_KERNEL, -1)).collect()
+    });
     c.flush_all();
     for &o in &objs {
         on_cpu(1, || c.free(o));
@@ -498,7 +537,8 @@ extern "C" fn irq_alloc_alloc_free(arg: *mut core::ffi::c_void) {
     let c = unsafe { &*w.cache };
     let a = c.alloc(GFP_KERNEL, -1);
     let b = c.alloc(GFP_KERNEL, -1);
-    c.free(a);
+    // SAFETY: `a` was just allocated here.
+    unsafe { c.free(a) };
     w.got.push(b);
 }
 
@@ -519,11 +559,18 @@ fn interrupt_between_read_and_cmpxchg_forces_a_retry() {
         let fails = c.stat(Stat::CmpxchgDoubleCpuFail);
         // SAFETY: `w` lives until the hook has run (it runs inside alloc).
         unsafe {
-            shim::rslub_host_set_irq_hook(Some(irq_alloc_alloc_free), std::ptr::from_mut(&mut w).cast(), 0)
+            shim::rslub_host_set_irq_hook(
+                Some(irq_alloc_alloc_free),
+                std::ptr::from_mut(&mut w).cast(),
+                0,
+            )
         };
         let x = c.alloc(GFP_KERNEL, -1);
         assert_eq!(w.got.len(), 1, "the interrupt ran");
-        assert!(c.stat(Stat::CmpxchgDoubleCpuFail) > fails, "the interrupted cmpxchg failed");
+        assert!(
+            c.stat(Stat::CmpxchgDoubleCpuFail) > fails,
+            "the interrupted cmpxchg failed"
+        );
         c.free(warm);
         (x, w.got[0])
     });

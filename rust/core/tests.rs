@@ -146,7 +146,14 @@ fn freelist(hdr: &SlabHeader, l: &Layout) -> Vec<*mut u8> {
 
 #[test]
 fn new_slab_threads_every_object_once() {
-    for (size, ctor) in [(8, false), (24, true), (100, false), (1000, true), (4096, false), (16384, false)] {
+    for (size, ctor) in [
+        (8, false),
+        (24, true),
+        (100, false),
+        (1000, true),
+        (4096, false),
+        (16384, false),
+    ] {
         let l = Layout::new(&req(size, 0, false, ctor)).unwrap();
         let b = Block::new(l.slab_bytes);
         // SAFETY: `b` is a slab-sized, slab-aligned block.
@@ -172,8 +179,14 @@ fn check_object_catches_bad_pointers() {
     let hdr = unsafe { &mut *SlabHeader::init(b.ptr, &l, 7, 0) };
     let a = freelist(hdr, &l)[0];
     assert_eq!(hdr.check_object(a, &l, 8), Err(FreeError::NotOurSlab));
-    assert_eq!(hdr.check_object(a.wrapping_add(8), &l, 7), Err(FreeError::NotObjectStart));
-    assert_eq!(hdr.check_object(b.ptr, &l, 7), Err(FreeError::NotObjectStart));
+    assert_eq!(
+        hdr.check_object(a.wrapping_add(8), &l, 7),
+        Err(FreeError::NotObjectStart)
+    );
+    assert_eq!(
+        hdr.check_object(b.ptr, &l, 7),
+        Err(FreeError::NotObjectStart)
+    );
     assert_eq!(hdr.check_object(a, &l, 7), Ok(()));
     hdr.kill();
     assert_eq!(hdr.check_object(a, &l, 7), Err(FreeError::NotOurSlab));

@@ -10,9 +10,11 @@
 #include <kunit/test.h>
 #include <linux/atomic.h>
 #include <linux/completion.h>
+#include <linux/cpumask.h>
 #include <linux/hrtimer.h>
 #include <linux/mm.h>
 #include <linux/nodemask.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/string.h>
@@ -158,17 +160,42 @@ static int cmp_ptr(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Live objects never overlap and freed objects come back. */
+static bool contains(void **sorted, unsigned int n, void *p)
+{
+	unsigned int lo = 0, hi = n;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (sorted[mid] == p)
+			return true;
+		if ((unsigned long)sorted[mid] < (unsigned long)p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* Live objects never overlap, and freed memory is reused, not grown. */
 static void objects_are_distinct_and_reused(struct kunit *test)
 {
-	const unsigned int nr = 2000, size = 48;
+	const unsigned int size = 48;
 	struct rslub_cache *s;
-	void **objs;
-	unsigned int i;
+	void **objs, **again;
+	unsigned int nr, i, reused = 0;
+	long long slabs;
 
-	objs = kunit_kcalloc(test, nr, sizeof(*objs), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, objs);
+	/* One CPU: objects parked on another CPU's lists would be unreachable. */
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current,
+						   cpumask_of(raw_smp_processor_id())), 0);
 	s = make(test, "rslub-t-distinct", size, 0, 0, NULL);
+	/* Whole slabs, so a reallocation cannot come from never-used objects. */
+	nr = 24 * rslub_cache_get(s, "objs_per_slab");
+	objs = kunit_kcalloc(test, nr, sizeof(*objs), GFP_KERNEL);
+	again = kunit_kcalloc(test, nr, sizeof(*again), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, objs);
+	KUNIT_ASSERT_NOT_NULL(test, again);
 	for (i = 0; i < nr; i++) {
 		objs[i] = rslub_cache_alloc(s, GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, objs[i]);
@@ -180,11 +207,22 @@ static void objects_are_distinct_and_reused(struct kunit *test)
 	for (i = 1; i < nr; i++)
 		KUNIT_EXPECT_GE(test, (unsigned long)objs[i] - (unsigned long)objs[i - 1],
 				(unsigned long)size);
-	/* Free one, allocate one: a freed object is reused. */
-	rslub_cache_free(s, objs[nr / 2]);
-	KUNIT_EXPECT_PTR_EQ(test, rslub_cache_alloc(s, GFP_KERNEL), objs[nr / 2]);
+	slabs = rslub_cache_get(s, "slabs");
+	/* Keep every emptied slab, so no memory goes back to the pages. */
+	KUNIT_ASSERT_EQ(test, rslub_cache_set(s, "max_empty", 1000), 0);
 	for (i = 0; i < nr; i++)
 		rslub_cache_free(s, objs[i]);
+	/* The same number again comes from the same memory. */
+	for (i = 0; i < nr; i++) {
+		again[i] = rslub_cache_alloc(s, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, again[i]);
+		reused += contains(objs, nr, again[i]);
+	}
+	KUNIT_EXPECT_EQ(test, reused, nr);
+	KUNIT_EXPECT_LE(test, rslub_cache_get(s, "slabs"), slabs);
+	for (i = 0; i < nr; i++)
+		rslub_cache_free(s, again[i]);
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
 }
 
@@ -443,5 +481,5 @@ static struct kunit_suite rslub_api_suite = {
 
 kunit_test_suite(rslub_api_suite);
 
-MODULE_DESCRIPTION("KUnit tests of rslub's public API");
+MODULE_DESCRIPTION("KUnit tests of rslub: public API and SLUB algorithm");
 MODULE_LICENSE("GPL");

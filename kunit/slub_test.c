@@ -1,0 +1,698 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suite for rslub's SLUB algorithm, seen through the public API and
+ * its introspection calls: fast and slow paths, CPU partial lists, node
+ * partial lists, the empty-slab cache, NUMA, CPU hotplug, bulk, and
+ * concurrency across CPUs. Counters are checked where they make a claim
+ * testable. Work done in kthreads is collected and asserted here, in the
+ * test thread.
+ */
+#include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/cpu.h>
+#include <linux/cpumask.h>
+#include <linux/kthread.h>
+#include <linux/mm.h>
+#include <linux/nodemask.h>
+#include <linux/random.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/vmalloc.h>
+
+#include "rslub.h"
+
+static struct rslub_cache *make(struct kunit *test, const char *name,
+				unsigned int size, void (*ctor)(void *))
+{
+	struct rslub_cache *s = rslub_cache_create(name, size, 0, 0, ctor);
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, s);
+	return s;
+}
+
+static long long st(struct rslub_cache *s, const char *name)
+{
+	return rslub_cache_stat(s, name);
+}
+
+static long long get(struct rslub_cache *s, const char *name)
+{
+	return rslub_cache_get(s, name);
+}
+
+static void set(struct kunit *test, struct rslub_cache *s, const char *name,
+		long long v)
+{
+	KUNIT_ASSERT_EQ(test, rslub_cache_set(s, name, v), 0);
+}
+
+/* Runs the test thread on cpu only, until unpin(). */
+static void pin(struct kunit *test, int cpu)
+{
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(cpu)), 0);
+	KUNIT_ASSERT_EQ(test, raw_smp_processor_id(), cpu);
+}
+
+static void unpin(void)
+{
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+}
+
+static int other_cpu(int cpu)
+{
+	int c = cpumask_next(cpu, cpu_online_mask);
+
+	return c < nr_cpu_ids ? c : cpumask_first(cpu_online_mask);
+}
+
+static void **objs_array(struct kunit *test, size_t n)
+{
+	void **p = kunit_kcalloc(test, n, sizeof(*p), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	return p;
+}
+
+static void first_alloc_is_slow_then_fast(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-s-fast", 64, NULL);
+	void *a, *b;
+
+	pin(test, cpumask_first(cpu_online_mask));
+	a = rslub_cache_alloc(s, GFP_KERNEL);
+	b = rslub_cache_alloc(s, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	KUNIT_EXPECT_EQ(test, st(s, "alloc_slowpath"), 1);
+	KUNIT_EXPECT_EQ(test, st(s, "alloc_slab"), 1);
+	KUNIT_EXPECT_EQ(test, st(s, "alloc_fastpath"), 1);
+	rslub_cache_free(s, b);
+	KUNIT_EXPECT_EQ(test, st(s, "free_fastpath"), 1);
+	/* LIFO: the object just freed on this CPU comes back first. */
+	KUNIT_EXPECT_PTR_EQ(test, rslub_cache_alloc(s, GFP_KERNEL), b);
+	rslub_cache_free(s, a);
+	rslub_cache_free(s, b);
+	unpin();
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+static void remote_free_is_slow(struct kunit *test)
+{
+	int c0 = cpumask_first(cpu_online_mask), c1 = other_cpu(c0);
+	struct rslub_cache *s = make(test, "rslub-s-remote", 64, NULL);
+	void *a;
+
+	if (c1 == c0)
+		kunit_skip(test, "needs two online CPUs");
+	pin(test, c0);
+	a = rslub_cache_alloc(s, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	pin(test, c1);
+	rslub_cache_free(s, a);
+	unpin();
+	KUNIT_EXPECT_EQ(test, st(s, "free_slowpath"), 1);
+	KUNIT_EXPECT_EQ(test, st(s, "free_frozen"), 1);
+	KUNIT_EXPECT_EQ(test, st(s, "free_fastpath"), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+/*
+ * Fills nr_slabs full slabs on CPU c0 and frees everything from c1. The
+ * last slab stays c0's CPU slab; the others were full when freed from.
+ */
+static void fill_then_free_remote(struct kunit *test, struct rslub_cache *s,
+				  int nr_slabs, int c0, int c1)
+{
+	long per = get(s, "objs_per_slab");
+	long n = per * nr_slabs, i;
+	void **p = objs_array(test, n);
+
+	pin(test, c0);
+	KUNIT_ASSERT_TRUE(test, rslub_cache_alloc_bulk(s, GFP_KERNEL, n, p));
+	pin(test, c1);
+	for (i = 0; i < n; i++)
+		rslub_cache_free(s, p[i]);
+	unpin();
+}
+
+static void cpu_partial_zero_keeps_cpu_partial_empty(struct kunit *test)
+{
+	int c0 = cpumask_first(cpu_online_mask), c1 = other_cpu(c0);
+	struct rslub_cache *s = make(test, "rslub-s-cp0", 256, NULL);
+
+	if (c1 == c0)
+		kunit_skip(test, "needs two online CPUs");
+	set(test, s, "cpu_partial", 0);
+	set(test, s, "min_partial", 100);
+	fill_then_free_remote(test, s, 6, c0, c1);
+	KUNIT_EXPECT_EQ(test, get(s, "slabs_cpu_partial"), 0);
+	KUNIT_EXPECT_EQ(test, st(s, "cpu_partial_free"), 0);
+	/* Full slabs gaining a free object went to the node list instead. */
+	KUNIT_EXPECT_GE(test, st(s, "free_add_partial"), 5);
+	KUNIT_EXPECT_GE(test, get(s, "partial"), 5);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+static void remote_frees_fill_cpu_partial_then_drain(struct kunit *test)
+{
+	int c0 = cpumask_first(cpu_online_mask), c1 = other_cpu(c0);
+	struct rslub_cache *s = make(test, "rslub-s-cp", 256, NULL);
+	long limit;
+
+	if (c1 == c0)
+		kunit_skip(test, "needs two online CPUs");
+	set(test, s, "cpu_partial", 30);
+	limit = DIV_ROUND_UP(30 * 2, get(s, "objs_per_slab"));
+	fill_then_free_remote(test, s, 3 * limit, c0, c1);
+	/* Each full slab's first free froze it onto c1's partial list... */
+	KUNIT_EXPECT_GT(test, st(s, "cpu_partial_free"), 0);
+	/* ...which overflowed and was returned to the node. */
+	KUNIT_EXPECT_GT(test, st(s, "cpu_partial_drain"), 0);
+	KUNIT_EXPECT_LE(test, get(s, "slabs_cpu_partial"), limit);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+static void node_partials_refill_cpu_partial_up_to_half(struct kunit *test)
+{
+	int c0 = cpumask_first(cpu_online_mask), c1 = other_cpu(c0);
+	struct rslub_cache *s = make(test, "rslub-s-fill", 256, NULL);
+	long per, limit, n, i;
+	void **p;
+
+	if (c1 == c0)
+		kunit_skip(test, "needs two online CPUs");
+	/* Build 12 partial slabs on the node with CPU partials off. */
+	set(test, s, "cpu_partial", 0);
+	set(test, s, "min_partial", 100);
+	per = get(s, "objs_per_slab");
+	n = 12 * per;
+	p = objs_array(test, n);
+	pin(test, c0);
+	KUNIT_ASSERT_TRUE(test, rslub_cache_alloc_bulk(s, GFP_KERNEL, n, p));
+	pin(test, c1);
+	for (i = 0; i < n; i += per)
+		rslub_cache_free(s, p[i]);
+	set(test, s, "cpu_partial", 30);
+	limit = DIV_ROUND_UP(30 * 2, per);
+	rslub_cache_stat_clear(s, "all");
+	/* c1 has no CPU slab: the slow path takes slabs from the node. */
+	p[0] = rslub_cache_alloc(s, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p[0]);
+	unpin();
+	KUNIT_EXPECT_EQ(test, st(s, "alloc_from_partial"), 1);
+	/* It stops once the number moved is greater than cpu_partial/2. */
+	KUNIT_EXPECT_EQ(test, st(s, "cpu_partial_node"), limit / 2 + 1);
+	for (i = 0; i < n; i++)
+		if (i % per)
+			rslub_cache_free(s, p[i]);
+	rslub_cache_free(s, p[0]);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+static void empty_slabs_cached_reused_and_shrunk(struct kunit *test)
+{
+	int c0 = cpumask_first(cpu_online_mask), c1 = other_cpu(c0);
+	struct rslub_cache *s = make(test, "rslub-s-empty", 512, NULL);
+	long slabs_before;
+	void *o;
+
+	if (c1 == c0)
+		kunit_skip(test, "needs two online CPUs");
+	set(test, s, "cpu_partial", 0);
+	set(test, s, "min_partial", 0);
+	set(test, s, "max_empty", 3);
+	fill_then_free_remote(test, s, 6, c0, c1);
+	KUNIT_EXPECT_EQ(test, get(s, "empty_slabs"), 3);
+	KUNIT_EXPECT_EQ(test, st(s, "empty_cache_add"), 3);
+	/* A CPU without a slab reuses a cached one before new pages. */
+	slabs_before = st(s, "alloc_slab");
+	pin(test, c1);
+	o = rslub_cache_alloc(s, GFP_KERNEL);
+	unpin();
+	KUNIT_ASSERT_NOT_NULL(test, o);
+	KUNIT_EXPECT_EQ(test, st(s, "empty_cache_hit"), 1);
+	KUNIT_EXPECT_EQ(test, st(s, "alloc_slab"), slabs_before);
+	rslub_cache_free(s, o);
+	KUNIT_EXPECT_EQ(test, rslub_cache_shrink(s), 0);
+	KUNIT_EXPECT_EQ(test, get(s, "empty_slabs"), 0);
+	KUNIT_EXPECT_EQ(test, get(s, "slabs"), 0);
+	KUNIT_EXPECT_GT(test, st(s, "empty_cache_release"), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+static void max_empty_zero_frees_at_once(struct kunit *test)
+{
+	int c0 = cpumask_first(cpu_online_mask), c1 = other_cpu(c0);
+	struct rslub_cache *s = make(test, "rslub-s-empty0", 512, NULL);
+
+	if (c1 == c0)
+		kunit_skip(test, "needs two online CPUs");
+	set(test, s, "cpu_partial", 0);
+	set(test, s, "min_partial", 0);
+	set(test, s, "max_empty", 0);
+	fill_then_free_remote(test, s, 6, c0, c1);
+	KUNIT_EXPECT_EQ(test, get(s, "empty_slabs"), 0);
+	KUNIT_EXPECT_EQ(test, st(s, "empty_cache_add"), 0);
+	/* Only c0's CPU slab is left. */
+	KUNIT_EXPECT_EQ(test, get(s, "slabs"), 1);
+	KUNIT_EXPECT_EQ(test, st(s, "free_slab"), 5);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+static void min_partial_keeps_empty_partial_slabs(struct kunit *test)
+{
+	int c0 = cpumask_first(cpu_online_mask), c1 = other_cpu(c0);
+	struct rslub_cache *s = make(test, "rslub-s-minp", 512, NULL);
+
+	if (c1 == c0)
+		kunit_skip(test, "needs two online CPUs");
+	set(test, s, "cpu_partial", 0);
+	set(test, s, "min_partial", 4);
+	set(test, s, "max_empty", 0);
+	fill_then_free_remote(test, s, 8, c0, c1);
+	KUNIT_EXPECT_EQ(test, get(s, "partial"), 4);
+	KUNIT_EXPECT_EQ(test, get(s, "slabs"), 5);	/* + c0's CPU slab */
+	KUNIT_EXPECT_EQ(test, rslub_cache_shrink(s), 0);
+	KUNIT_EXPECT_EQ(test, get(s, "slabs"), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+static void bulk_free_publishes_a_slab_group_once(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-s-bulk", 128, NULL);
+	long per = get(s, "objs_per_slab");
+	void **p = objs_array(test, per);
+	long before;
+
+	pin(test, cpumask_first(cpu_online_mask));
+	/* One whole slab: the CPU slab, after one slow path. */
+	KUNIT_ASSERT_TRUE(test, rslub_cache_alloc_bulk(s, GFP_KERNEL, per, p));
+	KUNIT_EXPECT_EQ(test, st(s, "alloc_slab"), 1);
+	KUNIT_EXPECT_EQ(test, st(s, "alloc_fastpath") + st(s, "alloc_slowpath"), per);
+	before = st(s, "free_fastpath");
+	rslub_cache_free_bulk(s, per, p);
+	/* All objects of one slab go back with one cmpxchg16b. */
+	KUNIT_EXPECT_EQ(test, st(s, "free_fastpath") - before, 1);
+	unpin();
+	KUNIT_EXPECT_EQ(test, get(s, "objects"), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+static void alloc_node_and_node_mismatch(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-s-numa", 256, NULL);
+	int nid, nodes = 0;
+	void *o;
+
+	pin(test, cpumask_first(cpu_online_mask));
+	for_each_node_state(nid, N_MEMORY) {
+		int i;
+
+		for (i = 0; i < 50; i++) {
+			o = rslub_cache_alloc_node(s, GFP_KERNEL, nid);
+			KUNIT_ASSERT_NOT_NULL(test, o);
+			KUNIT_EXPECT_EQ(test, page_to_nid(virt_to_page(o)), nid);
+			rslub_cache_free(s, o);
+		}
+		nodes++;
+	}
+	unpin();
+	if (nodes > 1)
+		KUNIT_EXPECT_GT(test, st(s, "alloc_node_mismatch"), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+static void sizes_reuse_and_keep_contents(struct kunit *test)
+{
+	static const unsigned int sizes[] = { 8, 16, 24, 40, 64, 96, 128, 200,
+					      256, 512, 1024, 2000, 4096, 8192,
+					      16384 };
+	unsigned int i, j;
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		struct rslub_cache *s = make(test, "rslub-s-sizes", sizes[i], NULL);
+		u8 *p[64];
+
+		for (j = 0; j < ARRAY_SIZE(p); j++) {
+			p[j] = rslub_cache_alloc(s, GFP_KERNEL);
+			KUNIT_ASSERT_NOT_NULL(test, p[j]);
+			memset(p[j], j, sizes[i]);
+		}
+		for (j = 0; j < ARRAY_SIZE(p); j++) {
+			KUNIT_EXPECT_EQ(test, p[j][0], (u8)j);
+			KUNIT_EXPECT_EQ(test, p[j][sizes[i] - 1], (u8)j);
+			rslub_cache_free(s, p[j]);
+		}
+		KUNIT_EXPECT_EQ(test, get(s, "objects"), 0);
+		KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+	}
+}
+
+static atomic_t slub_ctor_calls;
+
+static void count_ctor(void *obj)
+{
+	atomic_inc(&slub_ctor_calls);
+	memset(obj, 0x3c, 48);
+}
+
+static void ctor_count_matches_slabs(struct kunit *test)
+{
+	struct rslub_cache *s;
+	void **p;
+	long i, n = 500;
+
+	atomic_set(&slub_ctor_calls, 0);
+	s = make(test, "rslub-s-ctor", 48, count_ctor);
+	p = objs_array(test, n);
+	for (i = 0; i < n; i++) {
+		p[i] = rslub_cache_alloc(s, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, p[i]);
+		KUNIT_EXPECT_EQ(test, ((u8 *)p[i])[47], 0x3c);
+	}
+	KUNIT_EXPECT_EQ(test, (long)atomic_read(&slub_ctor_calls),
+			st(s, "alloc_slab") * get(s, "objs_per_slab"));
+	for (i = 0; i < n; i++)
+		rslub_cache_free(s, p[i]);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+static void tunables_reject_bad_values(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-s-tune", 64, NULL);
+	long long cp = get(s, "cpu_partial");
+
+	KUNIT_EXPECT_EQ(test, rslub_cache_set(s, "cpu_partial", -1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rslub_cache_set(s, "cpu_partial", 1LL << 40), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rslub_cache_set(s, "min_partial", 1001), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rslub_cache_set(s, "no_such_knob", 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rslub_cache_set(s, NULL, 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, get(s, "cpu_partial"), cp);
+	KUNIT_EXPECT_EQ(test, rslub_cache_stat(s, "no_such_stat"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "no_such_attr"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+static void churn_100k_objects(struct kunit *test)
+{
+	const long n = 100000;
+	struct rslub_cache *s = make(test, "rslub-s-churn", 64, NULL);
+	void **p = vzalloc(n * sizeof(*p));
+	long i, bad = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	for (i = 0; i < n; i++) {
+		p[i] = rslub_cache_alloc(s, GFP_KERNEL);
+		if (!p[i])
+			break;
+		*(long *)p[i] = i;
+	}
+	KUNIT_EXPECT_EQ(test, i, n);
+	KUNIT_EXPECT_EQ(test, get(s, "objects"), n);
+	for (i = 0; i < 4 * n; i++) {
+		long k = get_random_u32_below(n);
+
+		if (*(long *)p[k] != k)
+			bad++;
+		rslub_cache_free(s, p[k]);
+		p[k] = rslub_cache_alloc(s, GFP_KERNEL);
+		if (!p[k])
+			break;
+		*(long *)p[k] = k;
+		if (!(i & 4095))
+			cond_resched();
+	}
+	KUNIT_EXPECT_EQ(test, bad, 0L);
+	for (i = 0; i < n; i++)
+		rslub_cache_free(s, p[i]);
+	vfree(p);
+	KUNIT_EXPECT_EQ(test, get(s, "objects"), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+/* --- producer on one CPU, consumer freeing on another --- */
+
+#define RING 256
+
+struct handoff {
+	struct rslub_cache *s;
+	spinlock_t lock;	/* protects ring, head, tail, done_producing */
+	void *ring[RING];
+	unsigned int head, tail;
+	long count, produced, consumed, bad, failed;
+	bool done_producing;
+	struct completion producer_done, consumer_done;
+};
+
+static int producer_fn(void *arg)
+{
+	struct handoff *h = arg;
+	long i;
+
+	for (i = 0; i < h->count; i++) {
+		long *o = rslub_cache_alloc(h->s, GFP_KERNEL);
+
+		if (!o) {
+			h->failed++;
+			continue;
+		}
+		*o = i;
+		o[1] = ~i;
+		for (;;) {
+			spin_lock(&h->lock);
+			if (h->head - h->tail < RING) {
+				h->ring[h->head++ % RING] = o;
+				spin_unlock(&h->lock);
+				break;
+			}
+			spin_unlock(&h->lock);
+			cond_resched();
+		}
+		h->produced++;
+	}
+	spin_lock(&h->lock);
+	h->done_producing = true;
+	spin_unlock(&h->lock);
+	complete(&h->producer_done);
+	return 0;
+}
+
+static int consumer_fn(void *arg)
+{
+	struct handoff *h = arg;
+
+	for (;;) {
+		long *o = NULL;
+		bool done;
+
+		spin_lock(&h->lock);
+		if (h->tail != h->head)
+			o = h->ring[h->tail++ % RING];
+		done = h->done_producing && h->tail == h->head;
+		spin_unlock(&h->lock);
+		if (o) {
+			if (o[1] != ~o[0])
+				h->bad++;
+			rslub_cache_free(h->s, o);
+			h->consumed++;
+			continue;
+		}
+		if (done)
+			break;
+		cond_resched();
+	}
+	complete(&h->consumer_done);
+	return 0;
+}
+
+static void producer_consumer_across_cpus(struct kunit *test)
+{
+	int c0 = cpumask_first(cpu_online_mask), c1 = other_cpu(c0);
+	struct handoff *h = kunit_kzalloc(test, sizeof(*h), GFP_KERNEL);
+	struct task_struct *p, *c;
+
+	KUNIT_ASSERT_NOT_NULL(test, h);
+	if (c1 == c0)
+		kunit_skip(test, "needs two online CPUs");
+	h->s = make(test, "rslub-s-prodcons", 128, NULL);
+	h->count = 50000;
+	spin_lock_init(&h->lock);
+	init_completion(&h->producer_done);
+	init_completion(&h->consumer_done);
+	p = kthread_run_on_cpu(producer_fn, h, c0, "rslub_prod/%u");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(p));
+	c = kthread_run_on_cpu(consumer_fn, h, c1, "rslub_cons/%u");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(c));
+	wait_for_completion(&h->producer_done);
+	wait_for_completion(&h->consumer_done);
+	KUNIT_EXPECT_EQ(test, h->failed, 0L);
+	KUNIT_EXPECT_EQ(test, h->produced, h->count);
+	KUNIT_EXPECT_EQ(test, h->consumed, h->count);
+	KUNIT_EXPECT_EQ(test, h->bad, 0L);
+	/* The consumer's frees hit slabs that are not its own. */
+	KUNIT_EXPECT_GT(test, st(h->s, "free_slowpath"), h->count / 2);
+	KUNIT_EXPECT_EQ(test, get(h->s, "objects"), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(h->s), 0);
+}
+
+/* --- every CPU hammering one cache, with frees across CPUs --- */
+
+struct hammer_shared {
+	spinlock_t lock;	/* protects slot */
+	void *slot;		/* objects swapped between CPUs */
+};
+
+struct hammer {
+	struct rslub_cache *s;
+	struct hammer_shared *sh;
+	int cpu;
+	long ops, bad, failed;
+	struct completion done;
+};
+
+static int hammer_fn(void *arg)
+{
+	struct hammer *h = arg;
+	long tagv = (long)h->cpu << 32;
+	long *held[32];
+	long i, j;
+
+	for (i = 0; i < 20000; i += ARRAY_SIZE(held)) {
+		for (j = 0; j < ARRAY_SIZE(held); j++) {
+			held[j] = rslub_cache_alloc(h->s, GFP_KERNEL);
+			if (!held[j]) {
+				h->failed++;
+				continue;
+			}
+			held[j][0] = tagv | j;
+			held[j][7] = ~(tagv | j);
+		}
+		for (j = 0; j < ARRAY_SIZE(held); j++) {
+			void *o = held[j];
+
+			if (!o)
+				continue;
+			if (held[j][0] != (tagv | j) || held[j][7] != ~(tagv | j))
+				h->bad++;
+			/* Every 4th object is swapped with one from another CPU. */
+			if ((j & 3) == 0) {
+				spin_lock(&h->sh->lock);
+				swap(h->sh->slot, o);
+				spin_unlock(&h->sh->lock);
+			}
+			rslub_cache_free(h->s, o);
+			h->ops++;
+		}
+		cond_resched();
+	}
+	complete(&h->done);
+	return 0;
+}
+
+static void every_cpu_hammers_one_cache(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-s-hammer", 64, NULL);
+	struct hammer_shared *sh = kunit_kzalloc(test, sizeof(*sh), GFP_KERNEL);
+	struct hammer *hs;
+	int cpu, n = 0, i;
+
+	KUNIT_ASSERT_NOT_NULL(test, sh);
+	spin_lock_init(&sh->lock);
+	hs = kunit_kcalloc(test, nr_cpu_ids, sizeof(*hs), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, hs);
+	for_each_online_cpu(cpu) {
+		struct hammer *h = &hs[n++];
+		struct task_struct *t;
+
+		h->s = s;
+		h->sh = sh;
+		h->cpu = cpu;
+		init_completion(&h->done);
+		t = kthread_run_on_cpu(hammer_fn, h, cpu, "rslub_hammer/%u");
+		KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	}
+	for (i = 0; i < n; i++)
+		wait_for_completion(&hs[i].done);
+	rslub_cache_free(s, sh->slot);
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_EQ(test, hs[i].bad, 0L);
+		KUNIT_EXPECT_EQ(test, hs[i].failed, 0L);
+		KUNIT_EXPECT_GT(test, hs[i].ops, 0L);
+	}
+	KUNIT_EXPECT_EQ(test, get(s, "objects"), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+/* --- CPU hotplug --- */
+
+static void cpu_offline_flushes_its_slabs(struct kunit *test)
+{
+	int c0 = cpumask_first(cpu_online_mask), c1 = other_cpu(c0);
+	struct rslub_cache *s = make(test, "rslub-s-hotplug", 256, NULL);
+	long per = get(s, "objs_per_slab"), i, n;
+	void **p;
+	int ret;
+
+	if (c1 == c0)
+		kunit_skip(test, "needs two online CPUs");
+	n = 4 * per + 3;
+	p = objs_array(test, n);
+	/* c1 gets a CPU slab with free objects and, by remote frees, CPU partials. */
+	pin(test, c0);
+	KUNIT_ASSERT_TRUE(test, rslub_cache_alloc_bulk(s, GFP_KERNEL, n, p));
+	pin(test, c1);
+	for (i = 0; i < n; i += 2)
+		rslub_cache_free(s, p[i]);
+	p[0] = rslub_cache_alloc(s, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p[0]);
+	pin(test, c0);
+	unpin();
+	KUNIT_EXPECT_GE(test, get(s, "cpu_slabs"), 2);
+	ret = remove_cpu(c1);
+	if (ret) {
+		for (i = 0; i < n; i++)
+			if (i == 0 || i % 2)
+				rslub_cache_free(s, p[i]);
+		rslub_cache_destroy(s);
+		kunit_skip(test, "cannot take CPU %d offline (%d)", c1, ret);
+	}
+	/* c1's CPU slab and CPU partial list went back to the nodes. */
+	KUNIT_EXPECT_EQ(test, get(s, "cpu_slabs"), 1);
+	KUNIT_EXPECT_GE(test, st(s, "cpuslab_flush"), 1);
+	for (i = 0; i < n; i++)
+		if (i == 0 || i % 2)
+			rslub_cache_free(s, p[i]);
+	KUNIT_EXPECT_EQ(test, get(s, "objects"), 0);
+	/* No phantom objects on the dead CPU. */
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+	KUNIT_EXPECT_EQ(test, add_cpu(c1), 0);
+}
+
+static struct kunit_case rslub_slub_cases[] = {
+	KUNIT_CASE(first_alloc_is_slow_then_fast),
+	KUNIT_CASE(remote_free_is_slow),
+	KUNIT_CASE(cpu_partial_zero_keeps_cpu_partial_empty),
+	KUNIT_CASE(remote_frees_fill_cpu_partial_then_drain),
+	KUNIT_CASE(node_partials_refill_cpu_partial_up_to_half),
+	KUNIT_CASE(empty_slabs_cached_reused_and_shrunk),
+	KUNIT_CASE(max_empty_zero_frees_at_once),
+	KUNIT_CASE(min_partial_keeps_empty_partial_slabs),
+	KUNIT_CASE(bulk_free_publishes_a_slab_group_once),
+	KUNIT_CASE(alloc_node_and_node_mismatch),
+	KUNIT_CASE(sizes_reuse_and_keep_contents),
+	KUNIT_CASE(ctor_count_matches_slabs),
+	KUNIT_CASE(tunables_reject_bad_values),
+	KUNIT_CASE_SLOW(churn_100k_objects),
+	KUNIT_CASE(producer_consumer_across_cpus),
+	KUNIT_CASE(every_cpu_hammers_one_cache),
+	KUNIT_CASE(cpu_offline_flushes_its_slabs),
+	{}
+};
+
+static struct kunit_suite rslub_slub_suite = {
+	.name = "rslub_slub",
+	.test_cases = rslub_slub_cases,
+};
+
+kunit_test_suite(rslub_slub_suite);
