@@ -8,6 +8,7 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+export PATH=$HOME/.cargo/bin:$PATH
 CACHE=${RSLUB_CACHE:-$HOME/.cache/rslub}
 FLAVOR=test
 PRINT_KDIR=0
@@ -122,12 +123,20 @@ install_bindgen() {
 		env LIBCLANG_PATH=/usr/lib/llvm-19/lib cargo install bindgen-cli --locked
 }
 
+# pip puts vng next to the interpreter, which need not be on PATH.
+find_vng() {
+	command -v vng 2>/dev/null ||
+		python3 -c 'import os, sys; p = os.path.join(os.path.dirname(sys.executable), "vng"); print(p if os.access(p, os.X_OK) else "")'
+}
+
 install_vng() {
-	if command -v vng >/dev/null; then
+	if [ -n "$(find_vng)" ]; then
 		say "virtme-ng: present"
 		return
 	fi
-	run "pip install virtme-ng" "$LOGDIR/pip.log" pip install virtme-ng
+	command -v python3 >/dev/null || die "unsupported host: no python3 (needed for virtme-ng)"
+	run "pip install virtme-ng" "$LOGDIR/pip.log" python3 -m pip install virtme-ng
+	[ -n "$(find_vng)" ] || die "virtme-ng installed but no vng command found (log: $LOGDIR/pip.log)"
 }
 
 # Kernel: extracted and built once per (version, flavor, fragment contents).

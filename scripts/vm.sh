@@ -38,7 +38,11 @@ fi
 [ -z "${VM_APPEND:-}" ] || args+=(--append "$VM_APPEND")
 [ -z "${VM_QEMU_OPTS:-}" ] || args+=(--qemu-opts="$VM_QEMU_OPTS")
 
-timeout --foreground -k 10 "$tmo" vng "${args[@]}" --exec "$cmd"
+# pip puts vng next to the interpreter, which need not be on PATH.
+vng=${VNG:-$(command -v vng 2>/dev/null ||
+	python3 -c 'import os, sys; print(os.path.join(os.path.dirname(sys.executable), "vng"))')}
+[ -x "$vng" ] || { echo "vm: vng not found (run 'make setup')" >&2; exit 2; }
+timeout --foreground -k 10 "$tmo" "$vng" "${args[@]}" --exec "$cmd"
 rc=$?
 if [ $rc = 124 ] || [ $rc = 137 ]; then
 	echo "vm: TIMEOUT: the guest did not finish within ${tmo}s (VM_TIMEOUT); killed" >&2

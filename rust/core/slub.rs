@@ -1290,6 +1290,7 @@ impl<P: Platform> Cache<P> {
     pub fn usage(&self) -> Usage {
         let mut u = Usage::default();
         let per_slab = self.layout.objects;
+        let limit = self.cpu_partial_slabs.load(Ordering::Relaxed) as usize + 1;
         for cpu in 0..P::nr_cpu_ids() {
             if !P::cpu_possible(cpu) {
                 continue;
@@ -1302,15 +1303,33 @@ impl<P: Platform> Cache<P> {
                     u.cpu_slabs += 1;
                     let mut free = 0;
                     let mut cur = ptr::read_volatile(ptr::addr_of!((*c).freelist));
-                    while !cur.is_null() && free < per_slab {
+                    // The owner may be changing this list: follow it only
+                    // through object starts of this slab, at most a slab's
+                    // worth, so a stale link is never dereferenced.
+                    while !cur.is_null()
+                        && free < per_slab
+                        && SlabHeader::of(cur, &self.layout) == slab
+                        && self
+                            .layout
+                            .object_index(cur as usize - slab as usize)
+                            .is_some()
+                    {
                         free += 1;
                         cur = get_free_pointer(cur, &self.layout);
                     }
                     let slab_free_objs = per_slab - inuse((*slab).read_pair()[1]) as usize;
                     u.live_objects += per_slab.saturating_sub(free + slab_free_objs);
                 }
+                // Racing with the owner CPU: follow only live slabs of this
+                // cache, and no more than the list can hold.
                 let mut p = ptr::read_volatile(ptr::addr_of!((*c).partial));
-                while !p.is_null() {
+                let mut seen = 0;
+                while !p.is_null()
+                    && seen <= limit
+                    && P::addr_valid(p.cast())
+                    && (*p).is_live_for(self.owner())
+                {
+                    seen += 1;
                     u.cpu_partial_slabs += 1;
                     u.live_objects += inuse((*p).read_pair()[1]) as usize;
                     p = ptr::read_volatile(ptr::addr_of!((*p).next));
@@ -1337,10 +1356,8 @@ impl<P: Platform> Cache<P> {
             }
             u.objects_partial += partial_inuse;
             u.live_objects += partial_inuse;
-            // Slabs on no node list and not on a CPU are full.
-            let listed = lists.partial.len() + lists.empty.len();
-            let _ = listed;
         }
+        // Slabs on no node list and not held by a CPU are full.
         let listed_or_cpu = u.partial + u.empty_slabs + u.cpu_slabs + u.cpu_partial_slabs;
         u.live_objects += u.slabs.saturating_sub(listed_or_cpu) * per_slab;
         u
