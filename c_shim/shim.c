@@ -8,11 +8,14 @@
 #include <linux/cpuhotplug.h>
 #include <linux/gfp.h>
 #include <linux/irqflags.h>
+#include <linux/kobject.h>
 #include <linux/mm.h>
 #include <linux/nodemask.h>
 #include <linux/percpu.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
+#include <linux/sprintf.h>
+#include <linux/sysfs.h>
 #include <linux/topology.h>
 #include <linux/workqueue.h>
 #include <asm/cpufeature.h>
@@ -255,4 +258,116 @@ int rslub_shim_cpuhp_register(void)
 void rslub_shim_cpuhp_unregister(int state)
 {
 	cpuhp_remove_state_nocalls(state);
+}
+
+void *rslub_shim_sysfs_root_create(void)
+{
+	return kobject_create_and_add("rslub", kernel_kobj);
+}
+
+void rslub_shim_sysfs_root_destroy(void *root)
+{
+	kobject_put(root);
+}
+
+struct rslub_attr {
+	struct kobj_attribute ka;
+	unsigned int index;
+};
+
+struct rslub_dir {
+	struct kobject kobj;
+	void *cache;
+	unsigned int n;
+	struct attribute **ptrs;	/* n + 1, NULL-terminated */
+	struct attribute_group group;
+	struct rslub_attr attrs[];
+};
+
+static void rslub_dir_release(struct kobject *kobj)
+{
+	struct rslub_dir *d = container_of(kobj, struct rslub_dir, kobj);
+
+	kfree(d->ptrs);
+	kfree(d);
+}
+
+static const struct kobj_type rslub_dir_type = {
+	.release = rslub_dir_release,
+	.sysfs_ops = &kobj_sysfs_ops,
+};
+
+static ssize_t rslub_attr_show(struct kobject *kobj, struct kobj_attribute *ka,
+			       char *buf)
+{
+	struct rslub_dir *d = container_of(kobj, struct rslub_dir, kobj);
+	struct rslub_attr *a = container_of(ka, struct rslub_attr, ka);
+
+	return rslub_rust_sysfs_show(d->cache, a->index, buf);
+}
+
+static ssize_t rslub_attr_store(struct kobject *kobj, struct kobj_attribute *ka,
+				const char *buf, size_t len)
+{
+	struct rslub_dir *d = container_of(kobj, struct rslub_dir, kobj);
+	struct rslub_attr *a = container_of(ka, struct rslub_attr, ka);
+
+	return rslub_rust_sysfs_store(d->cache, a->index, buf, len);
+}
+
+void *rslub_shim_sysfs_cache_add(void *root, const char *name, void *cache,
+				 const char *const *names,
+				 const unsigned short *modes, unsigned int n)
+{
+	struct rslub_dir *d;
+	unsigned int i;
+
+	d = kzalloc(struct_size(d, attrs, n), GFP_KERNEL);
+	if (!d)
+		return NULL;
+	d->ptrs = kcalloc(n + 1, sizeof(*d->ptrs), GFP_KERNEL);
+	if (!d->ptrs) {
+		kfree(d);
+		return NULL;
+	}
+	d->cache = cache;
+	d->n = n;
+	for (i = 0; i < n; i++) {
+		struct rslub_attr *a = &d->attrs[i];
+
+		sysfs_attr_init(&a->ka.attr);
+		a->ka.attr.name = names[i];
+		a->ka.attr.mode = modes[i];
+		a->ka.show = (modes[i] & 0444) ? rslub_attr_show : NULL;
+		a->ka.store = (modes[i] & 0222) ? rslub_attr_store : NULL;
+		a->index = i;
+		d->ptrs[i] = &a->ka.attr;
+	}
+	d->group.attrs = d->ptrs;
+	if (kobject_init_and_add(&d->kobj, &rslub_dir_type, root, "%s", name))
+		goto put;
+	if (sysfs_create_group(&d->kobj, &d->group)) {
+		kobject_del(&d->kobj);
+		goto put;
+	}
+	kobject_uevent(&d->kobj, KOBJ_ADD);
+	return d;
+put:
+	kobject_put(&d->kobj);
+	return NULL;
+}
+
+void rslub_shim_sysfs_cache_remove(void *dir)
+{
+	struct rslub_dir *d = dir;
+
+	if (!d)
+		return;
+	kobject_del(&d->kobj);
+	kobject_put(&d->kobj);
+}
+
+int rslub_shim_format_symbol(char *buf, unsigned long size, const void *fn)
+{
+	return scnprintf(buf, size, "%pS", fn);
 }

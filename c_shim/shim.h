@@ -102,4 +102,27 @@ void rslub_shim_cpuhp_unregister(int state);
 /* Implemented in Rust. */
 void rslub_rust_cpu_dead(unsigned int cpu);
 
+/* --- sysfs: /sys/kernel/rslub/<cache>/<attr>; formatting is Rust's --- */
+
+/* Creates /sys/kernel/rslub; returns a handle or NULL. */
+void *rslub_shim_sysfs_root_create(void);
+void rslub_shim_sysfs_root_destroy(void *root);
+/*
+ * Adds root/<name>/ with n attributes named names[i], read-only (mode 0444)
+ * or read-write (0644) or write-only (0200) as modes[i] says. show/store go
+ * to rslub_rust_sysfs_show/store(cache, index, ...). Returns a handle or
+ * NULL.
+ */
+void *rslub_shim_sysfs_cache_add(void *root, const char *name, void *cache,
+				 const char *const *names,
+				 const unsigned short *modes, unsigned int n);
+/* Removes the directory; no show/store runs once this returns. */
+void rslub_shim_sysfs_cache_remove(void *dir);
+/* Implemented in Rust: fill buf (PAGE_SIZE) and return its length, or -errno. */
+long rslub_rust_sysfs_show(void *cache, unsigned int index, char *buf);
+long rslub_rust_sysfs_store(void *cache, unsigned int index, const char *buf,
+			    unsigned long len);
+/* "%pS" of fn into buf (size bytes); returns the length. */
+int rslub_shim_format_symbol(char *buf, unsigned long size, const void *fn);
+
 #endif /* RSLUB_SHIM_H */

@@ -3,16 +3,18 @@
 //! and the translation between C conventions (ERR_PTR, NULL) and the core
 //! [`Cache`]. The symbols are exported by c_shim/exports.c.
 //!
-//! Locks: `CACHES` (the registry mutex) is taken by create, destroy, the
-//! introspection calls and the CPU hotplug callback, and is never held while
-//! flushing CPUs (that takes `cpus_read_lock`, which the hotplug callback
-//! already holds when it takes `CACHES`).
+//! Locks: `CACHES` (the registry mutex) is taken by create, destroy and the
+//! CPU hotplug callback, and is never held while flushing CPUs (that takes
+//! `cpus_read_lock`, which the hotplug callback already holds when it takes
+//! `CACHES`). sysfs directories are added and removed under `CACHES`; their
+//! show/store callbacks do not take it (removal waits for them instead).
 
 use crate::kplat::Kernel;
 use crate::layout::{Layout, LayoutRequest};
 use crate::slab::HEADER_SIZE;
 use crate::slub::{Ctor, Params};
 use crate::stat::Stat;
+use crate::sysfs::Root;
 use core::ffi::{c_char, c_int, c_longlong, c_uint, c_void};
 use core::ptr;
 use kernel::prelude::*;
@@ -30,30 +32,47 @@ pub const MAX_OBJECT_SIZE: usize = crate::shim::RSLUB_MAX_OBJECT_SIZE as usize;
 /// Objects a slab should hold at least, when waste allows.
 const MIN_OBJECTS: usize = 8;
 
-/// A registered cache pointer.
-struct CachePtr(*mut Cache);
+/// A registered cache and its sysfs directory.
+struct CachePtr {
+    cache: *mut Cache,
+    dir: *mut c_void,
+}
+
+/// The live caches and the sysfs root they appear under.
+pub struct Registry {
+    caches: KVec<CachePtr>,
+    root: Option<Root>,
+}
 
 // SAFETY: a cache is shared by every CPU by design; the registry only
 // follows these pointers while holding `CACHES`.
-unsafe impl Send for CachePtr {}
+unsafe impl Send for Registry {}
 
 global_lock! {
     // SAFETY: initialized by `init_registry` in module init, before any API call.
-    unsafe(uninit) static CACHES: Mutex<KVec<CachePtr>> = KVec::new();
+    unsafe(uninit) static CACHES: Mutex<Registry> = Registry { caches: KVec::new(), root: None };
 }
 
-/// Initializes the registry.
+/// Initializes the registry and the sysfs root.
 ///
 /// # Safety
 /// Called exactly once, at module init, before any API call.
-pub unsafe fn init_registry() {
+pub unsafe fn init_registry() -> Result {
     // SAFETY: the caller guarantees a single call before first use.
     unsafe { CACHES.init() };
+    CACHES.lock().root = Some(Root::new()?);
+    Ok(())
 }
 
-/// Caches still registered at module exit (their users leaked them).
-pub fn leaked_caches() -> usize {
-    CACHES.lock().len()
+/// At module exit: removes the sysfs tree; returns how many caches were
+/// never destroyed (their users leaked them).
+pub fn exit_registry() -> usize {
+    let mut reg = CACHES.lock();
+    for c in reg.caches.iter() {
+        Root::remove(c.dir);
+    }
+    reg.root = None;
+    reg.caches.len()
 }
 
 fn err_ptr<T>(e: kernel::error::Error) -> *mut T {
@@ -123,6 +142,13 @@ pub unsafe extern "C" fn rslub_cache_create(
     };
     let name = &buf[..len];
     let show = core::str::from_utf8(name).unwrap_or("<non-utf8 name>");
+    if name.contains(&b'/') {
+        pr_err!(
+            "create {}: name must not contain '/' (it names a sysfs directory)\n",
+            show
+        );
+        return err_ptr(EINVAL);
+    }
     let c = crate::consts();
     let (size, align) = (size as usize, align as usize);
     let why = if size == 0 || size > MAX_OBJECT_SIZE {
@@ -164,14 +190,18 @@ pub unsafe extern "C" fn rslub_cache_create(
             return err_ptr(EINVAL);
         }
     };
-    let mut caches = CACHES.lock();
+    let mut reg = CACHES.lock();
     // SAFETY: registered pointers are live caches; the registry lock keeps
     // them from being destroyed while we look.
-    if caches.iter().any(|e| unsafe { (*e.0).name() } == name) {
+    if reg
+        .caches
+        .iter()
+        .any(|e| unsafe { (*e.cache).name() } == name)
+    {
         pr_err!("create {}: a cache with this name exists\n", show);
         return err_ptr(EEXIST);
     }
-    if caches.reserve(1, GFP_KERNEL).is_err() {
+    if reg.caches.reserve(1, GFP_KERNEL).is_err() {
         return err_ptr(ENOMEM);
     }
     let (auto_cpu_partial, auto_min_partial) = size_defaults(size, c.page_size);
@@ -186,8 +216,18 @@ pub unsafe extern "C" fn rslub_cache_create(
     if cache.is_null() {
         return err_ptr(ENOMEM);
     }
+    let dir = reg
+        .root
+        .as_ref()
+        .map_or(ptr::null_mut(), |r| r.add(cache, name));
+    if dir.is_null() {
+        pr_err!("create {}: cannot add its sysfs directory\n", show);
+        // SAFETY: the cache was just created and is unpublished.
+        let _ = unsafe { Cache::destroy(cache) };
+        return err_ptr(ENOMEM);
+    }
     // Capacity was reserved above, so this cannot fail.
-    let _ = caches.push(CachePtr(cache), GFP_KERNEL);
+    let _ = reg.caches.push(CachePtr { cache, dir }, GFP_KERNEL);
     cache
 }
 
@@ -285,13 +325,19 @@ pub unsafe extern "C" fn rslub_cache_destroy(s: *mut Cache) -> c_int {
     if s.is_null() {
         return 0;
     }
-    {
-        let mut caches = CACHES.lock();
-        let Some(pos) = caches.iter().position(|c| ptr::eq(c.0, s)) else {
+    let entry = {
+        let mut reg = CACHES.lock();
+        let Some(pos) = reg.caches.iter().position(|c| ptr::eq(c.cache, s)) else {
             pr_err!("destroy: {:p} is not a live rslub cache; ignored\n", s);
             return EINVAL.to_errno();
         };
-        let _ = caches.remove(pos);
+        reg.caches.remove(pos)
+    };
+    // Gone from sysfs, with no reader or writer left, before it is freed.
+    // Not under `CACHES`: a sysfs `shrink` write may be waiting for
+    // `cpus_read_lock` while a CPU-dead callback waits for `CACHES`.
+    if let Ok(entry) = entry {
+        Root::remove(entry.dir);
     }
     // SAFETY: `s` is live and, out of the registry, ours alone.
     match unsafe { Cache::destroy(s) } {
@@ -312,10 +358,10 @@ pub unsafe extern "C" fn rslub_cache_destroy(s: *mut Cache) -> c_int {
 /// Flushes a dead CPU's state in every cache (CPU hotplug teardown).
 #[no_mangle]
 pub extern "C" fn rslub_rust_cpu_dead(cpu: c_uint) {
-    let caches = CACHES.lock();
-    for c in caches.iter() {
+    let reg = CACHES.lock();
+    for c in reg.caches.iter() {
         // SAFETY: registered caches are live while the registry lock is held.
-        unsafe { (*c.0).flush_dead_cpu(cpu) };
+        unsafe { (*c.cache).flush_dead_cpu(cpu) };
     }
 }
 

@@ -6,7 +6,7 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-EXPECTED_SUITES="rslub_api rslub_slub"
+EXPECTED_SUITES="rslub_api rslub_slub rslub_sysfs"
 OUT=${CHECK_OUT:-$ROOT/results/check}
 rm -rf "$OUT"
 mkdir -p "$OUT"

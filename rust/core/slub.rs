@@ -109,8 +109,14 @@ pub struct Params {
 }
 
 /// Counts a cache can report.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 pub struct Usage {
+    /// Node ids covered by the per-node arrays.
+    pub nr_nodes: usize,
+    /// Slabs per node.
+    pub node_slabs: [usize; MAX_NODES],
+    /// Node partial slabs per node.
+    pub node_partial: [usize; MAX_NODES],
     /// Slabs, all states.
     pub slabs: usize,
     /// Slabs on node partial lists.
@@ -1288,7 +1294,18 @@ impl<P: Platform> Cache<P> {
 
     /// Current counts. Exact only when no CPU is using the cache.
     pub fn usage(&self) -> Usage {
-        let mut u = Usage::default();
+        let mut u = Usage {
+            nr_nodes: self.nr_nodes,
+            node_slabs: [0; MAX_NODES],
+            node_partial: [0; MAX_NODES],
+            slabs: 0,
+            partial: 0,
+            objects_partial: 0,
+            cpu_slabs: 0,
+            cpu_partial_slabs: 0,
+            empty_slabs: 0,
+            live_objects: 0,
+        };
         let per_slab = self.layout.objects;
         let limit = self.cpu_partial_slabs.load(Ordering::Relaxed) as usize + 1;
         for cpu in 0..P::nr_cpu_ids() {
@@ -1343,6 +1360,8 @@ impl<P: Platform> Cache<P> {
             let lists = unsafe { &*node.lists.get() };
             let slabs = node.nr_slabs.load(Ordering::Relaxed);
             u.slabs += slabs;
+            u.node_slabs[n] = slabs;
+            u.node_partial[n] = lists.partial.len();
             u.partial += lists.partial.len();
             u.empty_slabs += lists.empty.len();
             let mut cur = lists.partial.first();
@@ -1361,6 +1380,82 @@ impl<P: Platform> Cache<P> {
         let listed_or_cpu = u.partial + u.empty_slabs + u.cpu_slabs + u.cpu_partial_slabs;
         u.live_objects += u.slabs.saturating_sub(listed_or_cpu) * per_slab;
         u
+    }
+
+    /// Checks every slab on the node lists: counters within bounds, the
+    /// frozen bit clear, and the slab's freelist consistent with its
+    /// counters (each free pointer an object start of the slab). Reports
+    /// each problem; returns how many were found.
+    pub fn validate(&self) -> usize {
+        let mut problems = 0;
+        for n in 0..self.nr_nodes {
+            let node = self.node(n as i32);
+            let _g = P::node_lock(&node.list_lock);
+            // SAFETY: list_lock held.
+            let lists = unsafe { &*node.lists.get() };
+            for (list, empty) in [(&lists.partial, false), (&lists.empty, true)] {
+                let mut cur = list.first();
+                while !cur.is_null() {
+                    // SAFETY: members of a node list, under its list_lock;
+                    // frees may still push onto the slab freelist, which
+                    // only makes `free` grow between the two reads.
+                    let (why, next) = unsafe { (self.check_slab(cur, empty), (*cur).next) };
+                    if let Some(why) = why {
+                        problems += 1;
+                        self.errors.fetch_add(1, Ordering::Relaxed);
+                        P::report(format_args!(
+                            "cache {}: validate: slab {:p} on node {}: {}",
+                            self.name_str(),
+                            cur,
+                            n,
+                            why
+                        ));
+                    }
+                    cur = next;
+                }
+            }
+        }
+        problems
+    }
+
+    /// One slab's consistency problem, if any.
+    ///
+    /// # Safety
+    /// `slab` is on a node list whose lock the caller holds.
+    unsafe fn check_slab(&self, slab: *mut SlabHeader, empty: bool) -> Option<&'static str> {
+        // SAFETY: per the caller.
+        let h = unsafe { &*slab };
+        if !h.is_live_for(self.owner()) {
+            return Some("header magic does not match this cache");
+        }
+        let [mut cur, counters] = h.read_pair();
+        if counters & FROZEN != 0 {
+            return Some("frozen slab on a node list");
+        }
+        let used = inuse(counters) as usize;
+        if used > self.layout.objects
+            || (empty && used != 0)
+            || (!empty && used == self.layout.objects)
+        {
+            return Some("inuse out of range for the list it is on");
+        }
+        let mut free = 0;
+        while cur != 0 {
+            let off = cur.wrapping_sub(slab as usize);
+            if off >= self.layout.slab_bytes || self.layout.object_index(off).is_none() {
+                return Some("free pointer outside the slab or not at an object start");
+            }
+            free += 1;
+            if free > self.layout.objects {
+                return Some("freelist longer than the slab (a cycle)");
+            }
+            // SAFETY: `cur` was checked to be an object start of this slab.
+            cur = unsafe { get_free_pointer(cur as *const u8, &self.layout) } as usize;
+        }
+        if free + used < self.layout.objects {
+            return Some("free objects plus inuse below the slab's objects");
+        }
+        None
     }
 
     /// Destroys the cache: flushes the CPUs and frees every slab. With live

@@ -27,6 +27,13 @@ macro_rules! stats {
                 }
             }
 
+            /// The counter's name, NUL-terminated (for C).
+            pub fn c_name(self) -> &'static [u8] {
+                match self {
+                    $(Stat::$variant => concat!($name, "\0").as_bytes(),)*
+                }
+            }
+
             /// The counter called `name`.
             pub fn from_name(name: &[u8]) -> Option<Stat> {
                 Self::ALL.iter().copied().find(|s| s.name().as_bytes() == name)

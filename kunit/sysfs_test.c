@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suite for /sys/kernel/rslub/<cache>/: the directory follows the
+ * cache's life, attributes read in the in-tree formats, statistics clear on
+ * "0", tunables change behaviour, and bad writes are refused with -EINVAL
+ * and change nothing.
+ */
+#include <kunit/test.h>
+#include <linux/err.h>
+#include <linux/fs.h>
+#include <linux/mount.h>
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "rslub.h"
+
+#define ATTR_MAX 512
+
+/*
+ * A private sysfs mount: KUnit runs in a kthread, whose root need not be
+ * the root where userspace mounted /sys.
+ */
+static struct vfsmount *sysfs_mnt;
+
+static int sysfs_suite_init(struct kunit_suite *suite)
+{
+	struct file_system_type *type = get_fs_type("sysfs");
+
+	if (!type)
+		return -ENODEV;
+	/* sysfs is built in: get_fs_type() took no module reference. */
+	sysfs_mnt = vfs_kern_mount(type, 0, "sysfs", NULL);
+	return PTR_ERR_OR_ZERO(sysfs_mnt);
+}
+
+static void sysfs_suite_exit(struct kunit_suite *suite)
+{
+	if (!IS_ERR_OR_NULL(sysfs_mnt))
+		kern_unmount(sysfs_mnt);
+}
+
+static struct file *open_attr(const char *cache, const char *attr, int flags)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "kernel/rslub/%s/%s", cache, attr);
+	return file_open_root_mnt(sysfs_mnt, path, flags, 0);
+}
+
+/* Reads an attribute into buf (NUL-terminated); returns length or -errno. */
+static ssize_t read_attr(const char *cache, const char *attr, char *buf)
+{
+	struct file *f = open_attr(cache, attr, O_RDONLY);
+	loff_t pos = 0;
+	ssize_t n;
+
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = kernel_read(f, buf, ATTR_MAX - 1, &pos);
+	filp_close(f, NULL);
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
+static ssize_t write_attr(const char *cache, const char *attr, const char *s,
+			  size_t len)
+{
+	struct file *f = open_attr(cache, attr, O_WRONLY);
+	loff_t pos = 0;
+	ssize_t n;
+
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = kernel_write(f, s, len, &pos);
+	filp_close(f, NULL);
+	return n;
+}
+
+static long long read_num(struct kunit *test, const char *cache, const char *attr)
+{
+	char *buf = kunit_kzalloc(test, ATTR_MAX, GFP_KERNEL);
+	long long v = -1;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_ASSERT_GT(test, read_attr(cache, attr, buf), 0);
+	KUNIT_EXPECT_EQ(test, sscanf(buf, "%lld", &v), 1);
+	return v;
+}
+
+static void directory_follows_cache_life(struct kunit *test)
+{
+	struct rslub_cache *s = rslub_cache_create("rslub-f-life", 100, 0,
+						   SLAB_HWCACHE_ALIGN, NULL);
+	char *buf = kunit_kzalloc(test, ATTR_MAX, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, s);
+	KUNIT_EXPECT_EQ(test, read_num(test, "rslub-f-life", "object_size"), 100);
+	KUNIT_EXPECT_EQ(test, read_num(test, "rslub-f-life", "hwcache_align"), 1);
+	KUNIT_EXPECT_EQ(test, read_num(test, "rslub-f-life", "objs_per_slab"),
+			rslub_cache_get(s, "objs_per_slab"));
+	KUNIT_EXPECT_EQ(test, read_num(test, "rslub-f-life", "slab_size"),
+			rslub_cache_get(s, "slab_size"));
+	/* No ctor: the file is empty, like in-tree. */
+	KUNIT_EXPECT_EQ(test, read_attr("rslub-f-life", "ctor", buf), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+	KUNIT_EXPECT_EQ(test, read_attr("rslub-f-life", "object_size", buf),
+			(ssize_t)-ENOENT);
+}
+
+static void stats_read_in_slub_stats_format_and_clear(struct kunit *test)
+{
+	struct rslub_cache *s = rslub_cache_create("rslub-f-stats", 64, 0, 0, NULL);
+	char *buf = kunit_kzalloc(test, ATTR_MAX, GFP_KERNEL);
+	long long total;
+	int i;
+	void *o;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, s);
+	for (i = 0; i < 100; i++) {
+		o = rslub_cache_alloc(s, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, o);
+		rslub_cache_free(s, o);
+	}
+	total = read_num(test, "rslub-f-stats", "alloc_fastpath");
+	KUNIT_EXPECT_EQ(test, total, rslub_cache_stat(s, "alloc_fastpath"));
+	KUNIT_EXPECT_GT(test, total, 0LL);
+	/* "<total> C<cpu>=<n> ...", like SLUB_STATS. */
+	KUNIT_ASSERT_GT(test, read_attr("rslub-f-stats", "alloc_fastpath", buf), 0);
+	KUNIT_EXPECT_NOT_NULL(test, strstr(buf, " C"));
+	KUNIT_EXPECT_EQ(test, write_attr("rslub-f-stats", "alloc_fastpath", "0\n", 2),
+			(ssize_t)2);
+	KUNIT_EXPECT_EQ(test, read_num(test, "rslub-f-stats", "alloc_fastpath"), 0);
+	/* Only 0 clears a statistic. */
+	KUNIT_EXPECT_EQ(test, write_attr("rslub-f-stats", "alloc_slowpath", "5", 1),
+			(ssize_t)-EINVAL);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+static void bad_writes_are_refused_and_change_nothing(struct kunit *test)
+{
+	static const char *const bad[] = { "\n", "abc", "-1", "+3", " 5",
+					   "5 ", "1.5", "0x10", "5\n\n",
+					   "4294967296", "99999999999999999999" };
+	static const char *const knobs[] = { "cpu_partial", "min_partial",
+					     "max_empty" };
+	struct rslub_cache *s = rslub_cache_create("rslub-f-bad", 64, 0, 0, NULL);
+	char *longbuf = kunit_kzalloc(test, 2048, GFP_KERNEL);
+	int i, k;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, s);
+	KUNIT_ASSERT_NOT_NULL(test, longbuf);
+	memset(longbuf, '7', 2047);
+	for (k = 0; k < ARRAY_SIZE(knobs); k++) {
+		long long before = rslub_cache_get(s, knobs[k]);
+
+		for (i = 0; i < ARRAY_SIZE(bad); i++)
+			KUNIT_EXPECT_EQ_MSG(test,
+					    write_attr("rslub-f-bad", knobs[k], bad[i],
+						       strlen(bad[i])),
+					    (ssize_t)-EINVAL, "%s <- '%s'",
+					    knobs[k], bad[i]);
+		KUNIT_EXPECT_EQ(test, write_attr("rslub-f-bad", knobs[k], longbuf,
+						 2047), (ssize_t)-EINVAL);
+		/* Out of range for the knob. */
+		KUNIT_EXPECT_EQ(test, write_attr("rslub-f-bad", knobs[k],
+						 "100001", 6), (ssize_t)-EINVAL);
+		KUNIT_EXPECT_EQ(test, rslub_cache_get(s, knobs[k]), before);
+	}
+	KUNIT_EXPECT_EQ(test, write_attr("rslub-f-bad", "shrink", "2", 1),
+			(ssize_t)-EINVAL);
+	KUNIT_EXPECT_EQ(test, write_attr("rslub-f-bad", "validate", "yes", 3),
+			(ssize_t)-EINVAL);
+	/* Read-only files cannot be opened for writing. */
+	KUNIT_EXPECT_EQ(test, write_attr("rslub-f-bad", "objects", "1", 1),
+			(ssize_t)-EACCES);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+static void tunables_written_through_sysfs_take_effect(struct kunit *test)
+{
+	struct rslub_cache *s = rslub_cache_create("rslub-f-tune", 512, 0, 0, NULL);
+	void *p[64];
+	int i;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, s);
+	KUNIT_EXPECT_EQ(test, write_attr("rslub-f-tune", "cpu_partial", "0\n", 2),
+			(ssize_t)2);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "cpu_partial"), 0);
+	KUNIT_EXPECT_EQ(test, write_attr("rslub-f-tune", "min_partial", "0", 1),
+			(ssize_t)1);
+	KUNIT_EXPECT_EQ(test, write_attr("rslub-f-tune", "max_empty", "64", 2),
+			(ssize_t)2);
+	KUNIT_EXPECT_EQ(test, read_num(test, "rslub-f-tune", "max_empty"), 64);
+	KUNIT_ASSERT_TRUE(test, rslub_cache_alloc_bulk(s, GFP_KERNEL, 64, p));
+	for (i = 0; i < 64; i++)
+		rslub_cache_free(s, p[i]);
+	KUNIT_EXPECT_EQ(test, write_attr("rslub-f-tune", "shrink", "1", 1),
+			(ssize_t)1);
+	KUNIT_EXPECT_EQ(test, read_num(test, "rslub-f-tune", "empty_slabs"), 0);
+	KUNIT_EXPECT_EQ(test, read_num(test, "rslub-f-tune", "slabs"), 0);
+	KUNIT_EXPECT_EQ(test, read_num(test, "rslub-f-tune", "slabs_cpu_partial"), 0);
+	KUNIT_EXPECT_EQ(test, write_attr("rslub-f-tune", "validate", "1", 1),
+			(ssize_t)1);
+	KUNIT_EXPECT_EQ(test, read_num(test, "rslub-f-tune", "errors"), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+static struct kunit_case rslub_sysfs_cases[] = {
+	KUNIT_CASE(directory_follows_cache_life),
+	KUNIT_CASE(stats_read_in_slub_stats_format_and_clear),
+	KUNIT_CASE(bad_writes_are_refused_and_change_nothing),
+	KUNIT_CASE(tunables_written_through_sysfs_take_effect),
+	{}
+};
+
+static struct kunit_suite rslub_sysfs_suite = {
+	.name = "rslub_sysfs",
+	.suite_init = sysfs_suite_init,
+	.suite_exit = sysfs_suite_exit,
+	.test_cases = rslub_sysfs_cases,
+};
+
+kunit_test_suite(rslub_sysfs_suite);

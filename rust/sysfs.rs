@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+//! `/sys/kernel/rslub/<cache>/`: one directory per live cache, with the
+//! in-tree `/sys/kernel/slab/<cache>/` attribute names and formats where the
+//! concept matches, plus rslub's own (`max_empty`, `empty_slabs`, `errors`).
+//!
+//! The C shim only creates the kobjects and routes show/store here by
+//! attribute index; every format and every check is in this file.
+
+use crate::api::Cache;
+use crate::shim;
+use crate::stat::Stat;
+use core::ffi::{c_char, c_long, c_uint, c_ulong, c_ushort, c_void};
+use core::fmt::Write;
+use kernel::prelude::*;
+
+const RO: c_ushort = 0o444;
+const RW: c_ushort = 0o644;
+const WO: c_ushort = 0o200;
+
+/// Attributes other than the statistics, in index order.
+#[derive(Clone, Copy)]
+enum Attr {
+    ObjectSize,
+    SlabSize,
+    ObjsPerSlab,
+    Order,
+    Align,
+    Objects,
+    ObjectsPartial,
+    Slabs,
+    Partial,
+    CpuSlabs,
+    SlabsCpuPartial,
+    Ctor,
+    HwcacheAlign,
+    CpuPartial,
+    MinPartial,
+    MaxEmpty,
+    EmptySlabs,
+    Errors,
+    Shrink,
+    Validate,
+}
+
+const FIXED: &[(Attr, &[u8], c_ushort)] = &[
+    (Attr::ObjectSize, b"object_size\0", RO),
+    (Attr::SlabSize, b"slab_size\0", RO),
+    (Attr::ObjsPerSlab, b"objs_per_slab\0", RO),
+    (Attr::Order, b"order\0", RO),
+    (Attr::Align, b"align\0", RO),
+    (Attr::Objects, b"objects\0", RO),
+    (Attr::ObjectsPartial, b"objects_partial\0", RO),
+    (Attr::Slabs, b"slabs\0", RO),
+    (Attr::Partial, b"partial\0", RO),
+    (Attr::CpuSlabs, b"cpu_slabs\0", RO),
+    (Attr::SlabsCpuPartial, b"slabs_cpu_partial\0", RO),
+    (Attr::Ctor, b"ctor\0", RO),
+    (Attr::HwcacheAlign, b"hwcache_align\0", RO),
+    (Attr::CpuPartial, b"cpu_partial\0", RW),
+    (Attr::MinPartial, b"min_partial\0", RW),
+    (Attr::MaxEmpty, b"max_empty\0", RW),
+    (Attr::EmptySlabs, b"empty_slabs\0", RO),
+    (Attr::Errors, b"errors\0", RO),
+    (Attr::Shrink, b"shrink\0", WO),
+    (Attr::Validate, b"validate\0", WO),
+];
+
+/// Total attributes: the fixed ones, then one per statistic.
+const COUNT: usize = FIXED.len() + Stat::COUNT;
+
+/// The sysfs root, `/sys/kernel/rslub`.
+pub struct Root(*mut c_void);
+
+// SAFETY: the kobject handle is used only from process context, under the
+// registry lock or at module init/exit.
+unsafe impl Send for Root {}
+// SAFETY: as above.
+unsafe impl Sync for Root {}
+
+impl Root {
+    /// Creates `/sys/kernel/rslub`.
+    pub fn new() -> Result<Root> {
+        // SAFETY: plain kobject creation.
+        let p = unsafe { shim::rslub_shim_sysfs_root_create() };
+        if p.is_null() {
+            return Err(ENOMEM);
+        }
+        Ok(Root(p))
+    }
+
+    /// Adds the directory of `cache`; returns its handle (null on failure).
+    pub fn add(&self, cache: *mut Cache, name: &[u8]) -> *mut c_void {
+        let mut cname = [0u8; 65];
+        cname[..name.len()].copy_from_slice(name);
+        let mut names: [*const c_char; COUNT] = [core::ptr::null(); COUNT];
+        let mut modes: [c_ushort; COUNT] = [0; COUNT];
+        for (i, &(_, n, m)) in FIXED.iter().enumerate() {
+            names[i] = n.as_ptr().cast();
+            modes[i] = m;
+        }
+        for (i, st) in Stat::ALL.iter().enumerate() {
+            names[FIXED.len() + i] = st.c_name().as_ptr().cast();
+            modes[FIXED.len() + i] = RW;
+        }
+        // SAFETY: the names are 'static NUL-terminated strings; the shim
+        // copies `cname` (kobject names are duplicated) and keeps `cache`,
+        // which outlives the directory (removed first on destroy).
+        unsafe {
+            shim::rslub_shim_sysfs_cache_add(
+                self.0,
+                cname.as_ptr().cast(),
+                cache.cast(),
+                names.as_ptr(),
+                modes.as_ptr(),
+                COUNT as c_uint,
+            )
+        }
+    }
+
+    /// Removes a cache directory; no show/store runs after this returns.
+    pub fn remove(dir: *mut c_void) {
+        // SAFETY: `dir` came from `add` (or is null, which is ignored).
+        unsafe { shim::rslub_shim_sysfs_cache_remove(dir) };
+    }
+}
+
+impl Drop for Root {
+    fn drop(&mut self) {
+        // SAFETY: created in `new`; every cache directory is gone.
+        unsafe { shim::rslub_shim_sysfs_root_destroy(self.0) };
+    }
+}
+
+/// Formats into the sysfs page.
+struct Page<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+}
+
+impl Write for Page<'_> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        let room = self.buf.len().saturating_sub(self.len);
+        let n = s.len().min(room);
+        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
+        self.len += n;
+        if n < s.len() {
+            Err(core::fmt::Error)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+fn per_node(p: &mut Page<'_>, total: usize, nodes: &[usize]) {
+    let _ = write!(p, "{total}");
+    if nodes.len() > 1 {
+        for (n, v) in nodes.iter().enumerate() {
+            if *v != 0 {
+                let _ = write!(p, " N{n}={v}");
+            }
+        }
+    }
+    let _ = writeln!(p);
+}
+
+fn show(c: &Cache, index: usize, p: &mut Page<'_>) -> Result {
+    if let Some(st) = index
+        .checked_sub(FIXED.len())
+        .and_then(|i| Stat::ALL.get(i))
+    {
+        let nr_cpus = crate::consts().nr_cpu_ids as usize;
+        let mut per_cpu = KVec::from_elem(0usize, nr_cpus, GFP_KERNEL)?;
+        let total = c.stat_total(*st, &mut per_cpu);
+        let _ = write!(p, "{total}");
+        for (cpu, v) in per_cpu.iter().enumerate() {
+            if *v != 0 {
+                let _ = write!(p, " C{cpu}={v}");
+            }
+        }
+        let _ = writeln!(p);
+        return Ok(());
+    }
+    let l = &c.layout;
+    let attr = FIXED.get(index).ok_or(EINVAL)?.0;
+    let _ = match attr {
+        Attr::ObjectSize => writeln!(p, "{}", l.object_size),
+        Attr::SlabSize => writeln!(p, "{}", l.stride),
+        Attr::ObjsPerSlab => writeln!(p, "{}", l.objects),
+        Attr::Order => writeln!(p, "{}", l.order),
+        Attr::Align => writeln!(p, "{}", l.align),
+        Attr::CpuPartial => writeln!(p, "{}", c.cpu_partial()),
+        Attr::MinPartial => writeln!(p, "{}", c.min_partial()),
+        Attr::MaxEmpty => writeln!(p, "{}", c.max_empty()),
+        Attr::Errors => writeln!(p, "{}", c.errors()),
+        Attr::HwcacheAlign => writeln!(
+            p,
+            "{}",
+            u8::from(c.flags & crate::consts().flag_hwcache_align != 0)
+        ),
+        Attr::Ctor => {
+            if let Some(f) = c.ctor() {
+                let mut sym = [0u8; 128];
+                // SAFETY: `sym` has room for `len` bytes; `f` is a function.
+                let n = unsafe {
+                    shim::rslub_shim_format_symbol(
+                        sym.as_mut_ptr().cast(),
+                        sym.len() as c_ulong,
+                        f as *const c_void,
+                    )
+                };
+                let s =
+                    core::str::from_utf8(&sym[..(n.max(0) as usize).min(sym.len())]).unwrap_or("?");
+                writeln!(p, "{s}")
+            } else {
+                Ok(())
+            }
+        }
+        Attr::Shrink | Attr::Validate => Ok(()),
+        _ => {
+            let u = c.usage();
+            let nodes = u.nr_nodes;
+            match attr {
+                Attr::Objects => writeln!(p, "{}", u.live_objects),
+                Attr::ObjectsPartial => writeln!(p, "{}", u.objects_partial),
+                Attr::Slabs => {
+                    per_node(p, u.slabs, &u.node_slabs[..nodes]);
+                    Ok(())
+                }
+                Attr::Partial => {
+                    per_node(p, u.partial, &u.node_partial[..nodes]);
+                    Ok(())
+                }
+                Attr::CpuSlabs => writeln!(p, "{}", u.cpu_slabs),
+                Attr::EmptySlabs => writeln!(p, "{}", u.empty_slabs),
+                Attr::SlabsCpuPartial => {
+                    // In-tree format: objects(slabs); objects are estimated
+                    // as slabs times objects per slab.
+                    let s = u.cpu_partial_slabs;
+                    writeln!(p, "{}({})", s * l.objects, s)
+                }
+                _ => Ok(()),
+            }
+        }
+    };
+    Ok(())
+}
+
+/// Parses a sysfs write: a decimal number, optionally followed by one
+/// newline; nothing else (no sign, no spaces, at most 10 digits).
+fn parse_u32(buf: &[u8]) -> Result<u32> {
+    let digits = buf.strip_suffix(b"\n").unwrap_or(buf);
+    if digits.is_empty() || digits.len() > 10 || !digits.iter().all(u8::is_ascii_digit) {
+        return Err(EINVAL);
+    }
+    let mut v: u64 = 0;
+    for d in digits {
+        v = v * 10 + u64::from(d - b'0');
+    }
+    u32::try_from(v).map_err(|_| EINVAL)
+}
+
+fn store(c: &Cache, index: usize, buf: &[u8]) -> Result {
+    let v = parse_u32(buf)?;
+    if let Some(st) = index
+        .checked_sub(FIXED.len())
+        .and_then(|i| Stat::ALL.get(i))
+    {
+        if v != 0 {
+            return Err(EINVAL);
+        }
+        c.stat_clear(*st);
+        return Ok(());
+    }
+    match FIXED.get(index).ok_or(EINVAL)?.0 {
+        Attr::CpuPartial if v <= 100_000 => c.set_cpu_partial(v),
+        Attr::MinPartial if v <= 1000 => c.set_min_partial(v),
+        Attr::MaxEmpty if v <= 1000 => c.set_max_empty(v),
+        Attr::Shrink if v == 1 => c.shrink(),
+        Attr::Validate if v == 1 => {
+            c.validate();
+        }
+        _ => return Err(EINVAL),
+    }
+    Ok(())
+}
+
+/// sysfs show callback (from the shim).
+#[no_mangle]
+pub extern "C" fn rslub_rust_sysfs_show(
+    cache: *mut c_void,
+    index: c_uint,
+    buf: *mut c_char,
+) -> c_long {
+    // SAFETY: sysfs passes a PAGE_SIZE buffer; the directory is removed
+    // before its cache is freed, so `cache` is live.
+    let (c, page) = unsafe {
+        (
+            &*cache.cast::<Cache>(),
+            core::slice::from_raw_parts_mut(buf.cast::<u8>(), crate::consts().page_size),
+        )
+    };
+    let mut p = Page { buf: page, len: 0 };
+    match show(c, index as usize, &mut p) {
+        Ok(()) => p.len as c_long,
+        Err(e) => e.to_errno() as c_long,
+    }
+}
+
+/// sysfs store callback (from the shim).
+#[no_mangle]
+pub extern "C" fn rslub_rust_sysfs_store(
+    cache: *mut c_void,
+    index: c_uint,
+    buf: *const c_char,
+    len: c_ulong,
+) -> c_long {
+    // SAFETY: sysfs passes `len` readable bytes; `cache` is live as above.
+    let (c, input) = unsafe {
+        (
+            &*cache.cast::<Cache>(),
+            core::slice::from_raw_parts(buf.cast::<u8>(), len as usize),
+        )
+    };
+    match store(c, index as usize, input) {
+        Ok(()) => len as c_long,
+        Err(e) => e.to_errno() as c_long,
+    }
+}
