@@ -14,7 +14,7 @@ use crate::layout::{Layout, LayoutRequest};
 use crate::slab::HEADER_SIZE;
 use crate::slub::{Ctor, Params};
 use crate::stat::Stat;
-use crate::sysfs::Root;
+use crate::sysfs::{Dir, Root};
 use core::ffi::{c_char, c_int, c_longlong, c_uint, c_void};
 use core::ptr;
 use kernel::prelude::*;
@@ -35,7 +35,7 @@ const MIN_OBJECTS: usize = 8;
 /// A registered cache and its sysfs directory.
 struct CachePtr {
     cache: *mut Cache,
-    dir: *mut c_void,
+    dir: Dir,
 }
 
 /// The live caches and the sysfs root they appear under.
@@ -68,11 +68,12 @@ pub unsafe fn init_registry() -> Result {
 /// never destroyed (their users leaked them).
 pub fn exit_registry() -> usize {
     let mut reg = CACHES.lock();
-    for c in reg.caches.iter() {
-        Root::remove(c.dir);
+    let n = reg.caches.len();
+    while let Some(c) = reg.caches.pop() {
+        c.dir.remove();
     }
     reg.root = None;
-    reg.caches.len()
+    n
 }
 
 fn err_ptr<T>(e: kernel::error::Error) -> *mut T {
@@ -191,13 +192,12 @@ pub unsafe extern "C" fn rslub_cache_create(
         }
     };
     let mut reg = CACHES.lock();
-    // SAFETY: registered pointers are live caches; the registry lock keeps
-    // them from being destroyed while we look.
-    if reg
-        .caches
-        .iter()
-        .any(|e| unsafe { (*e.cache).name() } == name)
-    {
+    let exists = reg.caches.iter().any(|e| {
+        // SAFETY: registered pointers are live caches; the registry lock
+        // keeps them from being destroyed while we look.
+        unsafe { (*e.cache).name() == name }
+    });
+    if exists {
         pr_err!("create {}: a cache with this name exists\n", show);
         return err_ptr(EEXIST);
     }
@@ -216,16 +216,14 @@ pub unsafe extern "C" fn rslub_cache_create(
     if cache.is_null() {
         return err_ptr(ENOMEM);
     }
-    let dir = reg
-        .root
-        .as_ref()
-        .map_or(ptr::null_mut(), |r| r.add(cache, name));
-    if dir.is_null() {
+    // SAFETY: `create` returned a valid cache.
+    let cache_ref = unsafe { &*cache };
+    let Some(dir) = reg.root.as_ref().and_then(|r| r.add(cache_ref, name)) else {
         pr_err!("create {}: cannot add its sysfs directory\n", show);
         // SAFETY: the cache was just created and is unpublished.
         let _ = unsafe { Cache::destroy(cache) };
         return err_ptr(ENOMEM);
-    }
+    };
     // Capacity was reserved above, so this cannot fail.
     let _ = reg.caches.push(CachePtr { cache, dir }, GFP_KERNEL);
     cache
@@ -337,7 +335,7 @@ pub unsafe extern "C" fn rslub_cache_destroy(s: *mut Cache) -> c_int {
     // Not under `CACHES`: a sysfs `shrink` write may be waiting for
     // `cpus_read_lock` while a CPU-dead callback waits for `CACHES`.
     if let Ok(entry) = entry {
-        Root::remove(entry.dir);
+        entry.dir.remove();
     }
     // SAFETY: `s` is live and, out of the registry, ours alone.
     match unsafe { Cache::destroy(s) } {

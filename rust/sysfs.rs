@@ -88,8 +88,8 @@ impl Root {
         Ok(Root(p))
     }
 
-    /// Adds the directory of `cache`; returns its handle (null on failure).
-    pub fn add(&self, cache: *mut Cache, name: &[u8]) -> *mut c_void {
+    /// Adds the directory of `cache`.
+    pub fn add(&self, cache: &Cache, name: &[u8]) -> Option<Dir> {
         let mut cname = [0u8; 65];
         cname[..name.len()].copy_from_slice(name);
         let mut names: [*const c_char; COUNT] = [core::ptr::null(); COUNT];
@@ -105,22 +105,28 @@ impl Root {
         // SAFETY: the names are 'static NUL-terminated strings; the shim
         // copies `cname` (kobject names are duplicated) and keeps `cache`,
         // which outlives the directory (removed first on destroy).
-        unsafe {
+        let dir = unsafe {
             shim::rslub_shim_sysfs_cache_add(
                 self.0,
                 cname.as_ptr().cast(),
-                cache.cast(),
+                core::ptr::from_ref(cache).cast_mut().cast(),
                 names.as_ptr(),
                 modes.as_ptr(),
                 COUNT as c_uint,
             )
-        }
+        };
+        (!dir.is_null()).then_some(Dir(dir))
     }
+}
 
-    /// Removes a cache directory; no show/store runs after this returns.
-    pub fn remove(dir: *mut c_void) {
-        // SAFETY: `dir` came from `add` (or is null, which is ignored).
-        unsafe { shim::rslub_shim_sysfs_cache_remove(dir) };
+/// A cache's sysfs directory.
+pub struct Dir(*mut c_void);
+
+impl Dir {
+    /// Removes the directory; no show/store runs after this returns.
+    pub fn remove(self) {
+        // SAFETY: `self.0` came from a successful `add` and is removed once.
+        unsafe { shim::rslub_shim_sysfs_cache_remove(self.0) };
     }
 }
 
@@ -302,7 +308,7 @@ pub extern "C" fn rslub_rust_sysfs_show(
     let mut p = Page { buf: page, len: 0 };
     match show(c, index as usize, &mut p) {
         Ok(()) => p.len as c_long,
-        Err(e) => e.to_errno() as c_long,
+        Err(e) => c_long::from(e.to_errno()),
     }
 }
 
@@ -323,6 +329,6 @@ pub extern "C" fn rslub_rust_sysfs_store(
     };
     match store(c, index as usize, input) {
         Ok(()) => len as c_long,
-        Err(e) => e.to_errno() as c_long,
+        Err(e) => c_long::from(e.to_errno()),
     }
 }
