@@ -85,7 +85,7 @@ static long long read_num(struct kunit *test, const char *cache, const char *att
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	KUNIT_ASSERT_GT(test, read_attr(cache, attr, buf), 0);
 	/* The first field: "<n>" or "<n> N0=.." or "<n> C0=..". */
-	buf[strcspn(buf, " \n")] = '\0';
+	buf[strcspn(buf, "\t\n ")] = '\0';
 	KUNIT_EXPECT_EQ(test, kstrtoll(buf, 10, &v), 0);
 	return v;
 }
