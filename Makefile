@@ -22,6 +22,7 @@ OWN_KDIR := 1
 endif
 export KDIR OWN_KDIR
 
+# The module's Rust (kernel rustfmt config); tools/ use cargo fmt's defaults.
 RUST_SRC := $(wildcard rust/*.rs rust/core/*.rs)
 # host_shim.c is userspace code (the shim's host twin): not kernel style.
 C_SRC := $(filter-out %.mod.c c_shim/host_shim.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c bench/*.c include/*.h))
@@ -46,12 +47,14 @@ host-test:
 lint:
 	$(MAKE) -C $(KDIR) M=$(ROOT) CLIPPY=1 modules
 	cd rust/core && cargo clippy --quiet --all-targets -- -D warnings
+	cd tools/rslabinfo && cargo clippy --quiet --all-targets -- -D warnings && cargo fmt --check
 	rustfmt --check --edition 2021 --config-path $(KDIR)/.rustfmt.toml $(RUST_SRC)
 	$(KDIR)/scripts/checkpatch.pl --no-tree --quiet --terse --strict \
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES,EXPORT_SYMBOL -f $(C_SRC)
 
 fmt:
 	rustfmt --edition 2021 --config-path $(KDIR)/.rustfmt.toml $(RUST_SRC)
+	cd tools/rslabinfo && cargo fmt
 
 check:
 	@scripts/check.sh
@@ -65,4 +68,4 @@ kdir:
 clean:
 	$(MAKE) -C $(KDIR) M=$(ROOT) clean
 	rm -f rust/shim_bindings.rs
-	rm -rf rust/core/target
+	rm -rf rust/core/target tools/rslabinfo/target

@@ -5,9 +5,12 @@
  * (kmem_cache_*, a private SLAB_NO_MERGE cache) and rslub, through the same
  * code path, interleaved in rounds on one CPU. Results go to the kernel log;
  * loading fails with -EAGAIN on purpose once they are printed, so nothing
- * needs unloading.
+ * needs unloading, unless hold=1 keeps a cache with live objects around
+ * for inspection (sysfs, rslabinfo) until the module is removed.
  */
+#include <linux/cpumask.h>
 #include <linux/module.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/timex.h>
@@ -21,6 +24,14 @@ MODULE_PARM_DESC(pairs, "alloc+free pairs per round");
 static unsigned int rounds = 5;
 module_param(rounds, uint, 0444);
 MODULE_PARM_DESC(rounds, "rounds per allocator (A B A B ...)");
+
+static bool hold;
+module_param(hold, bool, 0444);
+MODULE_PARM_DESC(hold, "after the run, stay loaded holding a cache with live objects (for rslabinfo)");
+
+#define HOLD_OBJS 1000
+static struct rslub_cache *held_cache;
+static void *held[HOLD_OBJS];
 
 struct ops {
 	const char *name;
@@ -53,7 +64,7 @@ static const struct ops allocators[] = {
 	{ "rslub", rslub_alloc, rslub_free },
 };
 
-/* Ticks per pair for one round; preemption off so the CPU stays put. */
+/* Ticks per pair for one round (the caller pins the task to one CPU). */
 static u64 pair_round(const struct ops *a, void *cache)
 {
 	cycles_t t0, t1;
@@ -63,14 +74,12 @@ static u64 pair_round(const struct ops *a, void *cache)
 	/* Warm the CPU slab / sheaf. */
 	o = a->alloc(cache);
 	a->free(cache, o);
-	preempt_disable();
 	t0 = get_cycles();
 	for (i = 0; i < pairs; i++) {
 		o = a->alloc(cache);
 		a->free(cache, o);
 	}
 	t1 = get_cycles();
-	preempt_enable();
 	return div_u64(t1 - t0, pairs);
 }
 
@@ -88,6 +97,8 @@ static int __init rslub_bench_init(void)
 	unsigned int si, r, k;
 
 	rounds = clamp(rounds, 1u, 16u);
+	/* One CPU for the whole run: GFP_KERNEL paths may sleep, so pin. */
+	set_cpus_allowed_ptr(current, cpumask_of(raw_smp_processor_id()));
 	for (si = 0; si < ARRAY_SIZE(sizes); si++) {
 		void *caches[2];
 
@@ -99,6 +110,7 @@ static int __init rslub_bench_init(void)
 			kmem_cache_destroy(caches[0]);
 			if (!IS_ERR(caches[1]))
 				rslub_cache_destroy(caches[1]);
+			set_cpus_allowed_ptr(current, cpu_possible_mask);
 			return -ENOMEM;
 		}
 		for (r = 0; r < rounds; r++)
@@ -113,9 +125,34 @@ static int __init rslub_bench_init(void)
 		kmem_cache_destroy(caches[0]);
 		rslub_cache_destroy(caches[1]);
 	}
-	return -EAGAIN;
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+	if (!hold)
+		return -EAGAIN;
+	held_cache = rslub_cache_create("rslub_bench_hold", 192, 0,
+					SLAB_HWCACHE_ALIGN, NULL);
+	if (IS_ERR(held_cache))
+		return PTR_ERR(held_cache);
+	for (k = 0; k < HOLD_OBJS; k++) {
+		held[k] = rslub_cache_alloc(held_cache, GFP_KERNEL);
+		/* Free every third: partial slabs, remote-looking activity. */
+		if (k % 3 == 2) {
+			rslub_cache_free(held_cache, held[k]);
+			held[k] = NULL;
+		}
+	}
+	return 0;
 }
 module_init(rslub_bench_init);
+
+static void __exit rslub_bench_exit(void)
+{
+	unsigned int k;
+
+	for (k = 0; k < HOLD_OBJS; k++)
+		rslub_cache_free(held_cache, held[k]);
+	rslub_cache_destroy(held_cache);
+}
+module_exit(rslub_bench_exit);
 
 MODULE_DESCRIPTION("rslub vs in-tree SLUB alloc+free pair micro-benchmark");
 MODULE_LICENSE("GPL");

@@ -84,8 +84,8 @@ static long long read_num(struct kunit *test, const char *cache, const char *att
 
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	KUNIT_ASSERT_GT(test, read_attr(cache, attr, buf), 0);
-	/* The first field: "<n>" or "<n> N0=.." or "<n> C0=..". */
-	buf[strcspn(buf, "\t\n ")] = '\0';
+	/* The first number: "<n>", "<n> N0=..", "<n> C0=..", "<n>(<m>)". */
+	buf[strcspn(buf, "\t\n (")] = '\0';
 	KUNIT_EXPECT_EQ(test, kstrtoll(buf, 10, &v), 0);
 	return v;
 }

@@ -24,6 +24,13 @@ make -s host-test >"$OUT/host-test.log" 2>&1 || { tail -n 30 "$OUT/host-test.log
 host_pass=$(grep -E "^test result" "$OUT/host-test.log" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" | paste -sd+ | bc)
 echo "  host: ${host_pass:-0} tests passed"
 
+step "rslabinfo: build and test (log: $OUT/rslabinfo.log)"
+(cd tools/rslabinfo && cargo build --release --quiet && cargo test --quiet) >"$OUT/rslabinfo.log" 2>&1 ||
+	{ tail -n 30 "$OUT/rslabinfo.log"; fail "rslabinfo build or tests"; }
+tool_pass=$(grep -E "^test result" "$OUT/rslabinfo.log" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" | paste -sd+ | bc)
+echo "  rslabinfo: ${tool_pass:-0} tests passed"
+host_pass=$((${host_pass:-0} + ${tool_pass:-0}))
+
 step "build modules (log: $OUT/build.log)"
 make -s modules >"$OUT/build.log" 2>&1 || { tail -n 40 "$OUT/build.log"; fail "module build"; }
 if grep -qiE "warning:" "$OUT/build.log"; then
@@ -69,6 +76,15 @@ run_shape() {
 		grep -qE "(ok|not ok) [0-9]+ $s\$" "$OUT/dmesg-$name.log" ||
 			problems="$problems\n  $name: suite $s missing or did not finish"
 	done
+	# rslabinfo against live caches in the guest.
+	local rp rf
+	rp=$(grep -c "^rslabinfo: PASS" "$log")
+	rf=$(grep -c "^rslabinfo: FAIL" "$log")
+	echo "  $name: rslabinfo in the guest: $rp passed, $rf failed"
+	grep "^rslabinfo: FAIL" "$log" | sed "s/^/  $name: /"
+	[ "$rp" -gt 0 ] || problems="$problems\n  $name: rslabinfo did not run in the guest"
+	total_pass=$((total_pass + rp))
+	total_fail=$((total_fail + rf))
 	# kunit.py's summary: "Ran N tests: passed: P, failed: F, crashed: C, skipped: S"
 	local summary pass fail crash skip
 	summary=$(grep -E "Ran [0-9]+ tests" "$parsed" | tail -n 1)

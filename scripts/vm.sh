@@ -6,7 +6,7 @@
 # Usage: scripts/vm.sh KDIR CMD
 # Environment: VM_CPUS (2), VM_MEM (2G), VM_NUMA (0, or 2 for two nodes),
 #   VM_TIMEOUT seconds (600), VM_APPEND (extra boot options), VM_QEMU_OPTS,
-#   KVM (0).
+#   VM_RWDIR (a host directory the guest may write), KVM (0).
 set -uo pipefail
 kdir=$1
 cmd=$2
@@ -36,6 +36,7 @@ if [ "$numa" -gt 1 ]; then
 	done
 fi
 [ -z "${VM_APPEND:-}" ] || args+=(--append "$VM_APPEND")
+[ -z "${VM_RWDIR:-}" ] || args+=(--rwdir="$VM_RWDIR")
 [ -z "${VM_QEMU_OPTS:-}" ] || args+=(--qemu-opts="$VM_QEMU_OPTS")
 
 # pip puts vng next to the interpreter, which need not be on PATH.

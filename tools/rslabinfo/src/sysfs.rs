@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Reading caches from a sysfs tree: `kernel/rslub/<cache>/` (rslub) and
+//! `kernel/slab/<cache>/` (in-tree SLUB), with the same attribute names.
+//! A missing file is a missing value, not an error; a cache directory that
+//! vanishes mid-read is marked, not fatal.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Statistics rslabinfo reads (the SLUB_STATS names plus rslub's own).
+pub const STATS: &[&str] = &[
+    "alloc_fastpath",
+    "alloc_slowpath",
+    "free_fastpath",
+    "free_slowpath",
+    "free_frozen",
+    "free_add_partial",
+    "free_remove_partial",
+    "alloc_from_partial",
+    "alloc_slab",
+    "alloc_refill",
+    "alloc_node_mismatch",
+    "free_slab",
+    "cpuslab_flush",
+    "deactivate_full",
+    "deactivate_empty",
+    "deactivate_to_head",
+    "deactivate_to_tail",
+    "deactivate_remote_frees",
+    "deactivate_bypass",
+    "cmpxchg_double_fail",
+    "cmpxchg_double_cpu_fail",
+    "cpu_partial_alloc",
+    "cpu_partial_free",
+    "cpu_partial_node",
+    "cpu_partial_drain",
+    "empty_cache_hit",
+    "empty_cache_add",
+    "empty_cache_release",
+];
+
+/// Where a cache lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// `/sys/kernel/rslub`.
+    Rslub,
+    /// `/sys/kernel/slab` (in-tree SLUB).
+    Slab,
+}
+
+impl Source {
+    /// The directory under the sysfs root.
+    pub fn dir(self) -> &'static str {
+        match self {
+            Source::Rslub => "kernel/rslub",
+            Source::Slab => "kernel/slab",
+        }
+    }
+}
+
+/// One cache, as read.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cache {
+    pub name: String,
+    pub source: Source,
+    /// The directory disappeared while it was being read.
+    pub vanished: bool,
+    pub object_size: Option<u64>,
+    pub slab_size: Option<u64>,
+    pub objs_per_slab: Option<u64>,
+    pub order: Option<u64>,
+    pub objects: Option<u64>,
+    pub objects_partial: Option<u64>,
+    pub slabs: Option<u64>,
+    pub partial: Option<u64>,
+    pub cpu_slabs: Option<u64>,
+    pub slabs_cpu_partial: Option<u64>,
+    pub empty_slabs: Option<u64>,
+    pub cpu_partial: Option<u64>,
+    pub min_partial: Option<u64>,
+    pub max_empty: Option<u64>,
+    pub errors: Option<u64>,
+    /// Statistic totals (files that exist).
+    pub stats: BTreeMap<String, u64>,
+}
+
+/// The first number of an attribute file ("123", "123 N0=..", "4(2) C0=..").
+pub fn first_number(text: &str) -> Option<u64> {
+    let t = text.trim_start();
+    let end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    t[..end].parse().ok()
+}
+
+fn read_num(dir: &Path, attr: &str, vanished: &mut bool) -> Option<u64> {
+    match fs::read_to_string(dir.join(attr)) {
+        Ok(s) => first_number(&s),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            if !dir.exists() {
+                *vanished = true;
+            }
+            None
+        }
+        Err(_) => None,
+    }
+}
+
+/// Reads one cache directory.
+pub fn read_cache(dir: &Path, name: &str, source: Source) -> Cache {
+    let mut v = false;
+    let mut stats = BTreeMap::new();
+    for st in STATS {
+        if let Some(n) = read_num(dir, st, &mut v) {
+            stats.insert((*st).to_string(), n);
+        }
+    }
+    let mut c = Cache {
+        name: name.to_string(),
+        source,
+        vanished: false,
+        object_size: read_num(dir, "object_size", &mut v),
+        slab_size: read_num(dir, "slab_size", &mut v),
+        objs_per_slab: read_num(dir, "objs_per_slab", &mut v),
+        order: read_num(dir, "order", &mut v),
+        objects: read_num(dir, "objects", &mut v),
+        objects_partial: read_num(dir, "objects_partial", &mut v),
+        slabs: read_num(dir, "slabs", &mut v),
+        partial: read_num(dir, "partial", &mut v),
+        cpu_slabs: read_num(dir, "cpu_slabs", &mut v),
+        slabs_cpu_partial: read_num(dir, "slabs_cpu_partial", &mut v).and_then(|_| {
+            // "objects(slabs)": the slab count is in the parentheses.
+            let s = fs::read_to_string(dir.join("slabs_cpu_partial")).ok()?;
+            let inner = s.split('(').nth(1)?;
+            first_number(inner)
+        }),
+        empty_slabs: read_num(dir, "empty_slabs", &mut v),
+        cpu_partial: read_num(dir, "cpu_partial", &mut v),
+        min_partial: read_num(dir, "min_partial", &mut v),
+        max_empty: read_num(dir, "max_empty", &mut v),
+        errors: read_num(dir, "errors", &mut v),
+        stats,
+    };
+    c.vanished = v || !dir.exists();
+    c
+}
+
+/// Reads every cache under `root/<source dir>`. In-tree SLUB lists merged
+/// caches as symlinks to `:`-named directories; each directory is reported
+/// once, under its first alias name (or its own name if it has none).
+pub fn read_all(root: &Path, source: Source) -> io::Result<Vec<Cache>> {
+    let base = root.join(source.dir());
+    let mut dirs: BTreeMap<PathBuf, String> = BTreeMap::new();
+    let mut entries: Vec<_> = fs::read_dir(&base)?.filter_map(Result::ok).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let path = e.path();
+        let Ok(target) = fs::canonicalize(&path) else {
+            continue; // vanished between listing and resolving
+        };
+        if !target.is_dir() {
+            continue;
+        }
+        // Prefer a real name over a ":t-0000048" one.
+        let better = match dirs.get(&target) {
+            None => true,
+            Some(existing) => existing.starts_with(':') && !name.starts_with(':'),
+        };
+        if better {
+            dirs.insert(target, name);
+        }
+    }
+    Ok(dirs
+        .into_iter()
+        .map(|(dir, name)| read_cache(&dir, &name, source))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_number;
+
+    #[test]
+    fn first_number_reads_every_in_tree_format() {
+        assert_eq!(first_number("123\n"), Some(123));
+        assert_eq!(first_number("48 N0=40 N1=8\n"), Some(48));
+        assert_eq!(first_number("968 C1=968\n"), Some(968));
+        assert_eq!(first_number("30(2) C0=30(2)\n"), Some(30));
+        assert_eq!(first_number("\n"), None);
+        assert_eq!(first_number("abc"), None);
+    }
+}
