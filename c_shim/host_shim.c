@@ -320,9 +320,16 @@ void *rslub_shim_per_cpu_ptr(unsigned long pcpu, unsigned int cpu)
 	return (char *)pcpu + HOST_PCPU_STRIDE * cpu;
 }
 
+/*
+ * The fast paths take this pointer, read through it, then cmpxchg: a
+ * migration right after taking it is the window to exercise.
+ */
 void *rslub_shim_this_cpu_ptr(unsigned long pcpu)
 {
-	return rslub_shim_per_cpu_ptr(pcpu, cur_cpu);
+	void *p = rslub_shim_per_cpu_ptr(pcpu, cur_cpu);
+
+	maybe_migrate();
+	return p;
 }
 
 void rslub_host_set_irq_hook(void (*fn)(void *), void *arg,
@@ -331,15 +338,6 @@ void rslub_host_set_irq_hook(void (*fn)(void *), void *arg,
 	irq_hook = fn;
 	irq_hook_arg = arg;
 	irq_hook_countdown = skip;
-}
-
-void rslub_shim_this_cpu_read_pair(unsigned long pcpu, unsigned long *pair)
-{
-	unsigned long *p = rslub_shim_this_cpu_ptr(pcpu);
-
-	pair[1] = __atomic_load_n(&p[1], __ATOMIC_ACQUIRE);
-	pair[0] = __atomic_load_n(&p[0], __ATOMIC_ACQUIRE);
-	maybe_migrate();
 }
 
 static bool cas128(unsigned long *p, unsigned long o0, unsigned long o1,
@@ -355,18 +353,21 @@ bool rslub_shim_this_cpu_cmpxchg_pair(unsigned long pcpu, unsigned long old0,
 				      unsigned long old1, unsigned long new0,
 				      unsigned long new1)
 {
+	unsigned long *p = rslub_shim_per_cpu_ptr(pcpu, cur_cpu);
+
 	if (irq_hook && irq_hook_countdown-- == 0) {
 		void (*fn)(void *) = irq_hook;
 
 		irq_hook = NULL;
 		fn(irq_hook_arg);	/* an "interrupt" on this CPU, right here */
 	}
-	return cas128(rslub_shim_this_cpu_ptr(pcpu), old0, old1, new0, new1);
+	return cas128(p, old0, old1, new0, new1);
 }
 
 void rslub_shim_this_cpu_inc(unsigned long pcpu)
 {
-	__atomic_fetch_add((unsigned long *)rslub_shim_this_cpu_ptr(pcpu), 1,
+	/* Never a migration point: counters are bumped under the CPU lock too. */
+	__atomic_fetch_add((unsigned long *)rslub_shim_per_cpu_ptr(pcpu, cur_cpu), 1,
 			   __ATOMIC_RELAXED);
 }
 

@@ -142,16 +142,6 @@ void *rslub_shim_this_cpu_ptr(unsigned long pcpu)
 	return raw_cpu_ptr((void __percpu *)pcpu);
 }
 
-void rslub_shim_this_cpu_read_pair(unsigned long pcpu, unsigned long *pair)
-{
-	struct rslub_pair __percpu *p = (struct rslub_pair __percpu *)pcpu;
-
-	/* Word 1 (the tid) first: a freelist read after it is never newer. */
-	pair[1] = this_cpu_read(p->w1);
-	barrier();
-	pair[0] = this_cpu_read(p->w0);
-}
-
 /*
  * this_cpu_cmpxchg128() does not link from a module (its fallback is not
  * exported), so issue the instruction here: segment-relative, no lock prefix.

@@ -69,10 +69,8 @@ bool rslub_shim_cpu_online(unsigned int cpu);
 unsigned long rslub_shim_alloc_percpu(unsigned long size, unsigned long align);
 void rslub_shim_free_percpu(unsigned long pcpu);
 void *rslub_shim_per_cpu_ptr(unsigned long pcpu, unsigned int cpu);
-/* This CPU's instance; only a hint unless the CPU lock is held. */
+/* This CPU's instance (raw_cpu_ptr); the caller may migrate right after. */
 void *rslub_shim_this_cpu_ptr(unsigned long pcpu);
-/* Reads this CPU's pair at pcpu: word 1 first, then word 0. */
-void rslub_shim_this_cpu_read_pair(unsigned long pcpu, unsigned long *pair);
 /* cmpxchg16b on this CPU's pair at pcpu, no lock prefix ("cmpxchg_local"). */
 bool rslub_shim_this_cpu_cmpxchg_pair(unsigned long pcpu, unsigned long old0,
 				      unsigned long old1, unsigned long new0,

@@ -17,6 +17,7 @@ fn main() {
         root.join("include/rslub_limits.h").display()
     );
     println!("cargo:rerun-if-env-changed=BINDGEN");
+    println!("cargo::rustc-check-cfg=cfg(rslub_no_stats)");
 
     cc::Build::new()
         .file(shim.join("host_shim.c"))

@@ -104,13 +104,6 @@ unsafe impl Platform for Host {
         unsafe { shim::rslub_shim_this_cpu_ptr(p as c_ulong) }.cast()
     }
 
-    fn this_cpu_read_pair(p: Pcpu) -> [usize; 2] {
-        let mut pair: [c_ulong; 2] = [0; 2];
-        // SAFETY: `p` is a live pair; `pair` has two words.
-        unsafe { shim::rslub_shim_this_cpu_read_pair(p as c_ulong, pair.as_mut_ptr()) };
-        [pair[0] as usize, pair[1] as usize]
-    }
-
     fn this_cpu_cmpxchg_pair(p: Pcpu, old: [usize; 2], new: [usize; 2]) -> bool {
         // SAFETY: `p` is a live, aligned pair.
         unsafe {

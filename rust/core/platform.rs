@@ -74,8 +74,6 @@ pub unsafe trait Platform: Sized + 'static {
     /// The current CPU's instance of `p`; the caller may be migrated right
     /// after, so the result is only a hint unless the CPU lock is held.
     fn this_cpu_ptr(p: Pcpu) -> *mut u8;
-    /// Reads this CPU's pair at `p` (word 1 first, then word 0).
-    fn this_cpu_read_pair(p: Pcpu) -> [usize; 2];
     /// Replaces this CPU's pair at `p` with `new` if it equals `old`.
     fn this_cpu_cmpxchg_pair(p: Pcpu, old: [usize; 2], new: [usize; 2]) -> bool;
     /// Adds one to this CPU's counter at `p` (a per-CPU address).

@@ -52,7 +52,7 @@ use crate::stat::Stat;
 use core::cell::UnsafeCell;
 use core::ffi::c_void;
 use core::marker::PhantomData;
-use core::mem::{offset_of, size_of};
+use core::mem::size_of;
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
@@ -366,15 +366,28 @@ impl<P: Platform> Cache<P> {
 
     // ---- counters ---------------------------------------------------------
 
+    /// Counts an event: one per-CPU increment, or nothing when the counters
+    /// are compiled out (`--cfg rslub_no_stats`, `make STATS=0`).
     #[inline(always)]
     fn stat(&self, s: Stat) {
-        P::this_cpu_inc(self.pcpu + offset_of!(CpuSlab, stats) + s as usize * size_of::<usize>());
+        #[cfg(not(rslub_no_stats))]
+        P::this_cpu_inc(
+            self.pcpu + core::mem::offset_of!(CpuSlab, stats) + s as usize * size_of::<usize>(),
+        );
+        #[cfg(rslub_no_stats)]
+        let _ = s;
     }
 
+    /// Counts an event with the CPU lock held.
     #[inline(always)]
     fn stat_locked(c: *mut CpuSlab, s: Stat) {
         // SAFETY: the CPU lock is held, so nothing else on this CPU runs.
-        unsafe { (*c).stats[s as usize] += 1 };
+        #[cfg(not(rslub_no_stats))]
+        unsafe {
+            (*c).stats[s as usize] += 1
+        };
+        #[cfg(rslub_no_stats)]
+        let _ = (c, s);
     }
 
     /// Sum of counter `s` over all CPUs, and each CPU's share in `per_cpu`
@@ -448,18 +461,29 @@ impl<P: Platform> Cache<P> {
         obj
     }
 
+    /// Reads `(freelist, tid, slab)` of the CPU the caller is on, through
+    /// its raw per-CPU pointer: tid first, then the rest (upstream's order).
+    /// If the task migrates meanwhile these are another CPU's values, and
+    /// since tids are unique per CPU the following per-CPU cmpxchg16b on the
+    /// new CPU fails; if it is preempted and the CPU's freelist changes, the
+    /// tid has changed too.
+    #[inline(always)]
+    fn cpu_snapshot(&self) -> (usize, usize, *mut SlabHeader) {
+        let c = P::this_cpu_ptr(self.pcpu).cast::<CpuSlab>();
+        // SAFETY: `c` is a valid CpuSlab of some CPU; volatile reads are
+        // neither torn (aligned words) nor reordered against each other.
+        unsafe {
+            let tid = ptr::read_volatile(ptr::addr_of!((*c).tid));
+            let freelist = ptr::read_volatile(ptr::addr_of!((*c).freelist));
+            let slab = ptr::read_volatile(ptr::addr_of!((*c).slab));
+            (freelist as usize, tid, slab)
+        }
+    }
+
     #[inline(always)]
     fn alloc_inner(&self, gfp: u32, node: i32) -> *mut u8 {
         loop {
-            let [obj, tid] = P::this_cpu_read_pair(self.pcpu);
-            let c = P::this_cpu_ptr(self.pcpu).cast::<CpuSlab>();
-            // SAFETY: `c` is a valid CpuSlab of some CPU; the read is a hint.
-            // Matching tids prove `c` belongs to the CPU the pair came from.
-            if unsafe { ptr::read_volatile(ptr::addr_of!((*c).tid)) } != tid {
-                continue;
-            }
-            // SAFETY: as above.
-            let slab = unsafe { ptr::read_volatile(ptr::addr_of!((*c).slab)) };
+            let (obj, tid, slab) = self.cpu_snapshot();
             if obj == 0 || !Self::node_match(slab, node) {
                 return self.alloc_slow(gfp, node);
             }
@@ -983,17 +1007,9 @@ impl<P: Platform> Cache<P> {
             Err(e) => return self.report(obj, e),
         };
         loop {
-            let [freelist, tid] = P::this_cpu_read_pair(self.pcpu);
-            let c = P::this_cpu_ptr(self.pcpu).cast::<CpuSlab>();
-            // SAFETY: hint reads of a valid CpuSlab; matching tids prove it
-            // is the pair's CPU.
-            unsafe {
-                if ptr::read_volatile(ptr::addr_of!((*c).tid)) != tid {
-                    continue;
-                }
-                if ptr::read_volatile(ptr::addr_of!((*c).slab)) != slab {
-                    break;
-                }
+            let (freelist, tid, cpu_slab) = self.cpu_snapshot();
+            if cpu_slab != slab {
+                break;
             }
             if freelist == obj as usize {
                 return self.report(obj, FreeError::DoubleFree);
@@ -1176,16 +1192,9 @@ impl<P: Platform> Cache<P> {
 
     fn free_chain(&self, slab: *mut SlabHeader, head: *mut u8, tail: *mut u8, cnt: usize) {
         loop {
-            let [freelist, tid] = P::this_cpu_read_pair(self.pcpu);
-            let c = P::this_cpu_ptr(self.pcpu).cast::<CpuSlab>();
-            // SAFETY: hint reads, validated by the tid.
-            unsafe {
-                if ptr::read_volatile(ptr::addr_of!((*c).tid)) != tid {
-                    continue;
-                }
-                if ptr::read_volatile(ptr::addr_of!((*c).slab)) != slab {
-                    break;
-                }
+            let (freelist, tid, cpu_slab) = self.cpu_snapshot();
+            if cpu_slab != slab {
+                break;
             }
             // SAFETY: `tail` is ours until published.
             unsafe { set_free_pointer(tail, &self.layout, freelist as *mut u8) };
