@@ -59,8 +59,10 @@ fmt:
 check:
 	@scripts/check.sh
 
+# CMD goes through the environment unexpanded, so '$x' and quotes survive.
+vm: export RSLUB_VM_CMD = $(value CMD)
 vm:
-	@scripts/vm.sh $(KDIR) '$(CMD)'
+	@scripts/vm.sh "$(KDIR)" "$$RSLUB_VM_CMD"
 
 kdir:
 	@echo $(KDIR)

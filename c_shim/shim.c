@@ -250,20 +250,68 @@ void rslub_shim_cpuhp_unregister(int state)
 	cpuhp_remove_state_nocalls(state);
 }
 
-void *rslub_shim_sysfs_root_create(void)
-{
-	return kobject_create_and_add("rslub", kernel_kobj);
-}
-
-void rslub_shim_sysfs_root_destroy(void *root)
-{
-	kobject_put(root);
-}
-
 struct rslub_attr {
 	struct kobj_attribute ka;
 	unsigned int index;
 };
+
+#define RSLUB_ROOT_ATTRS 8
+
+struct rslub_root {
+	struct kobject *kobj;
+	struct rslub_attr attrs[RSLUB_ROOT_ATTRS];
+	struct attribute *ptrs[RSLUB_ROOT_ATTRS + 1];
+	struct attribute_group group;
+};
+
+static ssize_t rslub_root_show(struct kobject *kobj, struct kobj_attribute *ka,
+			       char *buf)
+{
+	struct rslub_attr *a = container_of(ka, struct rslub_attr, ka);
+
+	return rslub_rust_sysfs_root_show(a->index, buf);
+}
+
+void *rslub_shim_sysfs_root_create(const char *const *names, unsigned int n)
+{
+	struct rslub_root *r;
+	unsigned int i;
+
+	if (n > RSLUB_ROOT_ATTRS)
+		return NULL;
+	r = kzalloc_obj(*r);
+	if (!r)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		sysfs_attr_init(&r->attrs[i].ka.attr);
+		r->attrs[i].ka.attr.name = names[i];
+		r->attrs[i].ka.attr.mode = 0444;
+		r->attrs[i].ka.show = rslub_root_show;
+		r->attrs[i].index = i;
+		r->ptrs[i] = &r->attrs[i].ka.attr;
+	}
+	r->group.attrs = r->ptrs;
+	r->kobj = kobject_create_and_add("rslub", kernel_kobj);
+	if (!r->kobj)
+		goto free;
+	if (sysfs_create_group(r->kobj, &r->group))
+		goto put;
+	return r;
+put:
+	kobject_put(r->kobj);
+free:
+	kfree(r);
+	return NULL;
+}
+
+void rslub_shim_sysfs_root_destroy(void *root)
+{
+	struct rslub_root *r = root;
+
+	sysfs_remove_group(r->kobj, &r->group);
+	kobject_put(r->kobj);
+	kfree(r);
+}
 
 struct rslub_dir {
 	struct kobject kobj;
@@ -305,7 +353,7 @@ static ssize_t rslub_attr_store(struct kobject *kobj, struct kobj_attribute *ka,
 	return rslub_rust_sysfs_store(d->cache, a->index, buf, len);
 }
 
-void *rslub_shim_sysfs_cache_add(void *root, const char *name, void *cache,
+void *rslub_shim_sysfs_cache_add(void *root_handle, const char *name, void *cache,
 				 const char *const *names,
 				 const unsigned short *modes, unsigned int n)
 {
@@ -334,7 +382,8 @@ void *rslub_shim_sysfs_cache_add(void *root, const char *name, void *cache,
 		d->ptrs[i] = &a->ka.attr;
 	}
 	d->group.attrs = d->ptrs;
-	if (kobject_init_and_add(&d->kobj, &rslub_dir_type, root, "%s", name))
+	if (kobject_init_and_add(&d->kobj, &rslub_dir_type,
+				 ((struct rslub_root *)root_handle)->kobj, "%s", name))
 		goto put;
 	if (sysfs_create_group(&d->kobj, &d->group)) {
 		kobject_del(&d->kobj);

@@ -102,8 +102,12 @@ void rslub_rust_cpu_dead(unsigned int cpu);
 
 /* --- sysfs: /sys/kernel/rslub/<cache>/<attr>; formatting is Rust's --- */
 
-/* Creates /sys/kernel/rslub; returns a handle or NULL. */
-void *rslub_shim_sysfs_root_create(void);
+/*
+ * Creates /sys/kernel/rslub with n read-only files names[i] (the module's
+ * defaults), shown by rslub_rust_sysfs_root_show(index, buf); returns a
+ * handle or NULL.
+ */
+void *rslub_shim_sysfs_root_create(const char *const *names, unsigned int n);
 void rslub_shim_sysfs_root_destroy(void *root);
 /*
  * Adds root/<name>/ with n attributes named names[i], read-only (mode 0444)
@@ -117,6 +121,7 @@ void *rslub_shim_sysfs_cache_add(void *root, const char *name, void *cache,
 /* Removes the directory; no show/store runs once this returns. */
 void rslub_shim_sysfs_cache_remove(void *dir);
 /* Implemented in Rust: fill buf (PAGE_SIZE) and return its length, or -errno. */
+long rslub_rust_sysfs_root_show(unsigned int index, char *buf);
 long rslub_rust_sysfs_show(void *cache, unsigned int index, char *buf);
 long rslub_rust_sysfs_store(void *cache, unsigned int index, const char *buf,
 			    unsigned long len);

@@ -104,6 +104,9 @@ static void create_duplicate_name_is_eexist(struct kunit *test)
 
 	a = make(test, "rslub-t-dup", 64, 0, 0, NULL);
 	expect_create_err(test, "rslub-t-dup", 128, 0, 0, -EEXIST);
+	/* Taken by a file of /sys/kernel/rslub, and not a sysfs name. */
+	expect_create_err(test, "default_max_empty", 64, 0, 0, -EEXIST);
+	expect_create_err(test, "a/b", 64, 0, 0, -EINVAL);
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(a), 0);
 	/* The name is free again after destroy. */
 	b = make(test, "rslub-t-dup", 128, 0, 0, NULL);

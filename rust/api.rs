@@ -143,6 +143,13 @@ pub unsafe extern "C" fn rslub_cache_create(
     };
     let name = &buf[..len];
     let show = core::str::from_utf8(name).unwrap_or("<non-utf8 name>");
+    if crate::sysfs::reserved(name) {
+        pr_err!(
+            "create {}: the name is taken by a file in /sys/kernel/rslub\n",
+            show
+        );
+        return err_ptr(EEXIST);
+    }
     if name.contains(&b'/') {
         pr_err!(
             "create {}: name must not contain '/' (it names a sysfs directory)\n",

@@ -68,6 +68,20 @@ const FIXED: &[(Attr, &[u8], c_ushort)] = &[
 /// Total attributes: the fixed ones, then one per statistic.
 const COUNT: usize = FIXED.len() + Stat::COUNT;
 
+/// Read-only files in `/sys/kernel/rslub/` itself: the module parameters'
+/// values, i.e. the defaults of new caches (-1: chosen by object size).
+/// No cache may take these names.
+pub const ROOT_FILES: [&[u8]; 3] = [
+    b"default_cpu_partial\0",
+    b"default_min_partial\0",
+    b"default_max_empty\0",
+];
+
+/// Whether `name` is taken by a file of the sysfs root.
+pub fn reserved(name: &[u8]) -> bool {
+    ROOT_FILES.iter().any(|f| &f[..f.len() - 1] == name)
+}
+
 /// The sysfs root, `/sys/kernel/rslub`.
 pub struct Root(*mut c_void);
 
@@ -78,10 +92,16 @@ unsafe impl Send for Root {}
 unsafe impl Sync for Root {}
 
 impl Root {
-    /// Creates `/sys/kernel/rslub`.
+    /// Creates `/sys/kernel/rslub` with its defaults files.
     pub fn new() -> Result<Root> {
-        // SAFETY: plain kobject creation.
-        let p = unsafe { shim::rslub_shim_sysfs_root_create() };
+        let names: [*const c_char; ROOT_FILES.len()] = [
+            ROOT_FILES[0].as_ptr().cast(),
+            ROOT_FILES[1].as_ptr().cast(),
+            ROOT_FILES[2].as_ptr().cast(),
+        ];
+        // SAFETY: the names are 'static NUL-terminated strings.
+        let p =
+            unsafe { shim::rslub_shim_sysfs_root_create(names.as_ptr(), names.len() as c_uint) };
         if p.is_null() {
             return Err(ENOMEM);
         }
@@ -288,6 +308,23 @@ fn store(c: &Cache, index: usize, buf: &[u8]) -> Result {
         _ => return Err(EINVAL),
     }
     Ok(())
+}
+
+/// sysfs show callback of the root's files (from the shim).
+#[no_mangle]
+pub extern "C" fn rslub_rust_sysfs_root_show(index: c_uint, buf: *mut c_char) -> c_long {
+    // SAFETY: sysfs passes a PAGE_SIZE buffer.
+    let page =
+        unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), crate::consts().page_size) };
+    let mut p = Page { buf: page, len: 0 };
+    let (cpu_partial, min_partial, max_empty) = crate::param_defaults();
+    let _ = match index {
+        0 => writeln!(p, "{cpu_partial}"),
+        1 => writeln!(p, "{min_partial}"),
+        2 => writeln!(p, "{max_empty}"),
+        _ => return c_long::from(EINVAL.to_errno()),
+    };
+    p.len as c_long
 }
 
 /// sysfs show callback (from the shim).
