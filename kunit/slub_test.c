@@ -536,7 +536,10 @@ static void producer_consumer_across_cpus(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(h->s), 0);
 }
 
-/* --- every CPU hammering one cache, with frees across CPUs --- */
+/*
+ * --- every CPU hammering one cache, with frees across CPUs, while the test
+ * thread changes tunables and shrinks ---
+ */
 
 struct hammer_shared {
 	spinlock_t lock;	/* protects slot */
@@ -612,8 +615,20 @@ static void every_cpu_hammers_one_cache(struct kunit *test)
 		t = kthread_run_on_cpu(hammer_fn, h, cpu, "rslub_hammer/%u");
 		KUNIT_ASSERT_FALSE(test, IS_ERR(t));
 	}
-	for (i = 0; i < n; i++)
-		wait_for_completion(&hs[i].done);
+	/* Tunables change under load; wait_for_completion_timeout paces it. */
+	for (i = 0; i < n; i++) {
+		unsigned int round = 0;
+
+		while (!wait_for_completion_timeout(&hs[i].done, msecs_to_jiffies(2))) {
+			round++;
+			KUNIT_EXPECT_EQ(test, rslub_cache_set(s, "cpu_partial",
+							      (round % 3) * 15), 0);
+			KUNIT_EXPECT_EQ(test, rslub_cache_set(s, "min_partial", round % 6), 0);
+			KUNIT_EXPECT_EQ(test, rslub_cache_set(s, "max_empty", round % 4), 0);
+			if (!(round % 16))
+				KUNIT_EXPECT_EQ(test, rslub_cache_shrink(s), 0);
+		}
+	}
 	rslub_cache_free(s, sh->slot);
 	for (i = 0; i < n; i++) {
 		KUNIT_EXPECT_EQ(test, hs[i].bad, 0L);
