@@ -17,4 +17,6 @@ pub mod host;
 #[cfg(test)]
 mod slub_tests;
 #[cfg(test)]
+mod test_util;
+#[cfg(test)]
 mod tests;

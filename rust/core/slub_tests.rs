@@ -8,6 +8,7 @@ use crate::layout::{Layout, LayoutRequest};
 use crate::slab::HEADER_SIZE;
 use crate::slub::{Cache, Params};
 use crate::stat::Stat;
+use crate::test_util::Rng;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, Once};
 
@@ -122,19 +123,6 @@ fn read_tag(obj: *mut u8, size: usize) -> u64 {
     // SAFETY: as above.
     unsafe { std::ptr::copy_nonoverlapping(obj, b.as_mut_ptr(), n) };
     u64::from_le_bytes(b) & if n == 8 { u64::MAX } else { (1 << (8 * n)) - 1 }
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 #[test]

@@ -3,6 +3,7 @@
 
 use crate::layout::{Layout, LayoutError, LayoutRequest, MAX_ORDER, WORD};
 use crate::slab::{get_free_pointer, inuse, FreeError, SlabHeader, SlabList, FROZEN, HEADER_SIZE};
+use crate::test_util::Rng;
 use std::collections::HashSet;
 
 const PAGE: usize = 4096;
@@ -40,21 +41,6 @@ impl Drop for Block {
     fn drop(&mut self) {
         // SAFETY: allocated in `new` with this layout.
         unsafe { std::alloc::dealloc(self.ptr, self.layout) };
-    }
-}
-
-/// A tiny deterministic PRNG so failures replay.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
     }
 }
 
