@@ -43,9 +43,29 @@ fi
 vng=${VNG:-$(command -v vng 2>/dev/null ||
 	python3 -c 'import os, sys; print(os.path.join(os.path.dirname(sys.executable), "vng"))')}
 [ -x "$vng" ] || { echo "vm: vng not found (run 'make setup')" >&2; exit 2; }
-timeout --foreground -k 10 "$tmo" "$vng" "${args[@]}" --exec "$cmd"
+# The guest runs in its own session so that a timeout kills QEMU too, not
+# only vng (timeout --foreground would leave QEMU running to the end).
+marker=$(mktemp)
+rm -f "$marker"
+setsid "$vng" "${args[@]}" --exec "$cmd" </dev/null &
+pid=$!
+(
+	sleep "$tmo"
+	kill -0 "$pid" 2>/dev/null || exit 0
+	touch "$marker"
+	kill -TERM -- "-$pid" 2>/dev/null
+	sleep 10
+	kill -KILL -- "-$pid" 2>/dev/null
+) &
+watchdog=$!
+wait "$pid"
 rc=$?
-if [ $rc = 124 ] || [ $rc = 137 ]; then
+pkill -P "$watchdog" 2>/dev/null
+kill "$watchdog" 2>/dev/null
+wait "$watchdog" 2>/dev/null
+if [ -e "$marker" ]; then
+	rm -f "$marker"
 	echo "vm: TIMEOUT: the guest did not finish within ${tmo}s (VM_TIMEOUT); killed" >&2
+	exit 124
 fi
 exit $rc
