@@ -3,6 +3,7 @@
 #
 #   make            build rslub.ko and kunit/rslub_kunit.ko against KDIR
 #   make check      setup if needed, host tests, lint, build, KUnit in VMs
+#   make bench      alloc+free pair cost, in-tree SLUB vs rslub, under icount
 #   make setup      install the toolchain, build the cached test kernel
 #   make lint       clippy + rustfmt on the Rust, checkpatch on the C
 #   make vm CMD=..  run CMD as root in a VM with the repo visible
@@ -27,7 +28,7 @@ RUST_SRC := $(wildcard rust/*.rs rust/core/*.rs)
 # host_shim.c is userspace code (the shim's host twin): not kernel style.
 C_SRC := $(filter-out %.mod.c c_shim/host_shim.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c bench/*.c include/*.h))
 
-.PHONY: all modules setup check lint fmt vm kdir clean host-test
+.PHONY: all modules setup check bench lint fmt vm kdir clean host-test
 
 all: modules
 
@@ -58,6 +59,9 @@ fmt:
 
 check:
 	@scripts/check.sh
+
+bench:
+	@scripts/bench.sh
 
 # CMD goes through the environment unexpanded, so '$x' and quotes survive.
 vm: export RSLUB_VM_CMD = $(value CMD)

@@ -176,7 +176,7 @@ build_kernel() {
 	export PATH=$HOME/.cargo/bin:$PATH
 	run "configure kernel ($FLAVOR)" "$log-config.log" \
 		"$ROOT/scripts/kconfig.sh" "$kdir" "$ROOT/config/base.config" "$ROOT/config/$FLAVOR.config"
-	run "build kernel $key with -j$JOBS (about 10 min cold)" "$log-build.log" \
+	run "build kernel $key with -j$JOBS (about 13 min cold on 2 cores)" "$log-build.log" \
 		make -C "$kdir" -j"$JOBS" all
 	touch "$kdir/.rslub-built"
 	# Drop stale builds of the same flavor so the cache does not grow without bound.
