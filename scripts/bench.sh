@@ -16,7 +16,7 @@ mkdir -p "$out"
 echo "bench: pair cost under icount (log: $out/vm.log)"
 VM_CPUS=${VM_CPUS:-2} VM_QEMU_OPTS='-icount shift=0,sleep=off' \
 	scripts/vm.sh "$BKDIR" "insmod rslub.ko && insmod bench/rslub_bench.ko pairs=${PAIRS:-20000} rounds=${ROUNDS:-5}; dmesg" \
-	>"$out/vm.log" 2>&1 || true
+	2>&1 | cat >"$out/vm.log" || true
 grep -q "rslub_bench: pair" "$out/vm.log" || { tail -n 20 "$out/vm.log"; echo "bench: FAILED: no results"; exit 1; }
 printf "%-8s %12s %12s %8s\n" size "slub instr" "rslub instr" ratio | tee "$out/pair.txt"
 for size in $(grep -oE "pair size=[0-9]+ slub" "$out/vm.log" | grep -oE "[0-9]+"); do

@@ -56,7 +56,7 @@ pid=$!
 	kill -TERM -- "-$pid" 2>/dev/null
 	sleep 10
 	kill -KILL -- "-$pid" 2>/dev/null
-) &
+) 2>/dev/null &
 watchdog=$!
 wait "$pid"
 rc=$?
