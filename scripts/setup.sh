@@ -103,8 +103,10 @@ qemu-system-common/bookworm-backports qemu-system-data/bookworm-backports seabio
 	fi
 	if [ -n "$missing" ]; then
 		apt_sources
+		# A stale package index (kept machine) fails the install: refresh once.
 		run "apt-get install$missing" "$LOGDIR/apt-install.log" \
-			env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing
+			sh -c "DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing ||
+				{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing; }"
 	else
 		say "Debian packages: present"
 	fi

@@ -91,7 +91,8 @@ pub unsafe trait Platform: Sized + 'static {
     /// Undoes `cpu_lock`.
     fn cpu_unlock(token: usize);
     /// Runs `f(cpu)` for every online CPU with that CPU's lock held (in the
-    /// kernel: on that CPU, from an IPI), and waits for all of them.
+    /// kernel: on that CPU, from a bound work item with irqs off), and waits
+    /// for all of them. Sleeps.
     fn for_each_cpu_locked(f: &(dyn Fn(u32) + Sync));
     /// Whether `cpu` is online.
     fn cpu_online(cpu: u32) -> bool;
