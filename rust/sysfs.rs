@@ -246,7 +246,10 @@ fn show(c: &Cache, index: usize, p: &mut Page<'_>) -> Result {
             let u = c.usage();
             let nodes = u.nr_nodes;
             match attr {
-                Attr::Objects => writeln!(p, "{}", u.live_objects),
+                Attr::Objects => {
+                    per_node(p, u.live_objects, &u.node_objects[..nodes]);
+                    Ok(())
+                }
                 Attr::ObjectsPartial => writeln!(p, "{}", u.objects_partial),
                 Attr::Slabs => {
                     per_node(p, u.slabs, &u.node_slabs[..nodes]);
@@ -256,7 +259,10 @@ fn show(c: &Cache, index: usize, p: &mut Page<'_>) -> Result {
                     per_node(p, u.partial, &u.node_partial[..nodes]);
                     Ok(())
                 }
-                Attr::CpuSlabs => writeln!(p, "{}", u.cpu_slabs),
+                Attr::CpuSlabs => {
+                    per_node(p, u.cpu_slabs, &u.node_cpu_slabs[..nodes]);
+                    Ok(())
+                }
                 Attr::EmptySlabs => writeln!(p, "{}", u.empty_slabs),
                 Attr::SlabsCpuPartial => {
                     // In-tree format: objects(slabs); objects are estimated

@@ -117,6 +117,10 @@ pub struct Usage {
     pub node_slabs: [usize; MAX_NODES],
     /// Node partial slabs per node.
     pub node_partial: [usize; MAX_NODES],
+    /// Live objects per node (the node of their slab).
+    pub node_objects: [usize; MAX_NODES],
+    /// CPU slabs per node.
+    pub node_cpu_slabs: [usize; MAX_NODES],
     /// Slabs, all states.
     pub slabs: usize,
     /// Slabs on node partial lists.
@@ -1307,6 +1311,8 @@ impl<P: Platform> Cache<P> {
             nr_nodes: self.nr_nodes,
             node_slabs: [0; MAX_NODES],
             node_partial: [0; MAX_NODES],
+            node_objects: [0; MAX_NODES],
+            node_cpu_slabs: [0; MAX_NODES],
             slabs: 0,
             partial: 0,
             objects_partial: 0,
@@ -1317,6 +1323,16 @@ impl<P: Platform> Cache<P> {
         };
         let per_slab = self.layout.objects;
         let limit = self.cpu_partial_slabs.load(Ordering::Relaxed) as usize + 1;
+        // Slabs held by CPUs (CPU slab or CPU partial), per node.
+        let mut held = [0usize; MAX_NODES];
+        // A node id read racily from a slab header, kept in bounds.
+        let last = self.nr_nodes.saturating_sub(1);
+        let nid_of = |slab: *mut SlabHeader| {
+            // SAFETY: slab memory stays mapped; the value is only an index
+            // hint and is clamped.
+            let n = unsafe { ptr::read_volatile(ptr::addr_of!((*slab).node)) };
+            usize::try_from(n).unwrap_or(0).min(last)
+        };
         for cpu in 0..P::nr_cpu_ids() {
             if !P::cpu_possible(cpu) {
                 continue;
@@ -1326,7 +1342,10 @@ impl<P: Platform> Cache<P> {
             unsafe {
                 let slab = ptr::read_volatile(ptr::addr_of!((*c).slab));
                 if !slab.is_null() {
+                    let nid = nid_of(slab);
                     u.cpu_slabs += 1;
+                    u.node_cpu_slabs[nid] += 1;
+                    held[nid] += 1;
                     let mut free = 0;
                     let mut cur = ptr::read_volatile(ptr::addr_of!((*c).freelist));
                     // The owner may be changing this list: follow it only
@@ -1343,8 +1362,11 @@ impl<P: Platform> Cache<P> {
                         free += 1;
                         cur = get_free_pointer(cur, &self.layout);
                     }
-                    let slab_free_objs = per_slab - inuse((*slab).read_pair()[1]) as usize;
-                    u.live_objects += per_slab.saturating_sub(free + slab_free_objs);
+                    let slab_free_objs =
+                        per_slab.saturating_sub(inuse((*slab).read_pair()[1]) as usize);
+                    let live = per_slab.saturating_sub(free + slab_free_objs);
+                    u.live_objects += live;
+                    u.node_objects[nid] += live;
                 }
                 // Racing with the owner CPU: follow only live slabs of this
                 // cache, and no more than the list can hold.
@@ -1356,13 +1378,17 @@ impl<P: Platform> Cache<P> {
                     && (*p).is_live_for(self.owner())
                 {
                     seen += 1;
+                    let nid = nid_of(p);
+                    let live = inuse((*p).read_pair()[1]) as usize;
                     u.cpu_partial_slabs += 1;
-                    u.live_objects += inuse((*p).read_pair()[1]) as usize;
+                    held[nid] += 1;
+                    u.live_objects += live;
+                    u.node_objects[nid] += live;
                     p = ptr::read_volatile(ptr::addr_of!((*p).next));
                 }
             }
         }
-        for n in 0..self.nr_nodes {
+        for (n, &held_here) in held.iter().enumerate().take(self.nr_nodes) {
             let node = self.node(n as i32);
             let _g = P::node_lock(&node.list_lock);
             // SAFETY: list_lock held.
@@ -1383,11 +1409,12 @@ impl<P: Platform> Cache<P> {
                 }
             }
             u.objects_partial += partial_inuse;
-            u.live_objects += partial_inuse;
+            // Slabs on no node list and not held by a CPU are full.
+            let full = slabs.saturating_sub(lists.partial.len() + lists.empty.len() + held_here);
+            let live = partial_inuse + full * per_slab;
+            u.live_objects += live;
+            u.node_objects[n] += live;
         }
-        // Slabs on no node list and not held by a CPU are full.
-        let listed_or_cpu = u.partial + u.empty_slabs + u.cpu_slabs + u.cpu_partial_slabs;
-        u.live_objects += u.slabs.saturating_sub(listed_or_cpu) * per_slab;
         u
     }
 

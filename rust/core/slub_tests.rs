@@ -206,6 +206,16 @@ fn random_ops_match_model() {
                 c.shrink();
             }
         }
+        let u = c.usage();
+        assert_eq!(u.live_objects, live.len(), "before flush");
+        assert_eq!(
+            u.node_objects[..u.nr_nodes].iter().sum::<usize>(),
+            live.len()
+        );
+        assert_eq!(
+            u.node_cpu_slabs[..u.nr_nodes].iter().sum::<usize>(),
+            u.cpu_slabs
+        );
         c.flush_all();
         assert_eq!(c.usage().live_objects, live.len());
         for &k in live.keys() {
