@@ -1179,9 +1179,12 @@ impl<P: Platform> Cache<P> {
             let mut cnt = 1;
             for slot in objs[..end].iter_mut().rev() {
                 let o = *slot;
+                // Same slab block as a validated object: the memory is
+                // valid, only the object boundary needs checking.
                 if !o.is_null()
                     && SlabHeader::of(o, &self.layout) == slab
-                    && self.object_slab(o).is_ok()
+                    // SAFETY: `slab` was validated above.
+                    && unsafe { (*slab).check_object(o, &self.layout, self.owner()) }.is_ok()
                 {
                     // SAFETY: `o` is an object of `slab` being freed by us.
                     unsafe { set_free_pointer(o, &self.layout, head) };
