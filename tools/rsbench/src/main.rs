@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0
+//! rsbench: the host side of rslub's benchmarks. `parse` turns the result
+//! lines of VM console logs into bench.json; `table` prints one run as an
+//! mmtests-style comparison of the allocators; `compare` sets two runs side
+//! by side; `plot` draws PNGs and a report.md into a results directory.
+
+mod model;
+mod parse;
+mod plot;
+mod table;
+
+use clap::{Parser, Subcommand};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// rslub benchmark results: parse guest logs, tables, A/B comparison, plots
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Args {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Collect the `rslub_bench: result` lines of console logs into bench.json
+    Parse {
+        /// Run metadata (kernel, qemu, mode, cpus, nodes, date, git, ...);
+        /// repeatable. mode defaults to the modes seen, date to now
+        #[arg(long, value_name = "KEY=VALUE", value_parser = meta_pair)]
+        meta: Vec<(String, String)>,
+        /// Where to write the json (its directory is created); default stdout
+        #[arg(short = 'o', long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// VM console logs
+        #[arg(required = true, value_name = "LOG")]
+        logs: Vec<PathBuf>,
+    },
+    /// Print a run's comparison table (and write DIR/table.txt given a DIR)
+    ///
+    /// Medians of rslub against the in-tree SLUB: ratio, signed % difference
+    /// and * where the round ranges [min,max] do not overlap; then the floor
+    /// and rslub/floor, and the ideal for churn. A run with variants compares
+    /// every variant with the first one seen instead. Given a directory, the
+    /// table is also written to DIR/table.txt.
+    Table {
+        /// A results directory holding bench.json, or the json itself
+        #[arg(value_name = "DIR_OR_JSON")]
+        input: PathBuf,
+    },
+    /// Compare two runs point by point: B against A
+    Compare {
+        /// The base run: a results directory or its bench.json
+        a: PathBuf,
+        /// The new run
+        b: PathBuf,
+    },
+    /// Draw PNG plots and report.md into a results directory
+    ///
+    /// Cost against object size per (mode, workload, op), throughput against
+    /// CPUs, churn pages against size. Needs a TTF font: Debian's
+    /// fonts-dejavu-core, or RSBENCH_FONT=/path/to/font.ttf.
+    Plot {
+        /// A results directory holding bench.json
+        dir: PathBuf,
+    },
+}
+
+fn meta_pair(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("'{s}' is not KEY=VALUE")),
+    }
+}
+
+/// The name a run goes by in headers: the path the user gave.
+fn name(p: &Path) -> String {
+    p.display().to_string()
+}
+
+fn run(cmd: Cmd) -> Result<(), String> {
+    match cmd {
+        Cmd::Parse { meta, output, logs } => {
+            let meta: BTreeMap<String, String> = meta.into_iter().collect();
+            let bench = parse::parse_logs(&logs, meta)?;
+            let json = serde_json::to_string_pretty(&bench).map_err(|e| e.to_string())? + "\n";
+            match output {
+                None => print!("{json}"),
+                Some(out) => {
+                    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+                        std::fs::create_dir_all(dir)
+                            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+                    }
+                    std::fs::write(&out, json)
+                        .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+                    let rounds: usize = bench.results.iter().map(|r| r.rounds.len()).sum();
+                    println!(
+                        "rsbench: {} results ({rounds} rounds) -> {}",
+                        bench.results.len(),
+                        out.display()
+                    );
+                }
+            }
+        }
+        Cmd::Table { input } => {
+            let bench = model::load(&input)?;
+            let text = table::table(&bench, &name(&input));
+            print!("{text}");
+            if input.is_dir() {
+                let out = input.join("table.txt");
+                std::fs::write(&out, &text)
+                    .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+            }
+        }
+        Cmd::Compare { a, b } => {
+            let (ba, bb) = (model::load(&a)?, model::load(&b)?);
+            print!("{}", table::compare(&ba, &name(&a), &bb, &name(&b)));
+        }
+        Cmd::Plot { dir } => {
+            if !dir.is_dir() {
+                return Err(format!("{} is not a results directory", dir.display()));
+            }
+            let bench = model::load(&dir)?;
+            let text = table::table(&bench, &name(&dir));
+            for f in plot::plot(&bench, &dir, &text)? {
+                println!("{}", f.display());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run(Args::parse().cmd) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rsbench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Terminal tables in the spirit of mmtests' compare-kernels: medians side by
+//! side with the ratio, the signed % difference and a `*` where the two
+//! allocators' round ranges do not overlap. `table` compares allocators
+//! within one run (rslub against the in-tree SLUB, or rslub variants against
+//! the first variant); `compare` compares two runs point by point.
+
+use crate::model::{fmt_value, metric_desc, mode_desc, Bench, Measure};
+use std::collections::HashMap;
+
+const LEGEND: &str =
+    "medians of the rounds; diff = (x - base) / base; * = round ranges [min,max] do not overlap";
+
+/// Results grouped by (mode, workload, metric), in first-seen order.
+fn sections<'a>(results: impl Iterator<Item = &'a Measure>) -> Vec<Vec<&'a Measure>> {
+    let mut out: Vec<Vec<&Measure>> = Vec::new();
+    for m in results {
+        match out
+            .iter_mut()
+            .find(|s| s[0].mode == m.mode && s[0].workload == m.workload && s[0].metric == m.metric)
+        {
+            Some(s) => s.push(m),
+            None => out.push(vec![m]),
+        }
+    }
+    out
+}
+
+fn section_title(m: &Measure) -> String {
+    format!(
+        "== {} / {} / {}: {} ({})",
+        m.mode,
+        m.workload,
+        m.metric,
+        metric_desc(&m.metric),
+        mode_desc(&m.mode)
+    )
+}
+
+/// A table row: op, size, batch, cpus.
+type RowKey = (String, u64, u64, u64);
+
+fn row_key(m: &Measure) -> RowKey {
+    (m.op.clone(), m.size, m.batch, m.cpus)
+}
+
+fn ratio(x: f64, base: f64) -> String {
+    if base == 0.0 {
+        "-".into()
+    } else {
+        format!("{:.3}", x / base)
+    }
+}
+
+/// The signed % difference of x against base, with `*` when significant.
+fn diff(x: &Measure, base: &Measure) -> String {
+    if base.median == 0.0 {
+        return "-".into();
+    }
+    let pct = (x.median - base.median) / base.median * 100.0;
+    let star = if x.differs_from(base) { "*" } else { " " };
+    format!("{pct:+.2}%{star}")
+}
+
+/// Pads cells into columns two spaces apart: text columns (`left`, by
+/// index) left-aligned, numbers right-aligned.
+fn render(rows: &[Vec<String>], left: &[usize]) -> String {
+    let ncol = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let width: Vec<usize> = (0..ncol)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for r in rows {
+        let cells: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(c, s)| {
+                if left.contains(&c) {
+                    format!("{s:<w$}", w = width[c])
+                } else {
+                    format!("{s:>w$}", w = width[c])
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn run_name(b: &Bench) -> String {
+    let get = |k: &str| b.meta.get(k).map_or("?", String::as_str);
+    format!("date {} git {}", get("date"), get("git"))
+}
+
+/// What a column shows relative to the section's baseline.
+enum Col {
+    /// The baseline, or a series with nothing to compare (ideal).
+    Plain(String),
+    /// A series with its ratio and % difference to the baseline.
+    Versus(String),
+    /// The floor, and rslub's cost as a multiple of it.
+    Floor,
+}
+
+/// The table of one run: see the module comment. Without variants the
+/// baseline is slub; with variants (a suite run) it is the first variant.
+pub fn table(b: &Bench, title: &str) -> String {
+    let baseline = match b.results.iter().find(|m| m.variant.is_some()) {
+        Some(m) => m.series(),
+        None => "slub".to_string(),
+    };
+    let suite = baseline != "slub";
+    let mut out = format!("rsbench: {title} ({})\n", run_name(b));
+    if let Some(k) = b.meta.get("kernel") {
+        out.push_str(&format!("kernel {k}, baseline {baseline}\n"));
+    }
+    out.push_str(LEGEND);
+    out.push('\n');
+    for sec in sections(b.results.iter()) {
+        let mut series: Vec<String> = Vec::new();
+        let mut rows: Vec<RowKey> = Vec::new();
+        let mut at: HashMap<(RowKey, String), &Measure> = HashMap::new();
+        // The ideal (churn) is one value per size: shown on each op's row.
+        let mut ideal: HashMap<(u64, u64, u64), &Measure> = HashMap::new();
+        let only_ideal = sec.iter().all(|m| m.allocator == "ideal");
+        for m in &sec {
+            if !series.contains(&m.series()) {
+                series.push(m.series());
+            }
+            if m.allocator == "ideal" {
+                ideal.insert((m.size, m.batch, m.cpus), m);
+            }
+            if (m.allocator != "ideal" || only_ideal) && !rows.contains(&row_key(m)) {
+                rows.push(row_key(m));
+            }
+            at.insert((row_key(m), m.series()), m);
+        }
+        // Baseline first, the one compared with it next, references last.
+        let rank = |s: &String| match s.as_str() {
+            _ if *s == baseline => 0,
+            "rslub" if !suite => 1,
+            "floor" => 3,
+            "ideal" => 4,
+            _ => 2,
+        };
+        series.sort_by_key(rank);
+        let has_base = series.contains(&baseline);
+        let cols: Vec<Col> = series
+            .iter()
+            .map(|s| match s.as_str() {
+                "floor" if !suite && series.iter().any(|x| x == "rslub") => Col::Floor,
+                "ideal" => Col::Plain(s.clone()),
+                _ if *s == baseline || !has_base => Col::Plain(s.clone()),
+                _ => Col::Versus(s.clone()),
+            })
+            .collect();
+        let mut head: Vec<String> = ["op", "size", "batch", "cpus"].map(String::from).into();
+        for c in &cols {
+            match c {
+                Col::Plain(s) => head.push(s.clone()),
+                Col::Versus(s) => head.extend([s.clone(), "ratio".into(), "diff".into()]),
+                Col::Floor => head.extend(["floor".into(), "rslub/floor".into()]),
+            }
+        }
+        let mut grid = vec![head];
+        for r in &rows {
+            let get = |s: &str| at.get(&(r.clone(), s.to_string())).copied();
+            let val =
+                |m: Option<&Measure>| m.map_or("-".into(), |m| fmt_value(&m.metric, m.median));
+            let mut line = vec![
+                r.0.clone(),
+                r.1.to_string(),
+                r.2.to_string(),
+                r.3.to_string(),
+            ];
+            for c in &cols {
+                match c {
+                    Col::Plain(s) if s == "ideal" => {
+                        line.push(val(ideal.get(&(r.1, r.2, r.3)).copied()))
+                    }
+                    Col::Plain(s) => line.push(val(get(s))),
+                    Col::Versus(s) => {
+                        let (x, base) = (get(s), get(&baseline));
+                        line.push(val(x));
+                        match (x, base) {
+                            (Some(x), Some(base)) => {
+                                line.push(ratio(x.median, base.median));
+                                line.push(diff(x, base));
+                            }
+                            _ => line.extend(["-".into(), "-".into()]),
+                        }
+                    }
+                    Col::Floor => {
+                        let f = get("floor");
+                        line.push(val(f));
+                        line.push(match (get("rslub"), f) {
+                            (Some(x), Some(f)) => ratio(x.median, f.median),
+                            _ => "-".into(),
+                        });
+                    }
+                }
+            }
+            grid.push(line);
+        }
+        out.push('\n');
+        out.push_str(&section_title(sec[0]));
+        out.push('\n');
+        out.push_str(&render(&grid, &[0]));
+    }
+    out
+}
+
+/// Everything that identifies a result across runs.
+type Key = (
+    String,
+    String,
+    String,
+    u64,
+    u64,
+    u64,
+    String,
+    Option<String>,
+    String,
+);
+
+fn key(m: &Measure) -> Key {
+    (
+        m.mode.clone(),
+        m.workload.clone(),
+        m.op.clone(),
+        m.size,
+        m.batch,
+        m.cpus,
+        m.allocator.clone(),
+        m.variant.clone(),
+        m.metric.clone(),
+    )
+}
+
+fn key_text(m: &Measure) -> String {
+    format!(
+        "{} {} {} size={} batch={} cpus={} {} {}",
+        m.mode,
+        m.workload,
+        m.op,
+        m.size,
+        m.batch,
+        m.cpus,
+        m.series(),
+        m.metric
+    )
+}
+
+/// Run B against run A, point by point: ratio B/A and % difference.
+pub fn compare(a: &Bench, a_name: &str, b: &Bench, b_name: &str) -> String {
+    let in_b: HashMap<Key, &Measure> = b.results.iter().map(|m| (key(m), m)).collect();
+    let in_a: HashMap<Key, &Measure> = a.results.iter().map(|m| (key(m), m)).collect();
+    let mut out = format!(
+        "A: {a_name} ({})\nB: {b_name} ({})\n{LEGEND}; base = A\n",
+        run_name(a),
+        run_name(b)
+    );
+    let both = a.results.iter().filter(|m| in_b.contains_key(&key(m)));
+    for sec in sections(both) {
+        let mut grid = vec![[
+            "op",
+            "size",
+            "batch",
+            "cpus",
+            "allocator",
+            "A",
+            "B",
+            "B/A",
+            "diff",
+        ]
+        .map(String::from)
+        .to_vec()];
+        for &x in &sec {
+            let y = in_b[&key(x)];
+            grid.push(vec![
+                x.op.clone(),
+                x.size.to_string(),
+                x.batch.to_string(),
+                x.cpus.to_string(),
+                x.series(),
+                fmt_value(&x.metric, x.median),
+                fmt_value(&y.metric, y.median),
+                ratio(y.median, x.median),
+                diff(y, x),
+            ]);
+        }
+        out.push('\n');
+        out.push_str(&section_title(sec[0]));
+        out.push('\n');
+        out.push_str(&render(&grid, &[0, 4]));
+    }
+    for (name, side, other) in [("A", a, &in_b), ("B", b, &in_a)] {
+        let only: Vec<String> = side
+            .results
+            .iter()
+            .filter(|m| !other.contains_key(&key(m)))
+            .map(key_text)
+            .collect();
+        if !only.is_empty() {
+            out.push_str(&format!("\nonly in {name}:\n"));
+            for k in only {
+                out.push_str(&format!("  {k}\n"));
+            }
+        }
+    }
+    out
+}

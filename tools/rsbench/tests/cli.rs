@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0
+//! rsbench against hand-made console logs (tests/fixtures/README says what
+//! each holds): parse, table, compare and plot, run as the built binary.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// A fresh, empty directory for one test.
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rsbench-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rsbench"))
+        .args(args)
+        .output()
+        .expect("rsbench runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Exit code 1 and one line on stderr containing `what`.
+fn fails(args: &[&str], what: &str) {
+    let out = run(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(what), "{err}");
+}
+
+/// Parses `logs` into a new results directory named `name`.
+fn parse_into(name: &str, logs: &[&str], meta: &[&str]) -> PathBuf {
+    let dir = tmp(name);
+    let json = dir.join("bench.json").display().to_string();
+    let mut args = vec!["parse", "-o", &json];
+    for m in meta {
+        args.extend(["--meta", m]);
+    }
+    let logs: Vec<String> = logs.iter().map(|l| fixture(l)).collect();
+    args.extend(logs.iter().map(String::as_str));
+    ok(&args);
+    dir
+}
+
+fn load(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("bench.json")).unwrap()).unwrap()
+}
+
+fn find<'a>(v: &'a Value, pred: &[(&str, Value)]) -> &'a Value {
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| pred.iter().all(|(k, x)| r[*k] == *x))
+        .unwrap_or_else(|| panic!("no result {pred:?}"))
+}
+
+/// The whitespace-separated fields of the first line of `section` (a
+/// section title's "workload / metric") whose first field is `op` and
+/// second `size`.
+fn row(out: &str, section: &str, op: &str, size: &str) -> Vec<String> {
+    let start = out.find(section).unwrap_or_else(|| panic!("{section}"));
+    out[start..]
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().map(String::from).collect::<Vec<_>>())
+        .find(|f| f[0] == op && f[1] == size)
+        .unwrap_or_else(|| panic!("no row {op} {size} in {section}"))
+}
+
+#[test]
+fn parse_groups_rounds_in_round_order() {
+    let dir = parse_into("group", &["run-a.log"], &["git=abc123", "kernel=7.3.0"]);
+    let v = load(&dir);
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 51, "points in run-a.log");
+    // Log order: the pair workload comes first, slub before rslub.
+    assert_eq!(results[0]["workload"], "pair");
+    assert_eq!(results[0]["allocator"], "slub");
+    assert_eq!(results[1]["allocator"], "rslub");
+    let slub = &results[0];
+    assert_eq!(slub["rounds"], serde_json::json!([250.0, 240.0, 245.0]));
+    assert_eq!(slub["median"], 245.0, "odd count: the middle one");
+    assert_eq!(
+        (slub["min"].as_f64(), slub["max"].as_f64()),
+        (Some(240.0), Some(250.0))
+    );
+    assert_eq!(slub["variant"], Value::Null);
+    let rslub = &results[1];
+    assert_eq!(
+        rslub["rounds"],
+        serde_json::json!([200.0, 210.0, 205.0, 208.0])
+    );
+    assert_eq!(rslub["median"], 206.5, "even count: mean of the middle two");
+    // The unknown ticks= key does not split or decorate the group.
+    let rep = find(
+        &v,
+        &[
+            ("workload", "repeat".into()),
+            ("op", "alloc".into()),
+            ("size", 64.into()),
+            ("allocator", "rslub".into()),
+        ],
+    );
+    assert_eq!(rep["rounds"].as_array().unwrap().len(), 3);
+    assert!(rep.get("ticks").is_none());
+    assert_eq!(v["meta"]["mode"], "icount,wall", "modes seen, in order");
+    assert_eq!(v["meta"]["git"], "abc123");
+    assert_eq!(v["meta"]["kernel"], "7.3.0");
+}
+
+#[test]
+fn parse_warns_about_a_malformed_line_by_number() {
+    let dir = tmp("malformed");
+    let json = dir.join("bench.json").display().to_string();
+    let out = run(&["parse", "-o", &json, &fixture("run-a.log")]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("run-a.log:16:") && err.contains("size=sixty"),
+        "{err}"
+    );
+}
+
+#[test]
+fn parse_keeps_the_equals_sign_of_a_variant_and_meta_override() {
+    let dir = parse_into("variant", &["suite.log"], &["mode=suite", "nodes=2"]);
+    let v = load(&dir);
+    let r = find(
+        &v,
+        &[("variant", "max_empty=8".into()), ("size", 64.into())],
+    );
+    assert_eq!(r["allocator"], "rslub");
+    assert_eq!(r["batch"], 16);
+    assert_eq!(r["cpus"], 2);
+    assert_eq!(v["meta"]["mode"], "suite", "--meta beats the modes seen");
+    assert_eq!(v["meta"]["nodes"], "2");
+}
+
+#[test]
+fn parse_merges_logs_and_to_stdout() {
+    let out = ok(&["parse", &fixture("run-a.log"), &fixture("run-b.log")]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let pair = find(
+        &v,
+        &[("workload", "pair".into()), ("allocator", "rslub".into())],
+    );
+    // run-a's four rounds and run-b's three, by round number.
+    assert_eq!(
+        pair["rounds"],
+        serde_json::json!([200.0, 180.0, 210.0, 182.0, 205.0, 181.0, 208.0])
+    );
+}
+
+#[test]
+fn parse_errors() {
+    fails(&["parse", &fixture("no-results.log")], "no result lines");
+    fails(&["parse", &fixture("missing.log")], "cannot read");
+}
+
+#[test]
+fn table_ratio_diff_significance_and_floor() {
+    let dir = parse_into("table", &["run-a.log"], &["git=abc123"]);
+    let out = ok(&["table", dir.to_str().unwrap()]);
+    // slub 240..250, rslub 200..210: disjoint, so significant.
+    assert_eq!(
+        row(&out, "/ pair /", "pair", "64"),
+        ["pair", "64", "1", "1", "245", "207", "0.843", "-15.71%*", "150", "1.377"]
+    );
+    // slub 100..110, rslub 104..112 overlap: no star.
+    let r = row(&out, "/ repeat /", "alloc", "8");
+    assert_eq!(r[4..8], ["105", "108", "1.029", "+2.86%"]);
+    let r = row(&out, "/ repeat /", "alloc", "256");
+    assert_eq!(r[6..8], ["0.853", "-14.69%*"]);
+    // Throughput in millions; bulk has no floor, so no floor columns.
+    assert_eq!(
+        row(&out, "/ parallel /", "pair", "64")[4..6],
+        ["2.71M", "3.16M"]
+    );
+    let bulk = &out[out.find("/ bulk /").unwrap()..];
+    let bulk_head = bulk.lines().nth(1).unwrap();
+    assert!(!bulk_head.contains("floor"), "{bulk_head}");
+    // Churn: the ideal on every row of its size, not a row of its own.
+    let churn = row(&out, "/ churn /", "after_shrink", "64");
+    assert_eq!(churn.last().unwrap(), "31.2");
+    assert!(!out.contains("\nideal "), "{out}");
+    let saved = std::fs::read_to_string(dir.join("table.txt")).unwrap();
+    assert_eq!(saved, out, "table.txt is what was printed");
+}
+
+#[test]
+fn table_of_a_suite_compares_with_the_first_variant() {
+    let dir = parse_into("suite", &["suite.log"], &[]);
+    let out = ok(&["table", dir.join("bench.json").to_str().unwrap()]);
+    assert!(out.contains("baseline rslub[max_empty=0]"), "{out}");
+    let head = out.lines().find(|l| l.starts_with("op ")).unwrap();
+    let head: Vec<&str> = head.split_whitespace().collect();
+    assert_eq!(
+        head[4..7],
+        ["rslub[max_empty=0]", "rslub[max_empty=8]", "ratio"]
+    );
+    let r = row(&out, "/ remote /", "object", "64");
+    assert_eq!(
+        r[4..],
+        ["506", "453", "0.895", "-10.47%*", "506", "1.000", "+0.00%"]
+    );
+    assert!(!dir.join("bench.json").with_file_name("table.txt").exists());
+}
+
+#[test]
+fn table_errors() {
+    let dir = tmp("badjson");
+    std::fs::write(dir.join("bench.json"), "{\"meta\": 3}").unwrap();
+    fails(&["table", dir.to_str().unwrap()], "not a bench.json");
+    fails(&["table", "/nonexistent/rsbench"], "cannot read");
+}
+
+#[test]
+fn compare_is_b_over_a_and_lists_the_unmatched() {
+    let a = parse_into("cmp-a", &["run-a.log"], &["git=abc123", "date=2026-01-01"]);
+    let b = parse_into("cmp-b", &["run-b.log"], &["git=def456", "date=2026-01-02"]);
+    let out = ok(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.join("bench.json").to_str().unwrap(),
+    ]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("A: ") && lines[0].ends_with("(date 2026-01-01 git abc123)"));
+    assert!(lines[1].starts_with("B: ") && lines[1].ends_with("(date 2026-01-02 git def456)"));
+    let pick = |alloc: &str, op: &str, size: &str| -> Vec<String> {
+        out.lines()
+            .map(|l| l.split_whitespace().map(String::from).collect::<Vec<_>>())
+            .find(|f| f.len() == 9 && f[0] == op && f[1] == size && f[4] == alloc)
+            .unwrap_or_else(|| panic!("no {alloc} {op} {size}"))
+    };
+    // B's rslub is faster: ratio below 1, negative, disjoint rounds.
+    assert_eq!(
+        pick("rslub", "pair", "64")[5..],
+        ["207", "181", "0.877", "-12.35%*"]
+    );
+    assert_eq!(pick("slub", "pair", "64")[7..], ["1.000", "+0.00%"]);
+    // A's 130..132 inside B's 125..140: not significant.
+    assert_eq!(pick("rslub", "alloc", "64")[8], "+0.00%");
+    let only_a = out.find("only in A:").unwrap();
+    let only_b = out.find("only in B:").unwrap();
+    assert!(only_a < only_b);
+    let a_part = &out[only_a..only_b];
+    assert!(a_part.contains("icount churn ideal size=64 batch=1 cpus=1 ideal pages"));
+    assert!(!a_part.contains("size=32768"));
+    assert_eq!(
+        out[only_b..].lines().nth(1).unwrap().trim(),
+        "icount repeat alloc size=32768 batch=1 cpus=1 rslub instr_per_op"
+    );
+}
+
+#[test]
+fn compare_of_a_missing_run_fails() {
+    let a = parse_into("cmp-missing", &["run-b.log"], &[]);
+    fails(
+        &["compare", a.to_str().unwrap(), "/nonexistent/rsbench"],
+        "cannot read",
+    );
+}
+
+#[test]
+fn plot_writes_pngs_and_a_report_that_embeds_them() {
+    let dir = parse_into("plot", &["run-a.log"], &["git=abc123"]);
+    let out = ok(&["plot", dir.to_str().unwrap()]);
+    let pngs: Vec<&str> = out.lines().filter(|l| l.ends_with(".png")).collect();
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    for want in [
+        "cost-icount-repeat-alloc.png",
+        "cost-icount-repeat-free.png",
+        "cost-icount-bulk-object-b16.png",
+        "cost-icount-bulk-object-b64.png",
+        "scaling-wall-parallel.png",
+        "churn-icount-churn.png",
+    ] {
+        assert!(
+            pngs.iter().any(|p| p.ends_with(want)),
+            "{want} not in {pngs:?}"
+        );
+        let bytes = std::fs::read(dir.join(want)).unwrap();
+        assert!(bytes.len() > 2000, "{want}: {} bytes", bytes.len());
+        assert_eq!(bytes[..8], *b"\x89PNG\r\n\x1a\n", "{want}");
+        assert!(
+            report.contains(&format!("]({want})")),
+            "{want} not embedded"
+        );
+    }
+    assert_eq!(pngs.len(), 6, "one pair point has no size axis: {pngs:?}");
+    assert!(report.starts_with("# "));
+    assert!(report.contains("| git | abc123 |"));
+    assert!(
+        report.contains("```text\nrsbench: "),
+        "the table in a code block"
+    );
+    assert!(report.contains("icount: instructions, deterministic"));
+    assert!(report.contains("wall: TCG emulation time, noisy"));
+}
+
+#[test]
+fn plot_without_its_font_names_the_package() {
+    let dir = parse_into("nofont", &["run-b.log"], &[]);
+    let out = Command::new(env!("CARGO_BIN_EXE_rsbench"))
+        .args(["plot", dir.to_str().unwrap()])
+        .env("RSBENCH_FONT", "/nonexistent/DejaVuSans.ttf")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("fonts-dejavu-core"));
+    fails(&["plot", &fixture("run-a.log")], "not a results directory");
+}
