@@ -3,7 +3,9 @@
 #
 #   make            build rslub.ko and kunit/rslub_kunit.ko against KDIR
 #   make check      setup if needed, host tests, lint, build, KUnit in VMs
-#   make bench      alloc+free pair cost, in-tree SLUB vs rslub, under icount
+#   make bench      A/B benchmark: in-tree SLUB vs rslub vs a floor allocator
+#                   (QUICK=1, SUITE=max-empty|cpu-partial|fill|cmpxchg, KVM=1)
+#   make bench-compare A=results/<x> B=results/<y>   compare two saved runs
 #   make setup      install the toolchain, build the cached test kernel
 #   make lint       clippy + rustfmt on the Rust, checkpatch on the C
 #   make vm CMD=..  run CMD as root in a VM with the repo visible
@@ -28,7 +30,7 @@ RUST_SRC := $(wildcard rust/*.rs rust/core/*.rs)
 # host_shim.c is userspace code (the shim's host twin): not kernel style.
 C_SRC := $(filter-out %.mod.c c_shim/host_shim.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c bench/*.c include/*.h))
 
-.PHONY: all modules setup check bench lint fmt vm kdir clean host-test
+.PHONY: all modules setup check bench bench-compare lint fmt vm kdir clean host-test
 
 all: modules
 
@@ -49,6 +51,7 @@ lint:
 	$(MAKE) -C $(KDIR) M=$(ROOT) CLIPPY=1 modules
 	cd rust/core && cargo clippy --quiet --all-targets -- -D warnings
 	cd tools/rslabinfo && cargo clippy --quiet --all-targets -- -D warnings && cargo fmt --check
+	cd tools/rsbench && cargo clippy --quiet --all-targets -- -D warnings && cargo fmt --check
 	rustfmt --check --edition 2021 --config-path $(KDIR)/.rustfmt.toml $(RUST_SRC)
 	$(KDIR)/scripts/checkpatch.pl --no-tree --quiet --terse --strict \
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES,EXPORT_SYMBOL -f $(C_SRC)
@@ -56,12 +59,18 @@ lint:
 fmt:
 	rustfmt --edition 2021 --config-path $(KDIR)/.rustfmt.toml $(RUST_SRC)
 	cd tools/rslabinfo && cargo fmt
+	cd tools/rsbench && cargo fmt
 
 check:
 	@scripts/check.sh
 
 bench:
 	@scripts/bench.sh
+
+bench-compare:
+	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make bench-compare A=results/<run> B=results/<run>"; exit 2; }
+	@cd tools/rsbench && cargo build --release --quiet
+	@tools/rsbench/target/release/rsbench compare "$(A)" "$(B)"
 
 # CMD goes through the environment unexpanded, so '$x' and quotes survive.
 vm: export RSLUB_VM_CMD = $(value CMD)
@@ -74,4 +83,4 @@ kdir:
 clean:
 	$(MAKE) -C $(KDIR) M=$(ROOT) clean
 	rm -f rust/shim_bindings.rs
-	rm -rf rust/core/target tools/rslabinfo/target
+	rm -rf rust/core/target tools/rslabinfo/target tools/rsbench/target

@@ -1,57 +1,144 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A/B micro-benchmarks of the in-tree SLUB (kmem_cache_*, a private
- * SLAB_NO_MERGE cache) and rslub, through the same code path (a table of
- * function pointers), on one pinned CPU, A and B interleaved round by round.
- * Costs are in TSC ticks, which under QEMU's -icount shift=0 are executed
- * instructions. Workloads:
- *   pair    alloc immediately followed by free; cost per pair
- *   repeat  N allocations, then N frees; cost per alloc and per free
- *   bulk    alloc_bulk then free_bulk of a batch; cost per object
- * Results go to the kernel log. Loading fails with -EAGAIN on purpose once
- * they are printed, so nothing needs unloading, unless hold=1 keeps a cache
- * with live objects around for inspection (sysfs, rslabinfo) until the
- * module is removed.
+ * A/B micro-benchmarks of the in-tree SLUB, rslub and a "floor" allocator,
+ * all called through the same table of function pointers:
+ *   slub   kmem_cache_* on a private SLAB_NO_MERGE cache
+ *   rslub  rslub_cache_* on a cache of the same size, align and flags;
+ *          "rslub:knob=v:knob=v" is a variant with tunables set after create
+ *          (cpu_partial, min_partial, max_empty, fill_ge; cmpxchg=locked
+ *          switches the fast path's cmpxchg16b while that variant runs)
+ *   floor  a per-CPU stack of preallocated objects, preemption disabled
+ *          around a push or pop: what doing almost nothing costs
+ *
+ * Workloads (param workloads=, comma separated), per object size:
+ *   pair      alloc immediately followed by free; cost per pair
+ *   repeat    N allocations, then N frees; cost per alloc and per free
+ *   bulk      alloc_bulk + free_bulk of each batch size; cost per object
+ *   remote    a kthread on one CPU allocates batches, a kthread on another
+ *             frees them; cost per alloc, per free, per object, objects/s
+ *   parallel  1..max_cpus CPUs run pair, then repeat, at once; ops/s
+ *   churn     random alloc/free over a live set; the caches stay with
+ *             their live objects until rmmod, so the guest script can read
+ *             the pages held from sysfs before and after shrink
+ *
+ * Rounds are interleaved (A B A B ...). Costs are in get_cycles() ticks,
+ * which under QEMU's -icount shift=0 are executed instructions (mode=icount,
+ * metric instr_per_op), or in ktime nanoseconds (mode=wall, ns_per_op).
+ * Every round prints one line:
+ *   rslub_bench: result mode= workload= op= size= batch= cpus= alloc=
+ *                variant= metric= round= value=
+ * which tools/rsbench turns into bench.json, tables and plots.
+ *
+ * Loading fails with -EAGAIN on purpose once the results are printed, so
+ * nothing needs unloading; with churn or hold=1 the module stays loaded
+ * holding caches with live objects (hold: "rslub_bench_hold", 667 objects,
+ * for rslabinfo) until it is removed.
  */
+#include <linux/completion.h>
 #include <linux/cpumask.h>
+#include <linux/kthread.h>
+#include <linux/ktime.h>
 #include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/prandom.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
+#include <linux/string.h>
 #include <linux/timex.h>
 #include <linux/vmalloc.h>
 
 #include "rslub.h"
 
-static unsigned int pairs = 20000;
-module_param(pairs, uint, 0444);
-MODULE_PARM_DESC(pairs, "operations per round (pairs; repeat allocations)");
+static char *mode = "icount";
+module_param(mode, charp, 0444);
+MODULE_PARM_DESC(mode, "icount (QEMU -icount: ticks are instructions), cycles (real TSC), wall (ns)");
+
+static char *workloads = "pair,repeat,bulk,remote";
+module_param(workloads, charp, 0444);
+MODULE_PARM_DESC(workloads, "comma list of pair,repeat,bulk,remote,parallel,churn");
+
+static char *allocs = "slub,rslub,floor";
+module_param(allocs, charp, 0444);
+MODULE_PARM_DESC(allocs, "comma list of slub, rslub[:knob=v...], floor");
+
+#define MAX_SIZES 16
+static unsigned int sizes[MAX_SIZES] = {
+	8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384
+};
+
+static int nr_sizes = 12;
+module_param_array(sizes, uint, &nr_sizes, 0444);
+MODULE_PARM_DESC(sizes, "object sizes (bytes)");
+
+#define MAX_BATCH 128
+static unsigned int batches[8] = { 1, 8, 16, 32, 64, 128 };
+static int nr_batches = 6;
+module_param_array(batches, uint, &nr_batches, 0444);
+MODULE_PARM_DESC(batches, "bulk batch sizes (1..128)");
+
+static unsigned int ops = 10000;
+module_param(ops, uint, 0444);
+MODULE_PARM_DESC(ops, "operations per round and workload");
 
 static unsigned int rounds = 5;
 module_param(rounds, uint, 0444);
 MODULE_PARM_DESC(rounds, "rounds per allocator (A B A B ...)");
 
-static unsigned int batch = 16;
-module_param(batch, uint, 0444);
-MODULE_PARM_DESC(batch, "bulk batch size (1..128)");
+static unsigned int budget_kb = 16384;
+module_param(budget_kb, uint, 0444);
+MODULE_PARM_DESC(budget_kb, "memory held at once per thread and allocator (repeat, churn)");
+
+static unsigned int remote_batch = 16;
+module_param(remote_batch, uint, 0444);
+MODULE_PARM_DESC(remote_batch, "objects handed over at once in remote");
+
+static unsigned int max_cpus;
+module_param(max_cpus, uint, 0444);
+MODULE_PARM_DESC(max_cpus, "parallel: scale up to this many CPUs (0: all online)");
+
+static unsigned int round_base;
+module_param(round_base, uint, 0444);
+MODULE_PARM_DESC(round_base, "number of the first round printed (churn: the round; seeds the RNG)");
 
 static bool hold;
 module_param(hold, bool, 0444);
 MODULE_PARM_DESC(hold, "after the run, stay loaded holding a cache with live objects (for rslabinfo)");
 
 #define MAX_ROUNDS 16
-#define MAX_BATCH 128
+#define MAX_ALLOCS 6
+#define MAX_PAR 16
 #define HOLD_OBJS 1000
-static struct rslub_cache *held_cache;
-static void *held[HOLD_OBJS];
+
+static bool use_ns, quiet;
+static int failed;
+
+static u64 now(void)
+{
+	return use_ns ? ktime_get_ns() : (u64)get_cycles();
+}
+
+/* --- the allocators under test ------------------------------------------ */
 
 struct ops {
 	const char *name;
+	void *(*create)(const char *name, unsigned int size);
+	void (*destroy)(void *cache);
 	void *(*alloc)(void *cache);
 	void (*free)(void *cache, void *obj);
 	bool (*alloc_bulk)(void *cache, size_t nr, void **p);
 	void (*free_bulk)(void *cache, size_t nr, void **p);
 };
+
+static void *slub_create(const char *name, unsigned int size)
+{
+	return kmem_cache_create(name, size, 0, SLAB_NO_MERGE, NULL);
+}
+
+static void slub_destroy(void *c)
+{
+	kmem_cache_destroy(c);
+}
 
 static void *slub_alloc(void *c)
 {
@@ -71,6 +158,19 @@ static bool slub_alloc_bulk(void *c, size_t nr, void **p)
 static void slub_free_bulk(void *c, size_t nr, void **p)
 {
 	kmem_cache_free_bulk(c, nr, p);
+}
+
+static void *rslub_create(const char *name, unsigned int size)
+{
+	struct rslub_cache *c = rslub_cache_create(name, size, 0, SLAB_NO_MERGE, NULL);
+
+	return IS_ERR(c) ? NULL : c;
+}
+
+static void rslub_destroy(void *c)
+{
+	if (rslub_cache_destroy(c))
+		failed = -EBUSY;
 }
 
 static void *rslub_alloc(void *c)
@@ -93,141 +193,840 @@ static void rslub_free_bulk(void *c, size_t nr, void **p)
 	rslub_cache_free_bulk(c, nr, p);
 }
 
-static const struct ops allocators[] = {
-	{ "slub", slub_alloc, slub_free, slub_alloc_bulk, slub_free_bulk },
-	{ "rslub", rslub_alloc, rslub_free, rslub_alloc_bulk, rslub_free_bulk },
+/*
+ * The floor: each online CPU gets a stack of cap objects carved from one
+ * vmalloc area. A free pushes onto the current CPU's stack (dropped when it
+ * is full; the area is freed whole), an allocation pops (NULL when empty).
+ */
+struct floor_cpu {
+	void **stack;
+	unsigned int n, cap;
+	void *area;
 };
 
-/* Ticks per pair. */
-static u64 run_pair(const struct ops *a, void *cache, void **scratch)
-{
-	cycles_t t0, t1;
-	unsigned int i;
-	void *o;
+struct floor {
+	struct floor_cpu __percpu *pc;
+};
 
-	/* Warm the CPU slab / sheaf. */
-	o = a->alloc(cache);
-	a->free(cache, o);
-	t0 = get_cycles();
-	for (i = 0; i < pairs; i++) {
-		o = a->alloc(cache);
-		a->free(cache, o);
+static unsigned int floor_cap;	/* objects per CPU for the next create */
+
+static void floor_destroy(void *c)
+{
+	struct floor *f = c;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct floor_cpu *fc = per_cpu_ptr(f->pc, cpu);
+
+		vfree(fc->stack);
+		vfree(fc->area);
 	}
-	t1 = get_cycles();
-	return div_u64(t1 - t0, pairs);
+	free_percpu(f->pc);
+	kfree(f);
 }
 
-/* Ticks per allocation (*free_cost: per free) of pairs objects held at once. */
-static u64 run_repeat(const struct ops *a, void *cache, void **scratch,
-		      u64 *free_cost)
+static void *floor_create(const char *name, unsigned int size)
 {
-	cycles_t t0, t1, t2;
-	unsigned int i;
+	struct floor *f = kzalloc(sizeof(*f), GFP_KERNEL);
+	unsigned int i, cap = floor_cap;
+	int cpu;
 
-	t0 = get_cycles();
-	for (i = 0; i < pairs; i++)
-		scratch[i] = a->alloc(cache);
-	t1 = get_cycles();
-	for (i = 0; i < pairs; i++)
-		a->free(cache, scratch[i]);
-	t2 = get_cycles();
-	*free_cost = div_u64(t2 - t1, pairs);
-	return div_u64(t1 - t0, pairs);
-}
-
-/* Ticks per object of alloc_bulk + free_bulk of batch objects. */
-static u64 run_bulk(const struct ops *a, void *cache, void **scratch)
-{
-	unsigned int i, n = max(pairs / batch, 1u);
-	cycles_t t0, t1;
-
-	t0 = get_cycles();
-	for (i = 0; i < n; i++) {
-		if (!a->alloc_bulk(cache, batch, scratch))
-			return 0;
-		a->free_bulk(cache, batch, scratch);
+	if (!f)
+		return NULL;
+	f->pc = alloc_percpu(struct floor_cpu);
+	if (!f->pc) {
+		kfree(f);
+		return NULL;
 	}
-	t1 = get_cycles();
-	return div_u64(t1 - t0, (u64)n * batch);
-}
+	size = ALIGN(size, 8);
+	for_each_online_cpu(cpu) {
+		struct floor_cpu *fc = per_cpu_ptr(f->pc, cpu);
 
-static int cmp_u64(const void *a, const void *b)
-{
-	u64 x = *(const u64 *)a, y = *(const u64 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static void report(const char *workload, unsigned int size, const char *what,
-		   const char *name, u64 *res)
-{
-	sort(res, rounds, sizeof(u64), cmp_u64, NULL);
-	pr_info("rslub_bench: %s size=%u batch=%u %s %s median=%llu min=%llu max=%llu ticks/op (%u ops x %u rounds)\n",
-		workload, size, !strcmp(workload, "bulk") ? batch : 1, what,
-		name, res[rounds / 2], res[0], res[rounds - 1], pairs, rounds);
-}
-
-static int bench_size(unsigned int size, void **scratch)
-{
-	u64 pair[2][MAX_ROUNDS], rep_a[2][MAX_ROUNDS], rep_f[2][MAX_ROUNDS];
-	u64 bulk[2][MAX_ROUNDS];
-	void *caches[2];
-	unsigned int r, k;
-
-	caches[0] = kmem_cache_create("rslub_bench_slub", size, 0, SLAB_NO_MERGE,
-				      NULL);
-	caches[1] = rslub_cache_create("rslub_bench", size, 0, 0, NULL);
-	if (!caches[0] || IS_ERR(caches[1])) {
-		kmem_cache_destroy(caches[0]);
-		if (!IS_ERR(caches[1]))
-			rslub_cache_destroy(caches[1]);
-		return -ENOMEM;
-	}
-	for (r = 0; r < rounds; r++) {
-		for (k = 0; k < 2; k++) {
-			pair[k][r] = run_pair(&allocators[k], caches[k], scratch);
-			rep_a[k][r] = run_repeat(&allocators[k], caches[k], scratch,
-						 &rep_f[k][r]);
-			bulk[k][r] = run_bulk(&allocators[k], caches[k], scratch);
+		fc->stack = vmalloc_array(cap, sizeof(void *));
+		fc->area = vmalloc_array(cap, size);
+		if (!fc->stack || !fc->area) {
+			floor_destroy(f);
+			return NULL;
 		}
+		for (i = 0; i < cap; i++)
+			fc->stack[i] = fc->area + (size_t)(cap - 1 - i) * size;
+		fc->n = cap;
+		fc->cap = cap;
 	}
-	for (k = 0; k < 2; k++) {
-		report("pair", size, "pair", allocators[k].name, pair[k]);
-		report("repeat", size, "alloc", allocators[k].name, rep_a[k]);
-		report("repeat", size, "free", allocators[k].name, rep_f[k]);
-		report("bulk", size, "object", allocators[k].name, bulk[k]);
-	}
-	kmem_cache_destroy(caches[0]);
-	return rslub_cache_destroy(caches[1]);
+	return f;
 }
 
-static int __init rslub_bench_init(void)
+static void *floor_alloc(void *c)
 {
-	static const unsigned int sizes[] = { 64, 256 };
-	unsigned int si, k;
-	void **scratch;
+	struct floor *f = c;
+	struct floor_cpu *fc;
+	void *o = NULL;
+
+	preempt_disable();
+	fc = this_cpu_ptr(f->pc);
+	if (likely(fc->n))
+		o = fc->stack[--fc->n];
+	preempt_enable();
+	return o;
+}
+
+static void floor_free(void *c, void *o)
+{
+	struct floor *f = c;
+	struct floor_cpu *fc;
+
+	preempt_disable();
+	fc = this_cpu_ptr(f->pc);
+	if (likely(fc->n < fc->cap))
+		fc->stack[fc->n++] = o;
+	preempt_enable();
+}
+
+static bool floor_alloc_bulk(void *c, size_t nr, void **p)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		p[i] = floor_alloc(c);
+		if (!p[i])
+			return false;
+	}
+	return true;
+}
+
+static void floor_free_bulk(void *c, size_t nr, void **p)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		floor_free(c, p[i]);
+}
+
+static const struct ops slub_ops = {
+	"slub", slub_create, slub_destroy, slub_alloc, slub_free,
+	slub_alloc_bulk, slub_free_bulk,
+};
+
+static const struct ops rslub_ops = {
+	"rslub", rslub_create, rslub_destroy, rslub_alloc, rslub_free,
+	rslub_alloc_bulk, rslub_free_bulk,
+};
+
+static const struct ops floor_ops = {
+	"floor", floor_create, floor_destroy, floor_alloc, floor_free,
+	floor_alloc_bulk, floor_free_bulk,
+};
+
+/* One entry of allocs=: an allocator and, for rslub, its knobs. */
+struct subject {
+	const struct ops *ops;
+	char variant[64];	/* "-" or "knob=v:knob=v" */
+	bool locked_cmpxchg;
+	void *cache;		/* for the size being measured */
+	char name[48];		/* of that cache */
+};
+
+static struct subject subjects[MAX_ALLOCS];
+static unsigned int nr_subjects;
+
+static int parse_allocs(void)
+{
+	char *list = kstrdup(allocs, GFP_KERNEL), *cur = list, *tok;
 	int ret = 0;
 
-	rounds = clamp(rounds, 1u, (unsigned int)MAX_ROUNDS);
-	batch = clamp(batch, 1u, (unsigned int)MAX_BATCH);
-	pairs = max(pairs, 1u);
-	scratch = vmalloc_array(max_t(unsigned int, pairs, MAX_BATCH), sizeof(void *));
-	if (!scratch)
+	if (!list)
 		return -ENOMEM;
-	/* One CPU for the whole run: GFP_KERNEL paths may sleep, so pin. */
-	set_cpus_allowed_ptr(current, cpumask_of(raw_smp_processor_id()));
-	for (si = 0; si < ARRAY_SIZE(sizes) && !ret; si++)
-		ret = bench_size(sizes[si], scratch);
-	set_cpus_allowed_ptr(current, cpu_possible_mask);
-	vfree(scratch);
+	while ((tok = strsep(&cur, ",")) && !ret) {
+		char *knobs = strchr(tok, ':');
+		struct subject *s;
+
+		if (!*tok)
+			continue;
+		if (nr_subjects == MAX_ALLOCS) {
+			pr_err("rslub_bench: allocs: more than %d entries\n", MAX_ALLOCS);
+			ret = -EINVAL;
+			break;
+		}
+		s = &subjects[nr_subjects];
+		if (knobs)
+			*knobs++ = '\0';
+		if (!strcmp(tok, "slub"))
+			s->ops = &slub_ops;
+		else if (!strcmp(tok, "rslub"))
+			s->ops = &rslub_ops;
+		else if (!strcmp(tok, "floor"))
+			s->ops = &floor_ops;
+		if (!s->ops || (knobs && s->ops != &rslub_ops)) {
+			pr_err("rslub_bench: allocs: unknown allocator '%s' (slub, rslub[:knob=v...], floor)\n",
+			       tok);
+			ret = -EINVAL;
+			break;
+		}
+		strscpy(s->variant, knobs && *knobs ? knobs : "-", sizeof(s->variant));
+		s->locked_cmpxchg = knobs && strstr(knobs, "cmpxchg=locked");
+		nr_subjects++;
+	}
+	kfree(list);
+	if (!ret && !nr_subjects) {
+		pr_err("rslub_bench: allocs: empty\n");
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
+/* Applies "knob=v:knob=v" to a fresh rslub cache (cmpxchg= is global). */
+static int apply_knobs(struct subject *s)
+{
+	char *list, *cur, *tok;
+	int ret = 0;
+
+	if (s->ops != &rslub_ops || !strcmp(s->variant, "-"))
+		return 0;
+	list = kstrdup(s->variant, GFP_KERNEL);
+	if (!list)
+		return -ENOMEM;
+	cur = list;
+	while ((tok = strsep(&cur, ":")) && !ret) {
+		char *val = strchr(tok, '=');
+		long long v;
+
+		if (!val) {
+			ret = -EINVAL;
+			break;
+		}
+		*val++ = '\0';
+		if (!strcmp(tok, "cmpxchg")) {
+			if (strcmp(val, "locked") && strcmp(val, "local"))
+				ret = -EINVAL;
+			continue;
+		}
+		ret = kstrtoll(val, 0, &v);
+		if (!ret)
+			ret = rslub_cache_set(s->cache, tok, v);
+	}
 	if (ret)
-		return ret;
-	if (!hold)
-		return -EAGAIN;
+		pr_err("rslub_bench: rslub variant '%s': bad knob (%d)\n", s->variant, ret);
+	kfree(list);
+	return ret;
+}
+
+/* Around every measurement of a subject: its global switches on, then off. */
+static void enter(struct subject *s)
+{
+	if (s->locked_cmpxchg)
+		rslub_fastpath_locked_cmpxchg(true);
+}
+
+static void leave(struct subject *s)
+{
+	if (s->locked_cmpxchg)
+		rslub_fastpath_locked_cmpxchg(false);
+}
+
+static int create_caches(const char *workload, unsigned int size, unsigned int cap)
+{
+	unsigned int k;
+
+	floor_cap = cap + MAX_BATCH;
+	for (k = 0; k < nr_subjects; k++) {
+		struct subject *s = &subjects[k];
+
+		snprintf(s->name, sizeof(s->name), "rsb_%s_%s_%u_%u", workload,
+			 s->ops->name, size, k);
+		s->cache = s->ops->create(s->name, size);
+		if (!s->cache || apply_knobs(s)) {
+			pr_err("rslub_bench: cannot create cache %s\n", s->name);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static void destroy_caches(void)
+{
+	unsigned int k;
+
+	for (k = 0; k < nr_subjects; k++) {
+		if (subjects[k].cache)
+			subjects[k].ops->destroy(subjects[k].cache);
+		subjects[k].cache = NULL;
+	}
+}
+
+/* --- output -------------------------------------------------------------- */
+
+static void result(const char *workload, const char *op, unsigned int size,
+		   unsigned int batch, unsigned int cpus, const char *alloc,
+		   const char *variant, const char *metric, unsigned int round,
+		   u64 num, u64 den)
+{
+	u64 hundredths = div64_u64(num * 100, max(den, 1ull));
+
+	if (quiet)
+		return;
+	pr_info("rslub_bench: %s mode=%s workload=%s op=%s size=%u batch=%u cpus=%u alloc=%s variant=%s metric=%s round=%u value=%llu.%02llu\n",
+		"result", mode, workload, op, size, batch, cpus, alloc, variant, metric,
+		round_base + round, div_u64(hundredths, 100), hundredths % 100);
+}
+
+static const char *cost_metric(void)
+{
+	if (use_ns)
+		return "ns_per_op";
+	return strcmp(mode, "cycles") ? "instr_per_op" : "cycles_per_op";
+}
+
+static void cost(const char *workload, const char *op, unsigned int size,
+		 unsigned int batch, struct subject *s, unsigned int r,
+		 u64 ticks, u64 n)
+{
+	result(workload, op, size, batch, 1, s->ops->name, s->variant,
+	       cost_metric(), r, ticks, n);
+}
+
+static void note_oom(struct subject *s, const char *workload, unsigned int size)
+{
+	if (!failed)
+		pr_err("rslub_bench: %s: %s at size %u: allocation failed\n",
+		       s->ops->name, workload, size);
+	failed = -ENOMEM;
+}
+
+/* --- single-CPU workloads ------------------------------------------------ */
+
+static void run_pair(struct subject *s, unsigned int size, unsigned int r)
+{
+	void *c = s->cache, *o;
+	u64 t0, t1;
+	unsigned int i;
+
+	/* Warm the CPU slab / sheaf. */
+	o = s->ops->alloc(c);
+	if (!o)
+		return note_oom(s, "pair", size);
+	s->ops->free(c, o);
+	t0 = now();
+	for (i = 0; i < ops; i++) {
+		o = s->ops->alloc(c);
+		s->ops->free(c, o);
+	}
+	t1 = now();
+	cost("pair", "pair", size, 1, s, r, t1 - t0, ops);
+}
+
+static unsigned int held_objects(unsigned int size)
+{
+	return clamp_t(u64, div_u64((u64)budget_kb * 1024, size), 1, ops);
+}
+
+static void run_repeat(struct subject *s, unsigned int size, unsigned int r,
+		       void **scratch)
+{
+	unsigned int i, n = held_objects(size);
+	void *c = s->cache;
+	u64 t0, t1, t2;
+
+	t0 = now();
+	for (i = 0; i < n; i++)
+		scratch[i] = s->ops->alloc(c);
+	t1 = now();
+	for (i = 0; i < n; i++) {
+		if (!scratch[i])
+			return note_oom(s, "repeat", size);
+		s->ops->free(c, scratch[i]);
+	}
+	t2 = now();
+	cost("repeat", "alloc", size, 1, s, r, t1 - t0, n);
+	cost("repeat", "free", size, 1, s, r, t2 - t1, n);
+}
+
+static void run_bulk(struct subject *s, unsigned int size, unsigned int r,
+		     void **scratch)
+{
+	int b;
+
+	for (b = 0; b < nr_batches; b++) {
+		unsigned int i, batch = batches[b], n = max(ops / batch, 1u);
+		u64 t0, t1;
+
+		t0 = now();
+		for (i = 0; i < n; i++) {
+			if (!s->ops->alloc_bulk(s->cache, batch, scratch))
+				return note_oom(s, "bulk", size);
+			s->ops->free_bulk(s->cache, batch, scratch);
+		}
+		t1 = now();
+		cost("bulk", "object", size, batch, s, r, t1 - t0, (u64)n * batch);
+	}
+}
+
+/* --- remote: allocate on one CPU, free on another ------------------------ */
+
+#define RING 64
+
+struct remote {
+	struct subject *s;
+	unsigned int batch, nbatches;
+	void *(*ring)[MAX_BATCH];
+	unsigned int head, tail;	/* batches produced, consumed */
+	u64 alloc_ticks, free_ticks, start_ns, end_ns;
+	bool oom;
+	struct completion done[2];
+};
+
+static int producer_fn(void *arg)
+{
+	struct remote *x = arg;
+	unsigned int i, k;
+
+	x->start_ns = ktime_get_ns();
+	for (i = 0; i < x->nbatches; i++) {
+		void **slot = x->ring[i % RING];
+		u64 t0;
+
+		/* Pairs with the consumer's release: it is done with the slot. */
+		while (i - smp_load_acquire(&x->tail) >= RING)
+			cond_resched();
+		t0 = now();
+		for (k = 0; k < x->batch; k++)
+			slot[k] = x->s->ops->alloc(x->s->cache);
+		x->alloc_ticks += now() - t0;
+		/* Publishes the slot's pointers to the consumer's acquire. */
+		smp_store_release(&x->head, i + 1);
+	}
+	complete(&x->done[0]);
+	return 0;
+}
+
+static int consumer_fn(void *arg)
+{
+	struct remote *x = arg;
+	unsigned int i, k;
+
+	for (i = 0; i < x->nbatches; i++) {
+		void **slot = x->ring[i % RING];
+		u64 t0;
+
+		/* Pairs with the producer's release: the slot is filled. */
+		while (smp_load_acquire(&x->head) == i)
+			cond_resched();
+		t0 = now();
+		for (k = 0; k < x->batch; k++) {
+			if (likely(slot[k]))
+				x->s->ops->free(x->s->cache, slot[k]);
+			else
+				x->oom = true;
+		}
+		x->free_ticks += now() - t0;
+		/* Hands the slot back (pairs with the producer's acquire). */
+		smp_store_release(&x->tail, i + 1);
+	}
+	x->end_ns = ktime_get_ns();
+	complete(&x->done[1]);
+	return 0;
+}
+
+static void *(*remote_ring)[MAX_BATCH];
+
+static void run_remote(struct subject *s, unsigned int size, unsigned int r,
+		       struct remote *x)
+{
+	int c0 = cpumask_first(cpu_online_mask);
+	int c1 = cpumask_next(c0, cpu_online_mask);
+	struct task_struct *p, *q;
+	u64 n;
+
+	if (c1 >= nr_cpu_ids) {
+		if (!r)
+			pr_info("rslub_bench: remote needs two online CPUs; skipped\n");
+		return;
+	}
+	memset(x, 0, sizeof(*x));
+	x->s = s;
+	x->batch = clamp(remote_batch, 1u, (unsigned int)MAX_BATCH);
+	x->nbatches = max(ops / x->batch, 1u);
+	x->ring = remote_ring;
+	init_completion(&x->done[0]);
+	init_completion(&x->done[1]);
+	/* Both created before either runs: neither can wait for a missing peer. */
+	p = kthread_create_on_cpu(producer_fn, x, c0, "rsb_prod/%u");
+	if (IS_ERR(p)) {
+		failed = PTR_ERR(p);
+		return;
+	}
+	q = kthread_create_on_cpu(consumer_fn, x, c1, "rsb_cons/%u");
+	if (IS_ERR(q)) {
+		kthread_stop(p);
+		failed = PTR_ERR(q);
+		return;
+	}
+	wake_up_process(q);
+	wake_up_process(p);
+	wait_for_completion(&x->done[0]);
+	wait_for_completion(&x->done[1]);
+	if (x->oom)
+		return note_oom(s, "remote", size);
+	n = (u64)x->nbatches * x->batch;
+	result("remote", "alloc", size, x->batch, 2, s->ops->name, s->variant,
+	       cost_metric(), r, x->alloc_ticks, n);
+	result("remote", "free", size, x->batch, 2, s->ops->name, s->variant,
+	       cost_metric(), r, x->free_ticks, n);
+	result("remote", "object", size, x->batch, 2, s->ops->name, s->variant,
+	       cost_metric(), r, x->alloc_ticks + x->free_ticks, n);
+	if (use_ns)
+		result("remote", "object", size, x->batch, 2, s->ops->name,
+		       s->variant, "ops_per_s", r, n * NSEC_PER_SEC,
+		       x->end_ns - x->start_ns);
+}
+
+/* --- parallel: k CPUs run pair, then repeat, at once ---------------------- */
+
+struct par_thread {
+	struct par *par;
+	void **scratch;
+	u64 end_ns[2];
+	bool oom;
+};
+
+struct par {
+	struct subject *s;
+	unsigned int n;		/* repeat: objects held per thread */
+	atomic_t left;
+	struct completion all, go[2];
+	struct par_thread t[];
+};
+
+static void par_arrive(struct par *x)
+{
+	if (atomic_dec_and_test(&x->left))
+		complete(&x->all);
+}
+
+static int par_fn(void *arg)
+{
+	struct par_thread *t = arg;
+	struct par *x = t->par;
+	void *c = x->s->cache, *o;
+	unsigned int i;
+
+	par_arrive(x);
+	wait_for_completion(&x->go[0]);
+	for (i = 0; i < ops; i++) {
+		o = x->s->ops->alloc(c);
+		x->s->ops->free(c, o);
+	}
+	t->end_ns[0] = ktime_get_ns();
+	par_arrive(x);
+	wait_for_completion(&x->go[1]);
+	for (i = 0; i < x->n; i++)
+		t->scratch[i] = x->s->ops->alloc(c);
+	for (i = 0; i < x->n; i++) {
+		if (t->scratch[i])
+			x->s->ops->free(c, t->scratch[i]);
+		else
+			t->oom = true;
+	}
+	t->end_ns[1] = ktime_get_ns();
+	par_arrive(x);
+	return 0;
+}
+
+static void run_parallel(struct subject *s, unsigned int size, unsigned int r,
+			 struct par *x, unsigned int k)
+{
+	static const char * const phase[] = { "pair", "repeat" };
+	struct task_struct *tasks[MAX_PAR];
+	unsigned int i, ph;
+	int cpu = -1;
+	u64 start, end;
+
+	x->s = s;
+	x->n = held_objects(size);
+	init_completion(&x->all);
+	init_completion(&x->go[0]);
+	init_completion(&x->go[1]);
+	/* All created before any runs, so a failure leaves nobody waiting. */
+	for (i = 0; i < k; i++) {
+		cpu = cpumask_next(cpu, cpu_online_mask);
+		x->t[i].par = x;
+		x->t[i].oom = false;
+		tasks[i] = kthread_create_on_cpu(par_fn, &x->t[i], cpu, "rsb_par/%u");
+		if (IS_ERR(tasks[i])) {
+			failed = PTR_ERR(tasks[i]);
+			while (i--)
+				kthread_stop(tasks[i]);
+			return;
+		}
+	}
+	atomic_set(&x->left, k);
+	for (i = 0; i < k; i++)
+		wake_up_process(tasks[i]);
+	wait_for_completion(&x->all);
+	for (ph = 0; ph < 2; ph++) {
+		/* Nobody arrives again before go[ph]. */
+		reinit_completion(&x->all);
+		atomic_set(&x->left, k);
+		start = ktime_get_ns();
+		complete_all(&x->go[ph]);
+		wait_for_completion(&x->all);
+		end = start;
+		for (i = 0; i < k; i++)
+			end = max(end, x->t[i].end_ns[ph]);
+		/* pair: pairs per second; repeat: objects allocated and freed per second. */
+		result("parallel", phase[ph], size, 1, k, s->ops->name, s->variant,
+		       "ops_per_s", r, (u64)k * (ph ? x->n : ops) * NSEC_PER_SEC,
+		       end - start);
+	}
+	for (i = 0; i < k; i++)
+		if (x->t[i].oom)
+			note_oom(s, "parallel", size);
+}
+
+/* --- churn: random frees over a live set, pages read from sysfs ---------- */
+
+struct churn {
+	struct subject s;
+	unsigned int size, nslots;
+	void **slots;
+};
+
+static struct churn churns[MAX_ALLOCS * MAX_SIZES];
+static unsigned int nr_churns, churn_ideal_done;
+
+/*
+ * Fills every slot, then toggles random slots (free if full, allocate if
+ * empty) 4 x slots times: about half the objects stay live, spread over
+ * slabs the way a long-running user leaves them.
+ */
+static void run_churn(struct subject *s, unsigned int size, unsigned int r)
+{
+	struct churn *ch = &churns[nr_churns];
+	unsigned int i, live = 0;
+	struct rnd_state rnd;
+
+	ch->s = *s;
+	ch->size = size;
+	ch->nslots = held_objects(size);
+	ch->slots = vzalloc(array_size(ch->nslots, sizeof(void *)));
+	if (!ch->slots) {
+		failed = -ENOMEM;
+		return;
+	}
+	nr_churns++;
+	s->cache = NULL;	/* now owned by the churn entry, until rmmod */
+	prandom_seed_state(&rnd, 0x5eed0000ull + round_base + r);
+	for (i = 0; i < ch->nslots; i++)
+		ch->slots[i] = ch->s.ops->alloc(ch->s.cache);
+	for (i = 0; i < 4 * ch->nslots; i++) {
+		void **slot = &ch->slots[prandom_u32_state(&rnd) % ch->nslots];
+
+		if (*slot) {
+			ch->s.ops->free(ch->s.cache, *slot);
+			*slot = NULL;
+		} else {
+			*slot = ch->s.ops->alloc(ch->s.cache);
+		}
+	}
+	for (i = 0; i < ch->nslots; i++)
+		live += !!ch->slots[i];
+	pr_info("rslub_bench: churn alloc=%s variant=%s size=%u round=%u live=%u sysfs=/sys/kernel/%s/%s\n",
+		s->ops->name, s->variant, size, round_base + r, live,
+		s->ops == &slub_ops ? "slab" : "rslub", ch->s.name);
+	if (!churn_ideal_done++)
+		result("churn", "ideal", size, 1, 1, "ideal", "-", "pages", r,
+		       (u64)live * size, PAGE_SIZE);
+}
+
+static void free_churns(void)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < nr_churns; i++) {
+		struct churn *ch = &churns[i];
+
+		for (k = 0; k < ch->nslots; k++)
+			if (ch->slots[k])
+				ch->s.ops->free(ch->s.cache, ch->slots[k]);
+		vfree(ch->slots);
+		ch->s.ops->destroy(ch->s.cache);
+	}
+	nr_churns = 0;
+}
+
+/* --- driver -------------------------------------------------------------- */
+
+enum workload { PAIR, REPEAT, BULK, REMOTE, PARALLEL, CHURN, NR_WORKLOADS };
+
+static const char * const workload_names[NR_WORKLOADS] = {
+	"pair", "repeat", "bulk", "remote", "parallel", "churn"
+};
+
+struct bench_mem {
+	void **scratch;
+	struct remote remote;
+	struct par *par;
+};
+
+static int run_workload(enum workload w, struct bench_mem *m)
+{
+	unsigned int ncpus = num_online_cpus(), k, r, pass;
+	int si, ret = 0;
+
+	if (max_cpus)
+		ncpus = min(ncpus, max_cpus);
+	ncpus = min_t(unsigned int, ncpus, MAX_PAR);
+	for (si = 0; si < nr_sizes && !ret && !failed; si++) {
+		unsigned int size = sizes[si];
+
+		churn_ideal_done = 0;
+		ret = create_caches(workload_names[w], size, held_objects(size));
+		/* Pass 0 is a warm-up (new slabs, cold caches), not printed. */
+		for (pass = w == CHURN; pass <= rounds && !ret && !failed; pass++) {
+			r = pass - 1;
+			quiet = pass == 0;
+			for (k = 0; k < nr_subjects && !failed; k++) {
+				struct subject *s = &subjects[k];
+
+				enter(s);
+				switch (w) {
+				case PAIR:
+					run_pair(s, size, r);
+					break;
+				case REPEAT:
+					run_repeat(s, size, r, m->scratch);
+					break;
+				case BULK:
+					run_bulk(s, size, r, m->scratch);
+					break;
+				case REMOTE:
+					if (s->ops != &floor_ops)
+						run_remote(s, size, r, &m->remote);
+					break;
+				case PARALLEL: {
+					unsigned int c;
+
+					for (c = 1; c <= ncpus; c++)
+						run_parallel(s, size, r, m->par, c);
+					break;
+				}
+				case CHURN:
+					if (s->ops != &floor_ops)
+						run_churn(s, size, r);
+					break;
+				default:
+					break;
+				}
+				leave(s);
+			}
+			if (w == CHURN)
+				break;	/* one round per load: the script reads sysfs after it */
+		}
+		destroy_caches();
+	}
+	return ret ?: failed;
+}
+
+static int parse_workloads(bool *want)
+{
+	char *list = kstrdup(workloads, GFP_KERNEL), *cur = list, *tok;
+	int w, ret = 0;
+
+	if (!list)
+		return -ENOMEM;
+	while ((tok = strsep(&cur, ",")) && !ret) {
+		if (!*tok)
+			continue;
+		w = match_string(workload_names, NR_WORKLOADS, tok);
+		if (w < 0) {
+			pr_err("rslub_bench: workloads: unknown workload '%s'\n", tok);
+			ret = -EINVAL;
+		} else {
+			want[w] = true;
+		}
+	}
+	kfree(list);
+	return ret;
+}
+
+static int check_params(void)
+{
+	int i;
+
+	if (strcmp(mode, "icount") && strcmp(mode, "cycles") && strcmp(mode, "wall")) {
+		pr_err("rslub_bench: mode=%s: must be icount, cycles or wall\n", mode);
+		return -EINVAL;
+	}
+	use_ns = !strcmp(mode, "wall");
+	for (i = 0; i < nr_sizes; i++) {
+		if (!sizes[i] || sizes[i] > RSLUB_MAX_OBJECT_SIZE) {
+			pr_err("rslub_bench: sizes: %u is not in 1..%u\n", sizes[i],
+			       RSLUB_MAX_OBJECT_SIZE);
+			return -EINVAL;
+		}
+	}
+	for (i = 0; i < nr_batches; i++) {
+		if (!batches[i] || batches[i] > MAX_BATCH) {
+			pr_err("rslub_bench: batches: %u is not in 1..%u\n", batches[i],
+			       MAX_BATCH);
+			return -EINVAL;
+		}
+	}
+	if (!rounds || rounds > MAX_ROUNDS || !ops) {
+		pr_err("rslub_bench: rounds must be 1..%u and ops at least 1\n", MAX_ROUNDS);
+		return -EINVAL;
+	}
+	return parse_allocs();
+}
+
+static void free_mem(struct bench_mem *m)
+{
+	unsigned int i;
+
+	if (m->par)
+		for (i = 0; i < MAX_PAR; i++)
+			vfree(m->par->t[i].scratch);
+	kfree(m->par);
+	vfree(m->scratch);
+	vfree(remote_ring);
+	remote_ring = NULL;
+}
+
+static int alloc_mem(struct bench_mem *m, bool parallel)
+{
+	unsigned int i, n = max_t(unsigned int, ops, MAX_BATCH);
+
+	m->scratch = vmalloc_array(n, sizeof(void *));
+	remote_ring = vmalloc_array(RING, sizeof(*remote_ring));
+	if (!m->scratch || !remote_ring)
+		return -ENOMEM;
+	if (!parallel)
+		return 0;
+	m->par = kzalloc(struct_size(m->par, t, MAX_PAR), GFP_KERNEL);
+	if (!m->par)
+		return -ENOMEM;
+	for (i = 0; i < MAX_PAR; i++) {
+		m->par->t[i].scratch = vmalloc_array(n, sizeof(void *));
+		if (!m->par->t[i].scratch)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static struct rslub_cache *held_cache;
+static void *held[HOLD_OBJS];
+
+static int hold_cache(void)
+{
+	unsigned int k;
+
 	held_cache = rslub_cache_create("rslub_bench_hold", 192, 0,
 					SLAB_HWCACHE_ALIGN, NULL);
-	if (IS_ERR(held_cache))
-		return PTR_ERR(held_cache);
+	if (IS_ERR(held_cache)) {
+		int ret = PTR_ERR(held_cache);
+
+		held_cache = NULL;
+		return ret;
+	}
 	for (k = 0; k < HOLD_OBJS; k++) {
 		held[k] = rslub_cache_alloc(held_cache, GFP_KERNEL);
 		/* Free every third: partial slabs, remote-looking activity. */
@@ -238,17 +1037,52 @@ static int __init rslub_bench_init(void)
 	}
 	return 0;
 }
+
+static int __init rslub_bench_init(void)
+{
+	bool want[NR_WORKLOADS] = {};
+	struct bench_mem m = {};
+	int ret, w;
+
+	ret = check_params() ?: parse_workloads(want);
+	if (!ret)
+		ret = alloc_mem(&m, want[PARALLEL]);
+	/* Single-CPU workloads run where they start: GFP_KERNEL may sleep. */
+	set_cpus_allowed_ptr(current, cpumask_of(raw_smp_processor_id()));
+	for (w = 0; w < NR_WORKLOADS && !ret; w++) {
+		if (!want[w])
+			continue;
+		pr_info("rslub_bench: progress mode=%s workload=%s allocs=%s\n", mode,
+			workload_names[w], allocs);
+		ret = run_workload(w, &m);
+	}
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+	free_mem(&m);
+	if (!ret && hold)
+		ret = hold_cache();
+	if (ret) {
+		free_churns();
+		pr_err("rslub_bench: FAILED (%d)\n", ret);
+		return ret;
+	}
+	pr_info("rslub_bench: done\n");
+	/* Stay loaded only when something is held for the caller to look at. */
+	return nr_churns || held_cache ? 0 : -EAGAIN;
+}
 module_init(rslub_bench_init);
 
 static void __exit rslub_bench_exit(void)
 {
 	unsigned int k;
 
+	free_churns();
+	if (!held_cache)
+		return;
 	for (k = 0; k < HOLD_OBJS; k++)
 		rslub_cache_free(held_cache, held[k]);
 	rslub_cache_destroy(held_cache);
 }
 module_exit(rslub_bench_exit);
 
-MODULE_DESCRIPTION("rslub vs in-tree SLUB micro-benchmarks (pair, repeat, bulk)");
+MODULE_DESCRIPTION("In-tree SLUB vs rslub vs a floor allocator: micro-benchmarks");
 MODULE_LICENSE("GPL");

@@ -8,6 +8,7 @@
 #include <linux/cpuhotplug.h>
 #include <linux/gfp.h>
 #include <linux/irqflags.h>
+#include <linux/jump_label.h>
 #include <linux/kobject.h>
 #include <linux/mm.h>
 #include <linux/nodemask.h>
@@ -21,6 +22,7 @@
 #include <asm/cpufeature.h>
 
 #include "shim.h"
+#include "../include/rslub.h"
 
 /* The per-CPU pair the fast path updates: word 0, word 1. */
 struct rslub_pair {
@@ -148,6 +150,17 @@ void *rslub_shim_this_cpu_ptr(unsigned long pcpu)
  * It is atomic against interrupts and preemption on this CPU, which is all
  * the fast path needs; the tid catches migration.
  */
+static DEFINE_STATIC_KEY_FALSE(locked_fastpath);
+
+/* The bench's "cmpxchg" experiment: the same instruction with a lock prefix. */
+void rslub_fastpath_locked_cmpxchg(bool locked)
+{
+	if (locked)
+		static_branch_enable(&locked_fastpath);
+	else
+		static_branch_disable(&locked_fastpath);
+}
+
 bool rslub_shim_this_cpu_cmpxchg_pair(unsigned long pcpu, unsigned long old0,
 				      unsigned long old1, unsigned long new0,
 				      unsigned long new1)
@@ -155,6 +168,13 @@ bool rslub_shim_this_cpu_cmpxchg_pair(unsigned long pcpu, unsigned long old0,
 	struct rslub_pair *p = (struct rslub_pair *)pcpu;
 	bool ok;
 
+	if (static_branch_unlikely(&locked_fastpath)) {
+		asm volatile("lock cmpxchg16b %%gs:%[mem]"
+			     : "=@ccz" (ok), [mem] "+m" (*p), "+a" (old0), "+d" (old1)
+			     : "b" (new0), "c" (new1)
+			     : "memory");
+		return ok;
+	}
 	asm volatile("cmpxchg16b %%gs:%[mem]"
 		     : "=@ccz" (ok), [mem] "+m" (*p), "+a" (old0), "+d" (old1)
 		     : "b" (new0), "c" (new1)

@@ -120,4 +120,12 @@ int rslub_cache_stat_clear(struct rslub_cache *s, const char *name);
 long long rslub_cache_get(struct rslub_cache *s, const char *name);
 int rslub_cache_set(struct rslub_cache *s, const char *name, long long value);
 
+/*
+ * rslub_fastpath_locked_cmpxchg - an experiment switch for every cache: the
+ * lockless fast path's per-CPU cmpxchg16b gets a lock prefix (true) or not
+ * (false, the default). Both are correct; the bench's "cmpxchg" suite
+ * measures the difference. A static key: no cost while off. Sleeps.
+ */
+void rslub_fastpath_locked_cmpxchg(bool locked);
+
 #endif /* _RSLUB_H */

@@ -1,36 +1,125 @@
 #!/usr/bin/env bash
-# make bench (first cut, until the full A/B suite lands): builds the "bench"
-# kernel flavor if needed (no lock debugging, SLUB_STATS off), builds the
-# modules against it with rslub's counters compiled out, and measures the
-# pair, repeat and bulk workloads of the in-tree SLUB and rslub in one boot,
-# interleaved, under QEMU -icount (the guest TSC counts instructions).
+# make bench: A/B micro-benchmarks of the in-tree SLUB, rslub and a floor
+# allocator in the "bench" kernel flavor (no lock debugging, SLUB_STATS off,
+# rslub's counters compiled out), built into the kernel cache if needed.
+#
+#   icount boot (2 vCPUs, -icount shift=0,sleep=off; ticks = instructions):
+#       pair, repeat, bulk, remote, churn over every size
+#   wall boot (BENCH_CPUS vCPUs, multi-threaded TCG; nanoseconds):
+#       parallel scaling over 1..BENCH_CPUS, remote objects/s, pair
+#
+# Results go to results/<timestamp>/: vm-<mode>.log, bench.json, table.txt,
+# PNG plots and report.md (tools/rsbench).
+#
+# Environment (make bench VAR=...):
+#   QUICK=1        a small run (< 5 min warm): 4 sizes, 3 rounds, fewer ops
+#   SUITE=name     an rslub-vs-rslub experiment: max-empty, cpu-partial,
+#                  fill, cmpxchg, hardening (see docs/benchmarks.md)
+#   MODES          "icount wall" (default); KVM=1 runs one "cycles" boot on KVM
+#   SIZES BATCHES OPS ROUNDS CHURN_ROUNDS BENCH_CPUS WORKLOADS_ICOUNT
+#   WORKLOADS_WALL override the defaults below
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
+export PATH=$HOME/.cargo/bin:$PATH
+
+SIZES=${SIZES:-8 16 32 64 128 256 512 1024 2048 4096 8192 16384}
+BATCHES=${BATCHES:-1 8 16 32 64 128}
+OPS=${OPS:-10000}
+ROUNDS=${ROUNDS:-5}
+CHURN_ROUNDS=${CHURN_ROUNDS:-3}
+BENCH_CPUS=${BENCH_CPUS:-4}
+ALLOCS=${ALLOCS:-slub,rslub,floor}
+WORKLOADS_ICOUNT=${WORKLOADS_ICOUNT:-pair repeat bulk remote churn}
+WORKLOADS_WALL=${WORKLOADS_WALL:-parallel remote pair}
+WALL_SIZES=${WALL_SIZES:-64 256 1024 4096}
+MODES=${MODES:-icount wall}
+note=""
+if [ "${QUICK:-0}" = 1 ]; then
+	SIZES="8 64 256 4096" BATCHES="1 16 128" OPS=3000 ROUNDS=3 CHURN_ROUNDS=2
+	WALL_SIZES="64 256" BENCH_CPUS=2
+fi
+case ${SUITE:-} in
+"") ;;
+max-empty)
+	ALLOCS=rslub:max_empty=0,rslub:max_empty=1,rslub:max_empty=8
+	WORKLOADS_ICOUNT=remote WORKLOADS_WALL=remote ;;
+cpu-partial)
+	ALLOCS=rslub,rslub:cpu_partial=0
+	WORKLOADS_ICOUNT="remote repeat" WORKLOADS_WALL="remote parallel" ;;
+fill)
+	ALLOCS=rslub:fill_ge=0,rslub:fill_ge=1
+	WORKLOADS_ICOUNT="remote repeat" WORKLOADS_WALL=remote ;;
+cmpxchg)
+	ALLOCS=rslub:cmpxchg=local,rslub:cmpxchg=locked
+	WORKLOADS_ICOUNT="pair repeat" WORKLOADS_WALL="pair parallel"
+	note="cmpxchg: icount counts instructions, and the lock prefix adds none: expect equal icount rows. Only the wall rows (TCG emulates a locked cmpxchg16b differently) and real hardware (KVM=1, or insmod on a test machine) can show the cost of the lock." ;;
+*)
+	echo "bench: unknown SUITE '$SUITE' (max-empty, cpu-partial, fill, cmpxchg)" >&2
+	exit 2 ;;
+esac
+[ "${KVM:-0}" = 1 ] && MODES=cycles
+
 scripts/setup.sh --flavor bench
 BKDIR=$(scripts/setup.sh --flavor bench --print-kdir)
-echo "bench: building modules for $BKDIR (STATS=0)"
-make -s -C "$BKDIR" M="$ROOT" STATS=0 modules
-out=$ROOT/results/bench-$(date +%Y%m%d-%H%M%S)
+
+# The modules are built for the bench kernel (with the counters compiled out)
+# in a copy of the tree, so the test build in the checkout stays as it is.
+BUILD=$HOME/.cache/rslub/bench-build
+mkdir -p "$BUILD"
+# Excluded files are also kept from --delete: the build outputs stay.
+rsync -a --delete --exclude /results --exclude target --exclude .git \
+	--exclude '*.o' --exclude '*.ko' --exclude '*.cmd' --exclude '*.mod' \
+	--exclude '*.mod.c' --exclude Module.symvers --exclude modules.order \
+	--exclude /rust/shim_bindings.rs \
+	"$ROOT/" "$BUILD/"
+echo "bench: building modules for $BKDIR (STATS=0) in $BUILD"
+make -s -C "$BKDIR" M="$BUILD" STATS=0 modules
+
+echo "bench: building tools/rsbench"
+(cd tools/rsbench && cargo build --release --quiet)
+RSBENCH=$ROOT/tools/rsbench/target/release/rsbench
+
+out=$ROOT/results/$(date +%Y%m%d-%H%M%S)${SUITE:+-$SUITE}
 mkdir -p "$out"
-echo "bench: pair, repeat, bulk under icount (log: $out/vm.log)"
-VM_CPUS=${VM_CPUS:-2} VM_QEMU_OPTS='-icount shift=0,sleep=off' \
-	scripts/vm.sh "$BKDIR" "insmod rslub.ko && insmod bench/rslub_bench.ko pairs=${PAIRS:-20000} rounds=${ROUNDS:-5}; dmesg" \
-	2>&1 | cat >"$out/vm.log" || true
-grep -q "rslub_bench: pair" "$out/vm.log" || { tail -n 20 "$out/vm.log"; echo "bench: FAILED: no results"; exit 1; }
-# "rslub_bench: <workload> size=<s> batch=<b> <what> <allocator> median=<m> ..."
-awk '/rslub_bench: [a-z]+ size=/ {
-	for (i = 1; i <= NF; i++) if ($i == "rslub_bench:") break
-	key = sprintf("%-7s %6s %6s %-7s", $(i + 1), substr($(i + 2), 6), substr($(i + 3), 7), $(i + 4))
-	val = substr($(i + 6), 8)
-	if (!(key in seen)) { seen[key] = 1; order[n++] = key }
-	v[key, $(i + 5)] = val
+T0=$(date +%s)
+
+# run MODE CPUS QEMU_OPTS WORKLOADS SIZES
+run() {
+	local mode=$1 cpus=$2 qopts=$3 workloads=$4 sizes=$5 log=$out/vm-$1.log
+	echo "bench: [$(($(date +%s) - T0))s] $mode boot, $cpus vCPUs: $workloads (log: $log)"
+	VM_CPUS=$cpus VM_MEM=${VM_MEM:-3G} VM_QEMU_OPTS=$qopts VM_TIMEOUT=${VM_TIMEOUT:-2400} \
+		scripts/vm.sh "$BKDIR" "cd $BUILD && MODE=$mode WORKLOADS='$workloads' SIZES='$sizes' \
+BATCHES='$BATCHES' ALLOCS='$ALLOCS' OPS=$OPS ROUNDS=$ROUNDS CHURN_ROUNDS=$CHURN_ROUNDS \
+MAX_CPUS=$cpus scripts/guest-bench.sh" 2>&1 |
+		tee "$log" | grep --line-buffered "^bench:" | sed -u 's/^/  /' || true
+	if grep -q "^bench: FAILED" "$log" || ! grep -q "^bench: guest done (rc 0)" "$log"; then
+		grep -E "^bench: FAILED|^vm:|rslub_bench: .*(FAILED|failed|cannot)" "$log" | head -n 10
+		echo "bench: FAILED: the $mode run did not complete (see $log)"
+		exit 1
+	fi
 }
-END {
-	printf "%-7s %6s %6s %-7s %12s %12s %7s\n", "workload", "size", "batch", "per", "slub instr", "rslub instr", "ratio"
-	for (j = 0; j < n; j++) {
-		k = order[j]; a = v[k, "slub"]; b = v[k, "rslub"]
-		printf "%s %12s %12s %7.2f\n", k, a, b, (a > 0 ? b / a : 0)
-	}
-}' "$out/vm.log" | tee "$out/table.txt"
-echo "bench: medians of ${ROUNDS:-5} rounds of ${PAIRS:-20000} operations, icount mode; results in $out"
+
+for mode in $MODES; do
+	case $mode in
+	icount) run icount 2 "-icount shift=0,sleep=off" "$WORKLOADS_ICOUNT" "$SIZES" ;;
+	wall) run wall "$BENCH_CPUS" "" "$WORKLOADS_WALL" "$WALL_SIZES" ;;
+	cycles) run cycles "$BENCH_CPUS" "" "$WORKLOADS_ICOUNT $WORKLOADS_WALL" "$SIZES" ;;
+	*) echo "bench: unknown mode '$mode' (icount, wall)" >&2; exit 2 ;;
+	esac
+done
+
+logs=()
+for mode in $MODES; do logs+=("$out/vm-$mode.log"); done
+git_rev=$(git describe --always --dirty 2>/dev/null || echo unknown)
+qemu=$(qemu-system-x86_64 --version | head -n 1 | sed 's/^QEMU emulator version //')
+"$RSBENCH" parse -o "$out/bench.json" \
+	--meta "kernel=$(basename "$BKDIR")" --meta "qemu=$qemu" \
+	--meta "mode=$(echo $MODES | tr ' ' ,)" --meta "cpus=icount 2, wall $BENCH_CPUS" \
+	--meta nodes=1 --meta "date=$(date -u +%FT%TZ)" --meta "git=$git_rev" \
+	--meta "suite=${SUITE:-default}" --meta "quick=${QUICK:-0}" \
+	--meta "kvm=${KVM:-0}" ${note:+--meta "note=$note"} "${logs[@]}"
+"$RSBENCH" table "$out" | tee "$out/table.txt"
+"$RSBENCH" plot "$out"
+[ -z "$note" ] || echo "bench: note: $note"
+echo "bench: [$(($(date +%s) - T0))s] done: $out (bench.json, table.txt, report.md, *.png)"

@@ -25,11 +25,12 @@ make -s host-test >"$OUT/host-test.log" 2>&1 || { tail -n 30 "$OUT/host-test.log
 host_pass=$(grep -E "^test result" "$OUT/host-test.log" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" | paste -sd+ | bc)
 echo "  host: ${host_pass:-0} tests passed"
 
-step "rslabinfo: build and test (log: $OUT/rslabinfo.log)"
-(cd tools/rslabinfo && cargo build --release --quiet && cargo test --quiet) >"$OUT/rslabinfo.log" 2>&1 ||
-	{ tail -n 30 "$OUT/rslabinfo.log"; fail "rslabinfo build or tests"; }
-tool_pass=$(grep -E "^test result" "$OUT/rslabinfo.log" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" | paste -sd+ | bc)
-echo "  rslabinfo: ${tool_pass:-0} tests passed"
+step "tools: rslabinfo and rsbench, build and test (log: $OUT/tools.log)"
+(cd tools/rslabinfo && cargo build --release --quiet && cargo test --quiet &&
+	cd ../rsbench && cargo build --release --quiet && cargo test --quiet) >"$OUT/tools.log" 2>&1 ||
+	{ tail -n 30 "$OUT/tools.log"; fail "tools build or tests"; }
+tool_pass=$(grep -E "^test result" "$OUT/tools.log" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" | paste -sd+ | bc)
+echo "  tools: ${tool_pass:-0} tests passed"
 host_pass=$((${host_pass:-0} + ${tool_pass:-0}))
 
 step "build modules (log: $OUT/build.log)"

@@ -21,7 +21,7 @@ check() {	# check NAME PATTERN CMD...
 		sed 's/^/  | /' /tmp/rslabinfo.out | head -20
 	fi
 }
-if [ $rc = 0 ] && insmod bench/rslub_bench.ko hold=1 pairs=2000 rounds=1; then
+if [ $rc = 0 ] && insmod bench/rslub_bench.ko hold=1 workloads=pair sizes=64 ops=2000 rounds=1; then
 	check summary "rslub:rslub_bench_hold" $RSLABINFO
 	check in-tree "^kmem_cache " $RSLABINFO --slab-only
 	check activity "rslub:rslub_bench_hold .* 1000 " $RSLABINFO -A

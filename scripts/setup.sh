@@ -50,7 +50,7 @@ check_host() {
 }
 
 RUSTC_VER=$(rustc --version 2>/dev/null | awk '{print $2}')
-APT_PKGS="bc flex bison libelf-dev libssl-dev cpio xz-utils make gcc python3 udev libclang-19-dev rsync kmod"
+APT_PKGS="bc flex bison libelf-dev libssl-dev cpio xz-utils make gcc python3 udev libclang-19-dev rsync kmod fonts-dejavu-core"
 
 apt_sources() {
 	local changed=0

@@ -1,0 +1,90 @@
+#!/bin/sh
+# Runs inside the bench VM (scripts/bench.sh boots it): loads rslub.ko, then
+# the bench module once per workload, size (and bulk batch), so that each
+# load's result lines fit the kernel log, and prints every result line on
+# stdout with a progress line per workload. churn loads the module once per
+# round; it stays loaded with its live objects while this script reads the
+# pages each cache holds from sysfs, before and after shrink.
+#
+# Environment: MODE (icount|wall), WORKLOADS, SIZES, BATCHES, ALLOCS, OPS,
+# ROUNDS, CHURN_ROUNDS, MAX_CPUS, REMOTE_BATCH.
+cd "$(dirname "$0")/.." || exit 2
+MODE=${MODE:-icount}
+WORKLOADS=${WORKLOADS:-pair repeat bulk remote churn}
+SIZES=${SIZES:-8 16 32 64 128 256 512 1024 2048 4096 8192 16384}
+BATCHES=${BATCHES:-1 8 16 32 64 128}
+ALLOCS=${ALLOCS:-slub,rslub,floor}
+OPS=${OPS:-10000}
+ROUNDS=${ROUNDS:-5}
+CHURN_ROUNDS=${CHURN_ROUNDS:-3}
+MAX_CPUS=${MAX_CPUS:-0}
+REMOTE_BATCH=${REMOTE_BATCH:-16}
+BENCH=bench/rslub_bench.ko
+
+dmesg -n 1	# results go through dmesg, not the (slow) console
+dmesg -C
+insmod rslub.ko || { echo "bench: FAILED: insmod rslub.ko"; exit 1; }
+echo "bench: guest: $(nproc) CPUs, $(uname -r), mode $MODE, allocators $ALLOCS"
+rc=0
+
+# load ARGS...: one run of the bench module; prints its log lines.
+load() {
+	out=$(insmod $BENCH mode="$MODE" allocs="$ALLOCS" ops="$OPS" rounds="$ROUNDS" \
+		max_cpus="$MAX_CPUS" remote_batch="$REMOTE_BATCH" "$@" 2>&1)
+	st=$?
+	dmesg -c | grep "rslub_bench:"
+	# Success is -EAGAIN ("Resource temporarily unavailable") or staying loaded.
+	case "$st:$out" in
+	0:* | *"temporarily unavailable"*) return 0 ;;
+	esac
+	echo "bench: FAILED: insmod $BENCH $*: $out"
+	rc=1
+	return 1
+}
+
+# pages SYSFSDIR: slabs x 2^order, from the in-tree format "N N0=.. N1=..".
+pages() {
+	slabs=$(cut -d' ' -f1 "$1/slabs")
+	order=$(cat "$1/order")
+	echo $((slabs << order))
+}
+
+churn() {
+	r=0
+	while [ $r -lt "$CHURN_ROUNDS" ]; do
+		log=$(load workloads=churn sizes="$(echo $SIZES | tr ' ' ,)" round_base=$r)
+		st=$?
+		echo "$log"
+		[ $st = 0 ] || { rc=1; return; }
+		echo "$log" | grep "rslub_bench: churn " | while read -r line; do
+			set -- $(echo "${line#*rslub_bench: churn }" | tr ' ' '\n' | cut -d= -f2-)
+			alloc=$1 variant=$2 size=$3 round=$4 sysfs=$6
+			key="mode=$MODE workload=churn size=$size batch=1 cpus=1 alloc=$alloc variant=$variant metric=pages round=$round"
+			echo "rslub_bench: result $key op=end value=$(pages "$sysfs")"
+			echo 1 >"$sysfs/shrink"
+			echo "rslub_bench: result $key op=after_shrink value=$(pages "$sysfs")"
+		done
+		rmmod rslub_bench || { echo "bench: FAILED: rmmod rslub_bench"; rc=1; return; }
+		r=$((r + 1))
+	done
+}
+
+for w in $WORKLOADS; do
+	echo "bench: $MODE: $w ($(date +%T))"
+	case $w in
+	churn) churn ;;
+	bulk)
+		for s in $SIZES; do
+			for b in $BATCHES; do
+				load workloads=bulk sizes="$s" batches="$b" || break 2
+			done
+		done ;;
+	*)
+		for s in $SIZES; do
+			load workloads="$w" sizes="$s" || break
+		done ;;
+	esac
+done
+rmmod rslub || { echo "bench: FAILED: rmmod rslub"; rc=1; }
+echo "bench: guest done (rc $rc)"
+exit $rc
