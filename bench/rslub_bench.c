@@ -15,7 +15,10 @@
  *   repeat    N allocations, then N frees; cost per alloc and per free
  *   bulk      alloc_bulk + free_bulk of each batch size; cost per object
  *   remote    a kthread on one CPU allocates batches, a kthread on another
- *             frees them; cost per alloc, per free, per object, objects/s
+ *             frees them; cost per alloc, per free, per object, objects/s.
+ *             In icount mode the two take turns by bursts (remote_lockstep):
+ *             QEMU then runs one vCPU at a time, so neither side's timed
+ *             window counts the other's instructions.
  *   parallel  1..max_cpus CPUs run pair, then repeat, at once; ops/s
  *   churn     random alloc/free over a live set; the caches stay with
  *             their live objects until rmmod, so the guest script can read
@@ -47,6 +50,7 @@
 #include <linux/string.h>
 #include <linux/timex.h>
 #include <linux/vmalloc.h>
+#include <linux/wait.h>
 
 #include "rslub.h"
 
@@ -92,6 +96,10 @@ MODULE_PARM_DESC(budget_kb, "memory held at once per thread and allocator (repea
 static unsigned int remote_batch = 16;
 module_param(remote_batch, uint, 0444);
 MODULE_PARM_DESC(remote_batch, "objects handed over at once in remote");
+
+static int remote_lockstep = -1;
+module_param(remote_lockstep, int, 0444);
+MODULE_PARM_DESC(remote_lockstep, "remote: 1 = the CPUs take turns by bursts of 64 batches, 0 = both stream at once, -1 = 1 in icount and cycles mode");
 
 static unsigned int max_cpus;
 module_param(max_cpus, uint, 0444);
@@ -570,9 +578,16 @@ struct remote {
 	void *(*ring)[MAX_BATCH];
 	unsigned int head, tail;	/* batches produced, consumed */
 	u64 alloc_ticks, free_ticks, start_ns, end_ns;
-	bool oom;
+	bool oom, lockstep;
+	wait_queue_head_t wq;	/* lockstep: bursts handed over */
 	struct completion done[2];
 };
+
+/* Lockstep: a burst is RING batches (or what is left of them). */
+static bool burst_end(struct remote *x, unsigned int i)
+{
+	return x->lockstep && (i % RING == 0 || i == x->nbatches);
+}
 
 static int producer_fn(void *arg)
 {
@@ -584,7 +599,10 @@ static int producer_fn(void *arg)
 		void **slot = x->ring[i % RING];
 		u64 t0;
 
-		/* Pairs with the consumer's release: it is done with the slot. */
+		if (x->lockstep && i && i % RING == 0)
+			/* Acquire: pairs with the consumer's release of tail. */
+			wait_event(x->wq, smp_load_acquire(&x->tail) == i);
+		/* Acquire: pairs with the consumer's release of tail. */
 		while (i - smp_load_acquire(&x->tail) >= RING)
 			cond_resched();
 		t0 = now();
@@ -593,6 +611,8 @@ static int producer_fn(void *arg)
 		x->alloc_ticks += now() - t0;
 		/* Publishes the slot's pointers to the consumer's acquire. */
 		smp_store_release(&x->head, i + 1);
+		if (burst_end(x, i + 1))
+			wake_up(&x->wq);
 	}
 	complete(&x->done[0]);
 	return 0;
@@ -607,7 +627,11 @@ static int consumer_fn(void *arg)
 		void **slot = x->ring[i % RING];
 		u64 t0;
 
-		/* Pairs with the producer's release: the slot is filled. */
+		if (x->lockstep && i % RING == 0)
+			/* Acquire: pairs with the producer's release of head. */
+			wait_event(x->wq, smp_load_acquire(&x->head) >=
+				   min(i + RING, x->nbatches));
+		/* Acquire: pairs with the producer's release of head. */
 		while (smp_load_acquire(&x->head) == i)
 			cond_resched();
 		t0 = now();
@@ -620,6 +644,8 @@ static int consumer_fn(void *arg)
 		x->free_ticks += now() - t0;
 		/* Hands the slot back (pairs with the producer's acquire). */
 		smp_store_release(&x->tail, i + 1);
+		if (burst_end(x, i + 1))
+			wake_up(&x->wq);
 	}
 	x->end_ns = ktime_get_ns();
 	complete(&x->done[1]);
@@ -646,6 +672,8 @@ static void run_remote(struct subject *s, unsigned int size, unsigned int r,
 	x->batch = clamp(remote_batch, 1u, (unsigned int)MAX_BATCH);
 	x->nbatches = max(ops / x->batch, 1u);
 	x->ring = remote_ring;
+	x->lockstep = remote_lockstep < 0 ? !use_ns : remote_lockstep;
+	init_waitqueue_head(&x->wq);
 	init_completion(&x->done[0]);
 	init_completion(&x->done[1]);
 	/* Both created before either runs: neither can wait for a missing peer. */
