@@ -17,7 +17,7 @@
 #                  fill, cmpxchg, hardening (see docs/benchmarks.md)
 #   MODES          "icount wall" (default); KVM=1 runs one "cycles" boot on KVM
 #   SIZES BATCHES OPS ROUNDS CHURN_ROUNDS BENCH_CPUS WORKLOADS_ICOUNT
-#   WORKLOADS_WALL override the defaults below
+#   WORKLOADS_WALL WALL_SIZES WALL_ROUNDS override the defaults below
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -32,12 +32,13 @@ BENCH_CPUS=${BENCH_CPUS:-4}
 ALLOCS=${ALLOCS:-slub,rslub,floor}
 WORKLOADS_ICOUNT=${WORKLOADS_ICOUNT:-pair repeat bulk remote churn}
 WORKLOADS_WALL=${WORKLOADS_WALL:-parallel remote pair}
-WALL_SIZES=${WALL_SIZES:-64 256 1024 4096}
+WALL_SIZES=${WALL_SIZES:-$SIZES}
+WALL_ROUNDS=${WALL_ROUNDS:-7}	# wall mode is noisy: more rounds
 MODES=${MODES:-icount wall}
 note=""
 if [ "${QUICK:-0}" = 1 ]; then
 	SIZES="8 64 256 4096" BATCHES="1 16 128" OPS=3000 ROUNDS=3 CHURN_ROUNDS=2
-	WALL_SIZES="64 256" BENCH_CPUS=2
+	WALL_SIZES="64 256" WALL_ROUNDS=3 BENCH_CPUS=2
 fi
 case ${SUITE:-} in
 "") ;;
@@ -84,13 +85,13 @@ out=$ROOT/results/$(date +%Y%m%d-%H%M%S)${SUITE:+-$SUITE}
 mkdir -p "$out"
 T0=$(date +%s)
 
-# run MODE CPUS QEMU_OPTS WORKLOADS SIZES
+# run MODE CPUS QEMU_OPTS WORKLOADS SIZES ROUNDS
 run() {
-	local mode=$1 cpus=$2 qopts=$3 workloads=$4 sizes=$5 log=$out/vm-$1.log
+	local mode=$1 cpus=$2 qopts=$3 workloads=$4 sizes=$5 rounds=$6 log=$out/vm-$1.log
 	echo "bench: [$(($(date +%s) - T0))s] $mode boot, $cpus vCPUs: $workloads (log: $log)"
 	VM_CPUS=$cpus VM_MEM=${VM_MEM:-3G} VM_QEMU_OPTS=$qopts VM_TIMEOUT=${VM_TIMEOUT:-2400} \
 		scripts/vm.sh "$BKDIR" "cd $BUILD && MODE=$mode WORKLOADS='$workloads' SIZES='$sizes' \
-BATCHES='$BATCHES' ALLOCS='$ALLOCS' OPS=$OPS ROUNDS=$ROUNDS CHURN_ROUNDS=$CHURN_ROUNDS \
+BATCHES='$BATCHES' ALLOCS='$ALLOCS' OPS=$OPS ROUNDS=$rounds CHURN_ROUNDS=$CHURN_ROUNDS \
 MAX_CPUS=$cpus scripts/guest-bench.sh" 2>&1 |
 		tee "$log" | grep --line-buffered "^bench:" | sed -u 's/^/  /' || true
 	if grep -q "^bench: FAILED" "$log" || ! grep -q "^bench: guest done (rc 0)" "$log"; then
@@ -102,9 +103,9 @@ MAX_CPUS=$cpus scripts/guest-bench.sh" 2>&1 |
 
 for mode in $MODES; do
 	case $mode in
-	icount) run icount 2 "-icount shift=0,sleep=off" "$WORKLOADS_ICOUNT" "$SIZES" ;;
-	wall) run wall "$BENCH_CPUS" "" "$WORKLOADS_WALL" "$WALL_SIZES" ;;
-	cycles) run cycles "$BENCH_CPUS" "" "$WORKLOADS_ICOUNT $WORKLOADS_WALL" "$SIZES" ;;
+	icount) run icount 2 "-icount shift=0,sleep=off" "$WORKLOADS_ICOUNT" "$SIZES" "$ROUNDS" ;;
+	wall) run wall "$BENCH_CPUS" "" "$WORKLOADS_WALL" "$WALL_SIZES" "$WALL_ROUNDS" ;;
+	cycles) run cycles "$BENCH_CPUS" "" "$WORKLOADS_ICOUNT parallel" "$SIZES" "$WALL_ROUNDS" ;;
 	*) echo "bench: unknown mode '$mode' (icount, wall)" >&2; exit 2 ;;
 	esac
 done
