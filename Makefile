@@ -26,7 +26,7 @@ export KDIR OWN_KDIR
 # The module's Rust (kernel rustfmt config); tools/ use cargo fmt's defaults.
 RUST_SRC := $(wildcard rust/*.rs rust/core/*.rs)
 # host_shim.c is userspace code (the shim's host twin): not kernel style.
-C_SRC := $(filter-out %.mod.c c_shim/host_shim.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c bench/*.c include/*.h))
+C_SRC := $(filter-out %.mod.c c_shim/host_shim.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c bench/*.c stress/*.c include/*.h))
 
 .PHONY: all modules setup check bench lint fmt vm kdir clean host-test
 

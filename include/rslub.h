@@ -120,4 +120,11 @@ int rslub_cache_stat_clear(struct rslub_cache *s, const char *name);
 long long rslub_cache_get(struct rslub_cache *s, const char *name);
 int rslub_cache_set(struct rslub_cache *s, const char *name, long long value);
 
+/*
+ * rslub_pages_allocated - pages rslub holds from the page allocator for
+ * slabs, over all caches (including empty slabs it keeps cached). Zero when
+ * no cache holds a slab. Leak checks compare it before and after.
+ */
+long rslub_pages_allocated(void);
+
 #endif /* _RSLUB_H */
