@@ -26,14 +26,19 @@ export KDIR OWN_KDIR
 # The module's Rust (kernel rustfmt config); tools/ use cargo fmt's defaults.
 RUST_SRC := $(wildcard rust/*.rs rust/core/*.rs)
 # host_shim.c is userspace code (the shim's host twin): not kernel style.
+# stress/modcycle.c is userspace too, but kernel style.
 C_SRC := $(filter-out %.mod.c c_shim/host_shim.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c bench/*.c stress/*.c include/*.h))
 
 .PHONY: all modules setup check bench lint fmt vm kdir clean host-test
 
 all: modules
 
-modules:
+modules: stress/modcycle
 	$(MAKE) -C $(KDIR) M=$(ROOT) modules
+
+# The lifecycle test's load/unload loop; static: guest execs are slow over 9p.
+stress/modcycle: stress/modcycle.c
+	$(CC) -O2 -Wall -Wextra -Werror -static -o $@ $<
 
 setup:
 ifeq ($(OWN_KDIR),1)
@@ -73,5 +78,5 @@ kdir:
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(ROOT) clean
-	rm -f rust/shim_bindings.rs
+	rm -f rust/shim_bindings.rs stress/modcycle
 	rm -rf rust/core/target tools/rslabinfo/target

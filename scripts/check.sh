@@ -6,6 +6,7 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
+. scripts/lib.sh
 EXPECTED_SUITES="rslub_api rslub_slub rslub_sysfs"
 EXPECTED_RSLABINFO_CHECKS=5	# the check lines of scripts/guest-kunit.sh
 OUT=${CHECK_OUT:-$ROOT/results/check}
@@ -68,8 +69,7 @@ run_shape() {
 	[ $rc = 0 ] || problems="$problems\n  $name: guest command exited $rc ($(grep -m1 '^guest:' "$log" || echo 'see log'))"
 	sed -n '/==RSLUB-DMESG-BEGIN==/,/==RSLUB-DMESG-END==/p' "$log" >"$OUT/dmesg-$name.log"
 	local bad
-	bad=$(grep -nE "WARNING:|BUG:|BUG |Oops|kernel BUG|possible recursive locking|possible circular locking|inconsistent lock state|lockdep|sleeping function called from invalid context|Call Trace:|general protection fault" \
-		"$OUT/dmesg-$name.log" | head -n 5)
+	bad=$(kernel_log_bad "$OUT/dmesg-$name.log")
 	[ -z "$bad" ] || problems="$problems\n  $name: kernel log reports:\n$bad"
 	local ktap=$OUT/ktap-$name.txt parsed=$OUT/kunit-$name.txt
 	python3 "$KDIR/tools/testing/kunit/kunit.py" parse "$OUT/dmesg-$name.log" >"$parsed" 2>&1

@@ -72,6 +72,10 @@ static unsigned long long seed;
 module_param(seed, ullong, 0444);
 MODULE_PARM_DESC(seed, "random seed (0: pick one; printed)");
 
+static unsigned int inject;
+module_param(inject, uint, 0444);
+MODULE_PARM_DESC(inject, "self-test of the judge: 1 corrupts a held object, 2 leaks one (both must FAIL)");
+
 #define MAX_CACHES	8
 #define MAX_WORKERS	64
 #define WORKER_HOLD	256	/* objects a worker holds at most */
@@ -523,6 +527,28 @@ static void bulk_alloc(struct worker *w)
 	}
 }
 
+/* inject=1: one byte of a held object changes under its owner; inject=2: one
+ * object is dropped without a free. Worker 0, once, after its first round.
+ */
+static void inject_fault(struct worker *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < WORKER_HOLD; i++) {
+		struct obj *o = &w->held[i];
+
+		if (!o->p)
+			continue;
+		if (inject == 1)
+			((u8 *)o->p)[caches[o->c].size / 2] ^= 0x40;
+		else
+			o->p = NULL;
+		pr_info("rslub_stress: inject=%u into an object of %s\n", inject,
+			caches[o->c].name);
+		return;
+	}
+}
+
 static void worker_round(struct worker *w)
 {
 	unsigned int i;
@@ -572,6 +598,10 @@ static int worker_fn(void *arg)
 			cpu = pick_online_cpu(&w->rng);
 		set_cpus_allowed_ptr(current, cpumask_of(cpu));
 		worker_round(w);
+		if (inject && w->id == 0) {
+			inject_fault(w);
+			inject = 0;
+		}
 		cond_resched();
 	}
 	for (i = 0; i < WORKER_HOLD; i++)
