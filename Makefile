@@ -4,6 +4,7 @@
 #   make            build rslub.ko and kunit/rslub_kunit.ko against KDIR
 #   make check      setup if needed, host tests, lint, build, KUnit in VMs
 #   make bench      alloc+free pair cost, in-tree SLUB vs rslub, under icount
+#   make stress     60 s of rslub_stress.ko on 4 CPUs / 2 NUMA nodes with CPU hotplug
 #   make setup      install the toolchain, build the cached test kernel
 #   make lint       clippy + rustfmt on the Rust, checkpatch on the C
 #   make vm CMD=..  run CMD as root in a VM with the repo visible
@@ -29,7 +30,7 @@ RUST_SRC := $(wildcard rust/*.rs rust/core/*.rs)
 # stress/modcycle.c is userspace too, but kernel style.
 C_SRC := $(filter-out %.mod.c c_shim/host_shim.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c bench/*.c stress/*.c include/*.h))
 
-.PHONY: all modules setup check bench lint fmt vm kdir clean host-test
+.PHONY: all modules setup check bench stress lint fmt vm kdir clean host-test
 
 all: modules
 
@@ -67,6 +68,9 @@ check:
 
 bench:
 	@scripts/bench.sh
+
+stress:
+	@scripts/stress.sh
 
 # CMD goes through the environment unexpanded, so '$x' and quotes survive.
 vm: export RSLUB_VM_CMD = $(value CMD)
