@@ -30,7 +30,10 @@ if [ $rc = 0 ]; then
 	insmod stress/rslub_stress.ko duration="$secs" "$@"
 	ins=$?
 	t1=$(date +%s)
-	dmesg | grep "rslub_stress: " | sed 's/^\[[ 0-9.]*\] //' >/tmp/rslub-stress.out
+	# This run's lines: from the last "seed=" line (the module's first) on.
+	dmesg | grep "rslub_stress: " | sed 's/^\[[ 0-9.]*\] //' |
+		awk '/^rslub_stress: seed=/ { n = 0 } { line[n++] = $0 } END { for (i = 0; i < n; i++) print line[i] }' \
+		>/tmp/rslub-stress.out
 	grep -v "rslub_stress: cache \|rslub_stress: t=" /tmp/rslub-stress.out
 	why=$(grep -m1 "rslub_stress: FAIL" /tmp/rslub-stress.out | sed 's/.*rslub_stress: FAIL //')
 	if [ $ins = 0 ] && grep -q "rslub_stress: PASS" /tmp/rslub-stress.out; then

@@ -42,6 +42,7 @@
 #include <linux/hrtimer.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
+#include <linux/ktime.h>
 #include <linux/minmax.h>
 #include <linux/module.h>
 #include <linux/nodemask.h>
@@ -797,7 +798,8 @@ static void wait_done(struct completion *done, const char *who, unsigned int id)
 static int __init rslub_stress_init(void)
 {
 	struct stats sum[NR_CTX] = {}, all = {};
-	unsigned long started = jiffies, cpu_ops_line_len = 0;
+	unsigned long cpu_ops_line_len = 0;
+	ktime_t start = ktime_get(), end;
 	long pages_start, pages_end, errors = 0;
 	unsigned int i, c, destroyed = 0, busy = 0, elapsed;
 	char why[200] = "", cpu_ops[160] = "";
@@ -866,7 +868,9 @@ static int __init rslub_stress_init(void)
 	if (hp.task)
 		wake_up_process(hp.task);
 
-	for (elapsed = 0; elapsed < duration * 10; elapsed++) {
+	/* By the clock: under TCG, msleep() oversleeps by a third. */
+	end = ktime_add_ms(ktime_get(), duration * MSEC_PER_SEC);
+	for (elapsed = 0; ktime_before(ktime_get(), end); elapsed++) {
 		msleep(100);
 		if (elapsed % 150 == 149) {
 			unsigned long ops = 0;
@@ -875,9 +879,9 @@ static int __init rslub_stress_init(void)
 				ops += READ_ONCE(workers[i].st.allocs) +
 				       READ_ONCE(workers[i].hrt_st.allocs) +
 				       READ_ONCE(workers[i].tl_st.allocs);
-			pr_info("rslub_stress: t=%us allocations=%lu cpu_offline_events=%lu pages=%ld\n",
-				(elapsed + 1) / 10, ops, READ_ONCE(hp.offline),
-				rslub_pages_allocated());
+			pr_info("rslub_stress: t=%llds allocations=%lu cpu_offline_events=%lu pages=%ld\n",
+				ktime_to_ms(ktime_sub(ktime_get(), start)) / MSEC_PER_SEC,
+				ops, READ_ONCE(hp.offline), rslub_pages_allocated());
 		}
 	}
 	WRITE_ONCE(stop, true);
@@ -996,9 +1000,10 @@ destroy:
 		pr_err("rslub_stress: FAIL %s\n", why);
 		return -EIO;
 	}
-	pr_info("rslub_stress: PASS seconds=%u allocs=%lu frees=%lu verified=%lu cpu_offline=%lu cpu_online=%lu pages_end=%ld wall=%us\n",
+	pr_info("rslub_stress: PASS seconds=%u allocs=%lu frees=%lu verified=%lu cpu_offline=%lu cpu_online=%lu pages_end=%ld wall=%llds\n",
 		duration, all.allocs, all.frees, all.verified, hp.offline,
-		hp.online, pages_end, jiffies_to_msecs(jiffies - started) / 1000);
+		hp.online, pages_end,
+		ktime_to_ms(ktime_sub(ktime_get(), start)) / MSEC_PER_SEC);
 	return 0;
 }
 module_init(rslub_stress_init);
