@@ -4,6 +4,7 @@
  * this_cpu operations, and thin wrappers over static inline kernel helpers
  * that Rust cannot call directly. No allocator policy lives here.
  */
+#include <linux/atomic.h>
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
 #include <linux/gfp.h>
@@ -49,17 +50,29 @@ bool rslub_shim_has_cmpxchg128(void)
 	return system_has_cmpxchg128();
 }
 
+/* Slab pages held from the page allocator, for rslub_pages_allocated(). */
+static atomic_long_t rslub_pages = ATOMIC_LONG_INIT(0);
+
 void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order)
 {
 	struct page *page;
 
 	page = alloc_pages_node(node, (__force gfp_t)gfp, order);
-	return page ? page_address(page) : NULL;
+	if (!page)
+		return NULL;
+	atomic_long_add(1L << order, &rslub_pages);
+	return page_address(page);
 }
 
 void rslub_shim_free_pages(void *addr, unsigned int order)
 {
+	atomic_long_sub(1L << order, &rslub_pages);
 	free_pages((unsigned long)addr, order);
+}
+
+long rslub_pages_allocated(void)
+{
+	return atomic_long_read(&rslub_pages);
 }
 
 int rslub_shim_addr_to_node(const void *addr)

@@ -128,4 +128,11 @@ int rslub_cache_set(struct rslub_cache *s, const char *name, long long value);
  */
 void rslub_fastpath_locked_cmpxchg(bool locked);
 
+/*
+ * rslub_pages_allocated - pages rslub holds from the page allocator for
+ * slabs, over all caches (including empty slabs it keeps cached). Zero when
+ * no cache holds a slab. Leak checks compare it before and after.
+ */
+long rslub_pages_allocated(void);
+
 #endif /* _RSLUB_H */

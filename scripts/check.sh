@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # make check: setup if needed, host tests, lint, module build, then KUnit in
-# two VM shapes (2 CPUs; 4 CPUs on 2 NUMA nodes). Fails on any failed,
+# two VM shapes (2 CPUs; 4 CPUs on 2 NUMA nodes), with the module lifecycle
+# test in the first and a short stress (CHECK_STRESS_SECONDS, 15) with CPU
+# hotplug in the second. Fails on any failed,
 # crashed or missing suite or case, on a kernel WARNING/BUG/Oops/lockdep or
 # context report, and on a guest timeout. Ends with "N passed, M failed".
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
+. scripts/lib.sh
 EXPECTED_SUITES="rslub_api rslub_slub rslub_sysfs"
 EXPECTED_RSLABINFO_CHECKS=5	# the check lines of scripts/guest-kunit.sh
+EXPECTED_LIFECYCLE_CHECKS=9	# of scripts/guest-lifecycle.sh
+CHECK_STRESS_SECONDS=${CHECK_STRESS_SECONDS:-15}
 OUT=${CHECK_OUT:-$ROOT/results/check}
 rm -rf "$OUT"
 mkdir -p "$OUT"
@@ -52,14 +57,30 @@ total_fail=0
 total_skip=0
 problems=""
 
-# run_shape NAME CPUS NUMA
+# count_checks NAME LOG WHAT EXPECTED: counts "WHAT: PASS|FAIL" lines of LOG
+count_checks() {
+	local name=$1 log=$2 what=$3 expected=$4 p f
+	p=$(grep -c "^$what: PASS" "$log")
+	f=$(grep -c "^$what: FAIL" "$log")
+	echo "  $name: $what in the guest: $p passed, $f failed"
+	grep "^$what: FAIL" "$log" | sed "s/^/  $name: /"
+	[ $((p + f)) -eq "$expected" ] ||
+		problems="$problems\n  $name: $((p + f)) of $expected $what checks reported"
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+}
+
+# run_shape NAME CPUS NUMA LIFECYCLE_CYCLES STRESS_SECONDS (0: not run)
 run_shape() {
-	local name=$1 cpus=$2 numa=$3 log=$OUT/vm-$1.log
+	local name=$1 cpus=$2 numa=$3 cycles=$4 secs=$5 log=$OUT/vm-$1.log
 	step "VM $name: $cpus CPUs, $numa NUMA node(s) (log: $log)"
+	local env=""
+	[ "$cycles" = 0 ] || env="$env RSLUB_LIFECYCLE=$cycles"
+	[ "$secs" = 0 ] || env="$env RSLUB_STRESS=$secs"
 	# Through a pipe: the guest tools reopen /dev/stdout, which on a plain
 	# file would start writing at offset 0 again.
 	VM_CPUS=$cpus VM_NUMA=$numa VM_TIMEOUT=${VM_TIMEOUT:-600} \
-		scripts/vm.sh "$KDIR" "scripts/guest-kunit.sh" 2>&1 | cat >"$log"
+		scripts/vm.sh "$KDIR" "$env scripts/guest-kunit.sh" 2>&1 | cat >"$log"
 	local rc=$?
 	if [ $rc = 124 ] || [ $rc = 137 ]; then
 		problems="$problems\n  $name: guest timed out (VM_TIMEOUT=${VM_TIMEOUT:-600}s)"
@@ -69,8 +90,7 @@ run_shape() {
 	[ $rc = 0 ] || problems="$problems\n  $name: guest command exited $rc ($(grep -m1 '^guest:' "$log" || echo 'see log'))"
 	sed -n '/==RSLUB-DMESG-BEGIN==/,/==RSLUB-DMESG-END==/p' "$log" >"$OUT/dmesg-$name.log"
 	local bad
-	bad=$(grep -nE "WARNING:|BUG:|BUG |Oops|kernel BUG|possible recursive locking|possible circular locking|inconsistent lock state|lockdep|sleeping function called from invalid context|Call Trace:|general protection fault" \
-		"$OUT/dmesg-$name.log" | head -n 5)
+	bad=$(kernel_log_bad "$OUT/dmesg-$name.log")
 	[ -z "$bad" ] || problems="$problems\n  $name: kernel log reports:\n$bad"
 	local ktap=$OUT/ktap-$name.txt parsed=$OUT/kunit-$name.txt
 	python3 "$KDIR/tools/testing/kunit/kunit.py" parse "$OUT/dmesg-$name.log" >"$parsed" 2>&1
@@ -80,16 +100,13 @@ run_shape() {
 		grep -qE "(ok|not ok) [0-9]+ $s\$" "$OUT/dmesg-$name.log" ||
 			problems="$problems\n  $name: suite $s missing or did not finish"
 	done
-	# rslabinfo against live caches in the guest.
-	local rp rf
-	rp=$(grep -c "^rslabinfo: PASS" "$log")
-	rf=$(grep -c "^rslabinfo: FAIL" "$log")
-	echo "  $name: rslabinfo in the guest: $rp passed, $rf failed"
-	grep "^rslabinfo: FAIL" "$log" | sed "s/^/  $name: /"
-	[ $((rp + rf)) -eq $EXPECTED_RSLABINFO_CHECKS ] ||
-		problems="$problems\n  $name: $((rp + rf)) of $EXPECTED_RSLABINFO_CHECKS rslabinfo checks reported"
-	total_pass=$((total_pass + rp))
-	total_fail=$((total_fail + rf))
+	# rslabinfo against live caches, lifecycle, stress: lines in the guest.
+	count_checks "$name" "$log" rslabinfo $EXPECTED_RSLABINFO_CHECKS
+	[ "$cycles" = 0 ] || count_checks "$name" "$log" lifecycle $EXPECTED_LIFECYCLE_CHECKS
+	if [ "$secs" != 0 ]; then
+		count_checks "$name" "$log" stress 1
+		grep -E "^rslub_stress: (ops|hotplug|verified|destroyed)" "$log" | sed "s/^/    /"
+	fi
 	# kunit.py's summary: "Ran N tests: passed: P, failed: F, crashed: C, skipped: S"
 	local summary pass fail crash skip
 	summary=$(grep -E "Ran [0-9]+ tests" "$parsed" | tail -n 1)
@@ -105,8 +122,8 @@ run_shape() {
 	total_skip=$((total_skip + skip))
 }
 
-run_shape smp2 2 1
-run_shape numa4 4 2
+run_shape smp2 2 1 50 0
+run_shape numa4 4 2 0 "$CHECK_STRESS_SECONDS"
 
 step "done"
 if [ -n "$problems" ]; then

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Runs inside the VM: loads rslub.ko and the KUnit module (the suites run at
-# load), unloads both, runs rslabinfo against live caches, and prints the
-# kernel log between markers for scripts/check.sh to parse.
+# load), unloads both, runs rslabinfo against live caches, then (when set)
+# the lifecycle test (RSLUB_LIFECYCLE=cycles) and a short stress
+# (RSLUB_STRESS=seconds), and prints the kernel log between markers for
+# scripts/check.sh to parse.
 cd "$(dirname "$0")/.." || exit 2
 RSLABINFO=tools/rslabinfo/target/release/rslabinfo
 dmesg -C
@@ -33,6 +35,9 @@ else
 	echo "rslabinfo: FAIL setup (insmod bench/rslub_bench.ko hold=1)"
 fi
 rmmod rslub || { echo "guest: rmmod rslub failed"; rc=1; }
+# They print their own PASS/FAIL lines, which check.sh counts.
+[ -z "${RSLUB_LIFECYCLE:-}" ] || scripts/guest-lifecycle.sh "$RSLUB_LIFECYCLE"
+[ -z "${RSLUB_STRESS:-}" ] || scripts/guest-stress.sh "$RSLUB_STRESS"
 echo "==RSLUB-DMESG-BEGIN=="
 dmesg
 echo "==RSLUB-DMESG-END=="

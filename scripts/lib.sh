@@ -1,0 +1,11 @@
+# shellcheck shell=bash
+# Shared by scripts/check.sh and scripts/stress.sh (sourced).
+
+# Kernel log lines that mean a kernel problem: warnings, BUGs, oopses,
+# lockdep and context-checker reports, stack traces.
+KERNEL_BAD_RE="WARNING:|BUG:|BUG |Oops|kernel BUG|possible recursive locking|possible circular locking|inconsistent lock state|lockdep|sleeping function called from invalid context|Call Trace:|general protection fault"
+
+# kernel_log_bad FILE: prints the first 5 such lines of FILE (nothing if clean).
+kernel_log_bad() {
+	grep -nE "$KERNEL_BAD_RE" "$1" | head -n 5
+}
