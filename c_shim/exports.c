@@ -20,3 +20,4 @@ EXPORT_SYMBOL_GPL(rslub_cache_stat);
 EXPORT_SYMBOL_GPL(rslub_cache_stat_clear);
 EXPORT_SYMBOL_GPL(rslub_cache_get);
 EXPORT_SYMBOL_GPL(rslub_cache_set);
+EXPORT_SYMBOL_GPL(rslub_cache_validate);

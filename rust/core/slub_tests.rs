@@ -66,15 +66,23 @@ impl std::ops::Deref for TestCache {
 
 impl TestCache {
     fn new(size: usize, cpu_partial: u32, min_partial: u32, max_empty: u32) -> Self {
+        Self::with(size, cpu_partial, min_partial, max_empty, 0, true)
+    }
+
+    /// A cache with debug features `debug` (`debug::*` bits) and hardening.
+    fn with(
+        size: usize,
+        cpu_partial: u32,
+        min_partial: u32,
+        max_empty: u32,
+        debug: u32,
+        harden: bool,
+    ) -> Self {
         let layout = Layout::new(&LayoutRequest {
-            object_size: size,
-            align: 0,
-            hwcache_align: false,
-            has_ctor: false,
-            cache_line: 64,
-            page_size: 4096,
-            header_size: HEADER_SIZE,
-            min_objects: 8,
+            red_zone: debug & crate::debug::RED_ZONE != 0,
+            poison: debug & crate::debug::POISON != 0,
+            store_user: debug & crate::debug::STORE_USER != 0,
+            ..LayoutRequest::plain(size, 0, 4096, HEADER_SIZE)
         })
         .unwrap();
         let params = Params {
@@ -82,6 +90,9 @@ impl TestCache {
             min_partial,
             max_empty,
             gfp_zero: GFP_ZERO,
+            debug,
+            harden,
+            random_freelist: false,
         };
         let c = Cache::<Host>::create(b"test", 0, layout, None, params);
         assert!(!c.is_null());

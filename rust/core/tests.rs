@@ -18,6 +18,9 @@ fn req(size: usize, align: usize, hw: bool, ctor: bool) -> LayoutRequest {
         page_size: PAGE,
         header_size: HEADER_SIZE,
         min_objects: 8,
+        red_zone: false,
+        poison: false,
+        store_user: false,
     }
 }
 
