@@ -1714,10 +1714,12 @@ impl<P: Platform> Cache<P> {
     /// object start of the slab); in debug caches also every object's red
     /// zones and poison. CPUs are flushed first (so CPU slabs are checked
     /// too; sleeps). Each damaged slab is reported once and isolated.
-    /// Returns how many were found.
+    /// Returns how many problems were reported meanwhile (the rise of
+    /// `errors`, so concurrent bad frees count too).
     pub fn validate(&self) -> usize {
+        let errors = self.errors();
+        // Flushing checks the CPU freelists (deactivate_slab follows them).
         self.flush_all();
-        let mut problems = 0;
         for n in 0..self.nr_nodes {
             let node = self.node(n as i32);
             let _g = P::node_lock(&node.list_lock);
@@ -1735,7 +1737,6 @@ impl<P: Platform> Cache<P> {
                     // freelist, which only makes `free` grow.
                     let (found, next) = unsafe { (self.check_slab(cur, kind), (*cur).next) };
                     if let Some(p) = found {
-                        problems += 1;
                         self.report_problem(cur, p, "validate");
                         // SAFETY: `cur` is on that list, under list_lock.
                         unsafe {
@@ -1751,7 +1752,7 @@ impl<P: Platform> Cache<P> {
                 }
             }
         }
-        problems
+        self.errors().saturating_sub(errors)
     }
 
     /// One slab's first problem, if any.
@@ -2019,7 +2020,7 @@ impl<P: Platform> Cache<P> {
             let problem = unsafe {
                 if fl == obj as usize
                     || debug::red_zones_are(obj, l, debug::RED_INACTIVE)
-                    || (self.debug & debug::CONSISTENCY != 0 && self.on_freelist(slab, fl, obj))
+                    || self.on_freelist(slab, fl, obj)
                 {
                     Some(Problem::DoubleFree(obj))
                 } else if used == 0 || used > l.objects || counters & FROZEN != 0 {

@@ -228,3 +228,15 @@ fn slab_list_matches_model() {
         assert_eq!(list.pop_front(), model.pop_front().unwrap());
     }
 }
+
+#[test]
+fn debug_letters_parse_like_slub_debug() {
+    use crate::debug::{parse_letters, ALL, CONSISTENCY, POISON, RED_ZONE, STORE_USER};
+    assert_eq!(parse_letters(b""), Ok(0));
+    assert_eq!(parse_letters(b"-"), Ok(0));
+    assert_eq!(parse_letters(b"FZPU"), Ok(ALL));
+    assert_eq!(parse_letters(b"z,p\n"), Ok(RED_ZONE | POISON));
+    assert_eq!(parse_letters(b"F"), Ok(CONSISTENCY));
+    assert_eq!(parse_letters(b"u"), Ok(STORE_USER));
+    assert_eq!(parse_letters(b"FX"), Err(b'X'));
+}
