@@ -702,7 +702,7 @@ fn object_index_matches_division() {
             let mut off = 0;
             while off < l.slab_bytes {
                 let want = if off >= l.first_offset
-                    && (off - l.first_offset) % l.stride == 0
+                    && (off - l.first_offset).is_multiple_of(l.stride)
                     && (off - l.first_offset) / l.stride < l.objects
                 {
                     Some((off - l.first_offset) / l.stride)
@@ -740,7 +740,7 @@ fn debug_layout_keeps_zones_and_metadata_apart() {
                 assert!(l.first_offset >= HEADER_SIZE + l.red_left);
                 assert!(l.inuse >= size);
                 if rz {
-                    assert!(l.red_left >= 8 && l.inuse >= size + 1);
+                    assert!(l.red_left >= 8 && l.inuse > size);
                 }
                 let mut end = l.inuse.max(8);
                 if poison {
