@@ -6,7 +6,7 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-EXPECTED_SUITES="rslub_api rslub_slub rslub_sysfs"
+EXPECTED_SUITES="rslub_api rslub_slub rslub_sysfs rslub_debug"
 EXPECTED_RSLABINFO_CHECKS=5	# the check lines of scripts/guest-kunit.sh
 OUT=${CHECK_OUT:-$ROOT/results/check}
 rm -rf "$OUT"
