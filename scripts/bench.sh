@@ -4,6 +4,8 @@
 # modules against it with rslub's counters compiled out, and measures the
 # pair, repeat and bulk workloads of the in-tree SLUB and rslub in one boot,
 # interleaved, under QEMU -icount (the guest TSC counts instructions).
+# RSLUB_PARAMS passes module parameters to rslub.ko, e.g. RSLUB_PARAMS=harden=0
+# measures without freelist hardening (on by default).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -15,7 +17,7 @@ out=$ROOT/results/bench-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 echo "bench: pair, repeat, bulk under icount (log: $out/vm.log)"
 VM_CPUS=${VM_CPUS:-2} VM_QEMU_OPTS='-icount shift=0,sleep=off' \
-	scripts/vm.sh "$BKDIR" "insmod rslub.ko && insmod bench/rslub_bench.ko pairs=${PAIRS:-20000} rounds=${ROUNDS:-5}; dmesg" \
+	scripts/vm.sh "$BKDIR" "insmod rslub.ko ${RSLUB_PARAMS:-} && insmod bench/rslub_bench.ko pairs=${PAIRS:-20000} rounds=${ROUNDS:-5}; dmesg" \
 	2>&1 | cat >"$out/vm.log" || true
 grep -q "rslub_bench: pair" "$out/vm.log" || { tail -n 20 "$out/vm.log"; echo "bench: FAILED: no results"; exit 1; }
 # "rslub_bench: <workload> size=<s> batch=<b> <what> <allocator> median=<m> ..."
@@ -33,4 +35,5 @@ END {
 		printf "%s %12s %12s %7.2f\n", k, a, b, (a > 0 ? b / a : 0)
 	}
 }' "$out/vm.log" | tee "$out/table.txt"
+echo "bench: rslub.ko ${RSLUB_PARAMS:-(default parameters)}"
 echo "bench: medians of ${ROUNDS:-5} rounds of ${PAIRS:-20000} operations, icount mode; results in $out"

@@ -2189,6 +2189,10 @@ impl<P: Platform> Cache<P> {
         }
         let l = &self.layout;
         let mut shown = 0;
+        P::report(format_args!(
+            "cache {}: objects still allocated at destroy (up to 16 shown):",
+            self.name_str()
+        ));
         for n in 0..self.nr_nodes {
             let node = self.node(n as i32);
             let _g = P::node_lock(&node.list_lock);
