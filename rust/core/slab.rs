@@ -275,6 +275,41 @@ pub unsafe fn set_free_pointer(obj: *mut u8, layout: &Layout, next: *mut u8) {
     unsafe { ptr::write_volatile(slot.cast::<usize>(), stored) };
 }
 
+/// [`get_free_pointer`] for a cache known to be hardened (`H`) or not: the
+/// fast paths' variant, without the branch-free mixing when not hardened.
+///
+/// # Safety
+/// As for [`get_free_pointer`].
+#[inline(always)]
+pub unsafe fn get_free_pointer_as<const H: bool>(obj: *const u8, layout: &Layout) -> *mut u8 {
+    // SAFETY: per the caller, the slot is inside mapped slab memory.
+    let slot = unsafe { obj.add(layout.free_offset) };
+    // SAFETY: as above; the slot is word aligned.
+    let stored = unsafe { ptr::read_volatile(slot.cast::<usize>()) };
+    if H {
+        (stored ^ layout.fp_key ^ (slot as usize).swap_bytes()) as *mut u8
+    } else {
+        stored as *mut u8
+    }
+}
+
+/// [`set_free_pointer`] for a cache known to be hardened (`H`) or not.
+///
+/// # Safety
+/// As for [`set_free_pointer`].
+#[inline(always)]
+pub unsafe fn set_free_pointer_as<const H: bool>(obj: *mut u8, layout: &Layout, next: *mut u8) {
+    // SAFETY: per the caller, the slot is inside an object the caller owns.
+    let slot = unsafe { obj.add(layout.free_offset) };
+    let stored = if H {
+        next as usize ^ layout.fp_key ^ (slot as usize).swap_bytes()
+    } else {
+        next as usize
+    };
+    // SAFETY: as above; the slot is word aligned.
+    unsafe { ptr::write_volatile(slot.cast::<usize>(), stored) };
+}
+
 /// Whether `next` (a decoded free pointer read from an object of the slab
 /// at `slab`) is null or an object start of that slab.
 #[inline(always)]

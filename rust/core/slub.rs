@@ -47,8 +47,8 @@ use crate::debug::{self, Damage, Track};
 use crate::layout::Layout;
 use crate::platform::{Pcpu, Platform};
 use crate::slab::{
-    free_pointer_ok, get_free_pointer, inuse, set_free_pointer, FreeError, SlabHeader, SlabList,
-    FROZEN,
+    free_pointer_ok, get_free_pointer, get_free_pointer_as, inuse, set_free_pointer,
+    set_free_pointer_as, FreeError, SlabHeader, SlabList, FROZEN,
 };
 use crate::stat::Stat;
 use core::cell::UnsafeCell;
@@ -177,6 +177,9 @@ pub struct Cache<P: Platform> {
     errors: AtomicUsize,
     /// Debug features (`debug::*` bits); 0 for the lockless fast paths.
     debug: u32,
+    /// Which alloc and free paths serve the cache: one well-predicted
+    /// branch on the fast path picks them (`MODE_*`).
+    mode: u8,
     /// Free objects are poisoned (`debug::POISON` and no constructor).
     poisoned: bool,
     /// Thread new slabs' freelists in random order.
@@ -230,6 +233,13 @@ enum Problem {
 
 const NO_NODE: i32 = -1;
 
+/// `Cache::mode`: lockless paths, hardened free pointers (the default).
+const MODE_HARDENED: u8 = 0;
+/// `Cache::mode`: lockless paths, plain free pointers.
+const MODE_PLAIN: u8 = 1;
+/// `Cache::mode`: the locked debug paths.
+const MODE_DEBUG: u8 = 2;
+
 impl<P: Platform> Cache<P> {
     /// Creates a cache in memory from the platform. Null on failure.
     /// `name` is truncated to `NAME_LEN` bytes.
@@ -274,6 +284,13 @@ impl<P: Platform> Cache<P> {
                 fill_ge: AtomicBool::new(false),
                 errors: AtomicUsize::new(0),
                 debug: params.debug,
+                mode: if params.debug != 0 {
+                    MODE_DEBUG
+                } else if params.harden {
+                    MODE_HARDENED
+                } else {
+                    MODE_PLAIN
+                },
                 poisoned: params.debug & debug::POISON != 0 && ctor.is_none(),
                 random_freelist: AtomicBool::new(false),
                 random_seq: AtomicPtr::new(ptr::null_mut()),
@@ -571,12 +588,14 @@ impl<P: Platform> Cache<P> {
         } else {
             node
         };
-        // Debug caches take the locked path: the only extra branch on the
-        // fast path of the others.
-        let obj = if self.debug != 0 {
-            self.debug_alloc(gfp, node)
+        // One branch picks the path: hardened (the default), plain, or the
+        // locked path of debug caches.
+        let obj = if self.mode == MODE_HARDENED {
+            self.alloc_inner::<true>(gfp, node)
+        } else if self.mode == MODE_PLAIN {
+            self.alloc_inner::<false>(gfp, node)
         } else {
-            self.alloc_inner(gfp, node)
+            self.debug_alloc(gfp, node)
         };
         if !obj.is_null() && gfp & self.gfp_zero != 0 {
             // SAFETY: `obj` is a freshly allocated object of `object_size` bytes.
@@ -605,7 +624,7 @@ impl<P: Platform> Cache<P> {
     }
 
     #[inline(always)]
-    fn alloc_inner(&self, gfp: u32, node: i32) -> *mut u8 {
+    fn alloc_inner<const HARDENED: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
         loop {
             let (obj, tid, slab) = self.cpu_snapshot();
             if obj == 0 || !Self::node_match(slab, node) {
@@ -613,11 +632,11 @@ impl<P: Platform> Cache<P> {
             }
             // SAFETY: `obj` was on this CPU's freelist; if it has been taken
             // since, the value read is garbage but the cmpxchg below fails.
-            let next = unsafe { get_free_pointer(obj as *const u8, &self.layout) };
+            let next = unsafe { get_free_pointer_as::<HARDENED>(obj as *const u8, &self.layout) };
             // Hardened: a next pointer that is no object of the slab is
             // either a race (the object was taken meanwhile) or corruption;
             // the slow path tells them apart under the CPU lock.
-            if self.layout.fp_swab != 0 && !free_pointer_ok(next, slab, &self.layout) {
+            if HARDENED && !free_pointer_ok(next, slab, &self.layout) {
                 return self.alloc_slow(gfp, node);
             }
             if P::this_cpu_cmpxchg_pair(
@@ -1271,9 +1290,19 @@ impl<P: Platform> Cache<P> {
             Ok(s) => s,
             Err(e) => return self.report(obj, e),
         };
-        if self.debug != 0 {
-            return self.debug_free(slab, obj);
+        if self.mode == MODE_HARDENED {
+            self.free_fast::<true>(slab, obj);
+        } else if self.mode == MODE_PLAIN {
+            self.free_fast::<false>(slab, obj);
+        } else {
+            self.debug_free(slab, obj);
         }
+    }
+
+    /// Frees `obj` of the validated `slab`: the lockless push when it is
+    /// this CPU's slab, else `slab_free`.
+    #[inline(always)]
+    fn free_fast<const HARDENED: bool>(&self, slab: *mut SlabHeader, obj: *mut u8) {
         loop {
             let (freelist, tid, cpu_slab) = self.cpu_snapshot();
             if cpu_slab != slab {
@@ -1284,7 +1313,7 @@ impl<P: Platform> Cache<P> {
             }
             // SAFETY: the object is ours to free; its free pointer slot is
             // ours to write until the cmpxchg publishes it.
-            unsafe { set_free_pointer(obj, &self.layout, freelist as *mut u8) };
+            unsafe { set_free_pointer_as::<HARDENED>(obj, &self.layout, freelist as *mut u8) };
             if P::this_cpu_cmpxchg_pair(
                 self.pcpu,
                 [freelist, tid],
@@ -1407,13 +1436,24 @@ impl<P: Platform> Cache<P> {
                 }
                 o
             } else {
-                match self.load_freelist(c, obj) {
-                    Some(o) => {
-                        Self::stat_locked(c, Stat::AllocFastpath);
-                        o
+                // SAFETY: CPU lock held; `obj` heads our freelist, so it is
+                // an object of the CPU slab.
+                let next = unsafe { get_free_pointer(obj, &self.layout) };
+                // SAFETY: CPU lock held.
+                let slab = unsafe { (*c).slab };
+                if self.layout.hardened() && !free_pointer_ok(next, slab, &self.layout) {
+                    // Checked again under the lock: reports and isolates the
+                    // CPU slab (then retry elsewhere).
+                    if let Some(o) = self.load_freelist(c, obj) {
+                        out[i] = o;
+                        i += 1;
                     }
-                    None => continue,
+                    continue;
                 }
+                // SAFETY: CPU lock held.
+                unsafe { (*c).freelist = next };
+                Self::stat_locked(c, Stat::AllocFastpath);
+                obj
             };
             out[i] = obj;
             i += 1;
