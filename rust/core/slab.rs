@@ -126,24 +126,39 @@ impl SlabHeader {
     ) -> *mut SlabHeader {
         let hdr = base.cast::<SlabHeader>();
         let n = layout.objects;
-        let shuffled = seq.len() == n && n > 0;
         let mut next: *mut u8 = ptr::null_mut();
-        for i in (0..n).rev() {
-            let idx = if shuffled {
+        if seq.len() == n && n > 0 {
+            for i in (0..n).rev() {
                 let mut j = start + i;
                 if j >= n {
                     j -= n;
                 }
-                (seq[j] as usize).min(n - 1)
-            } else {
-                i
-            };
-            // SAFETY: object `idx` lies inside the slab and its free pointer
-            // slot is word aligned (objects are aligned to at least a word).
-            unsafe {
-                let obj = base.add(layout.object_offset(idx));
-                set_free_pointer(obj, layout, next);
-                next = obj;
+                let idx = (seq[j] as usize).min(n - 1);
+                // SAFETY: object `idx` lies inside the slab and its free
+                // pointer slot is word aligned.
+                unsafe {
+                    let obj = base.add(layout.object_offset(idx));
+                    set_free_pointer(obj, layout, next);
+                    next = obj;
+                }
+            }
+        } else if layout.hardened() {
+            for idx in (0..n).rev() {
+                // SAFETY: as above.
+                unsafe {
+                    let obj = base.add(layout.object_offset(idx));
+                    set_free_pointer_as::<true>(obj, layout, next);
+                    next = obj;
+                }
+            }
+        } else {
+            for idx in (0..n).rev() {
+                // SAFETY: as above.
+                unsafe {
+                    let obj = base.add(layout.object_offset(idx));
+                    set_free_pointer_as::<false>(obj, layout, next);
+                    next = obj;
+                }
             }
         }
         // SAFETY: the header fits before the first object and `base` is
