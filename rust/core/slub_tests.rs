@@ -995,3 +995,24 @@ fn debug_caches_under_threads_lose_nothing() {
     c.destroy().unwrap();
     assert_eq!(pages(), base);
 }
+
+#[test]
+fn alloc_bulk_stops_at_a_corrupt_free_pointer() {
+    let _m = machine();
+    let c = TestCache::new(64, 30, 5, 2);
+    on_cpu(0, || {
+        let a = c.alloc(GFP_KERNEL, -1);
+        c.free(a);
+        poke(a, 0, 0x33);
+        let mut objs = [std::ptr::null_mut(); 8];
+        assert!(c.alloc_bulk(GFP_KERNEL, &mut objs));
+        assert!(objs.iter().all(|&o| o != a && !o.is_null()));
+        let set: HashSet<usize> = objs.iter().map(|&p| p as usize).collect();
+        assert_eq!(set.len(), objs.len());
+        assert_eq!(c.errors(), 1);
+        assert_eq!(c.isolated_slabs(), 1);
+        c.free_bulk(&mut objs);
+    });
+    assert_eq!(c.validate(), 0);
+    c.destroy().unwrap();
+}
