@@ -287,6 +287,23 @@ static void double_free_detected_debug(struct kunit *test)
 	double_free(test, SLAB_CONSISTENCY_CHECKS);
 }
 
+/* The same pointer twice in one bulk free (in-tree's naive check). */
+static void bulk_double_free_detected(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-d-bdf", 64, 0);
+	void *objs[3];
+
+	objs[0] = rslub_cache_alloc(s, GFP_KERNEL);
+	objs[1] = rslub_cache_alloc(s, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, objs[0]);
+	KUNIT_ASSERT_NOT_NULL(test, objs[1]);
+	objs[2] = objs[1];
+	rslub_cache_free_bulk(s, 3, objs);
+	KUNIT_EXPECT_EQ(test, errors(s), 1);
+	expect_healthy(test, s, 64);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
 static void bad_frees(struct kunit *test, slab_flags_t flags)
 {
 	struct rslub_cache *s = make(test, "rslub-d-bad", 64, flags);
@@ -379,6 +396,7 @@ static struct kunit_case rslub_debug_cases[] = {
 	KUNIT_CASE(destroy_with_live_object_is_reported),
 	KUNIT_CASE(double_free_detected),
 	KUNIT_CASE(double_free_detected_debug),
+	KUNIT_CASE(bulk_double_free_detected),
 	KUNIT_CASE(bad_frees_detected),
 	KUNIT_CASE(bad_frees_detected_debug),
 	KUNIT_CASE(random_freelist_tunable),

@@ -1509,6 +1509,13 @@ impl<P: Platform> Cache<P> {
                 let o = *slot;
                 // Same slab block as a validated object: the memory is
                 // valid, only the object boundary needs checking.
+                if o == head {
+                    // The same pointer twice in a row: a naive double free
+                    // (it would make the chain a cycle).
+                    self.report(o, FreeError::DoubleFree);
+                    *slot = ptr::null_mut();
+                    continue;
+                }
                 if !o.is_null()
                     && SlabHeader::of(o, &self.layout) == slab
                     // SAFETY: `slab` was validated above.
@@ -1530,6 +1537,9 @@ impl<P: Platform> Cache<P> {
             let (freelist, tid, cpu_slab) = self.cpu_snapshot();
             if cpu_slab != slab {
                 break;
+            }
+            if cnt == 1 && freelist == head as usize {
+                return self.report(head, FreeError::DoubleFree);
             }
             // SAFETY: `tail` is ours until published.
             unsafe { set_free_pointer(tail, &self.layout, freelist as *mut u8) };

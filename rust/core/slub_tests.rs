@@ -1016,3 +1016,28 @@ fn alloc_bulk_stops_at_a_corrupt_free_pointer() {
     assert_eq!(c.validate(), 0);
     c.destroy().unwrap();
 }
+
+#[test]
+fn free_bulk_catches_naive_double_frees() {
+    let _m = machine();
+    let c = TestCache::new(64, 30, 5, 2);
+    on_cpu(0, || {
+        let a = c.alloc(GFP_KERNEL, -1);
+        let b = c.alloc(GFP_KERNEL, -1);
+        // The same pointer twice in one batch.
+        c.free_bulk(&mut [a, b, b]);
+        assert_eq!(c.errors(), 1);
+        // A pointer at the head of the CPU freelist.
+        c.free_bulk(&mut [a]);
+        assert_eq!(c.errors(), 2);
+        let x = c.alloc(GFP_KERNEL, -1);
+        let y = c.alloc(GFP_KERNEL, -1);
+        let z = c.alloc(GFP_KERNEL, -1);
+        assert!(x != y && y != z && x != z);
+        c.free(x);
+        c.free(y);
+        c.free(z);
+    });
+    assert_eq!(c.validate(), 0);
+    c.destroy().unwrap();
+}
