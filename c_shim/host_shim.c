@@ -12,7 +12,10 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "shim.h"
 #include "host_shim.h"
@@ -145,6 +148,10 @@ void rslub_shim_get_consts(struct rslub_shim_consts *c)
 	c->gfp_thisnode = 0x200000;
 	c->flag_hwcache_align = 0x10;
 	c->flag_no_merge = 0x1000;
+	c->flag_consistency_checks = 0x100;
+	c->flag_red_zone = 0x400;
+	c->flag_poison = 0x800;
+	c->flag_store_user = 0x10000;
 }
 
 bool rslub_shim_has_cmpxchg128(void)
@@ -418,4 +425,56 @@ int rslub_shim_cpuhp_register(void)
 void rslub_shim_cpuhp_unregister(int state)
 {
 	(void)state;
+}
+
+unsigned long rslub_shim_random_long(void)
+{
+	unsigned long v;
+
+	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+		v = rng() ^ (uintptr_t)&v;
+	return v;
+}
+
+/* The host core is called directly by tests: the caller is our caller. */
+unsigned long rslub_shim_api_caller(void)
+{
+	return (unsigned long)__builtin_return_address(0);
+}
+
+int rslub_shim_current_pid(void)
+{
+	return (int)gettid();
+}
+
+unsigned int rslub_shim_current_cpu(void)
+{
+	return cur_cpu;
+}
+
+static unsigned long host_jiffies;
+
+unsigned long rslub_shim_jiffies(void)
+{
+	return __atomic_add_fetch(&host_jiffies, 1, __ATOMIC_RELAXED);
+}
+
+static const char *host_debug = "";
+
+void rslub_host_set_debug_param(const char *flags)
+{
+	host_debug = flags ? flags : "";
+}
+
+int rslub_shim_debug_param(char *buf, unsigned long size)
+{
+	if (!size)
+		return 0;
+	snprintf(buf, size, "%s", host_debug);
+	return (int)strlen(buf);
+}
+
+int rslub_shim_format_symbol(char *buf, unsigned long size, const void *fn)
+{
+	return snprintf(buf, size, "%p", fn);
 }

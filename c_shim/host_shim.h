@@ -41,4 +41,7 @@ void rslub_host_count_report(void);
 /* Fail the next n page allocations (0: none). */
 void rslub_host_fail_pages(int n);
 
+/* The value rslub_shim_debug_param() reports (the "debug" parameter). */
+void rslub_host_set_debug_param(const char *flags);
+
 #endif /* RSLUB_HOST_SHIM_H */

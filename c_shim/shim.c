@@ -11,7 +11,14 @@
 #include <linux/irqflags.h>
 #include <linux/jump_label.h>
 #include <linux/kobject.h>
+#include <linux/jiffies.h>
 #include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/random.h>
+#include <linux/sched.h>
+#include <linux/stacktrace.h>
+#include <linux/string.h>
 #include <linux/nodemask.h>
 #include <linux/percpu.h>
 #include <linux/slab.h>
@@ -43,6 +50,10 @@ void rslub_shim_get_consts(struct rslub_shim_consts *c)
 	c->gfp_thisnode = (__force unsigned int)__GFP_THISNODE;
 	c->flag_hwcache_align = (__force unsigned int)SLAB_HWCACHE_ALIGN;
 	c->flag_no_merge = (__force unsigned int)SLAB_NO_MERGE;
+	c->flag_consistency_checks = (__force unsigned int)SLAB_CONSISTENCY_CHECKS;
+	c->flag_red_zone = (__force unsigned int)SLAB_RED_ZONE;
+	c->flag_poison = (__force unsigned int)SLAB_POISON;
+	c->flag_store_user = (__force unsigned int)SLAB_STORE_USER;
 }
 
 bool rslub_shim_has_cmpxchg128(void)
@@ -442,4 +453,59 @@ void rslub_shim_sysfs_cache_remove(void *dir)
 int rslub_shim_format_symbol(char *buf, unsigned long size, const void *fn)
 {
 	return scnprintf(buf, size, "%pS", fn);
+}
+
+unsigned long rslub_shim_random_long(void)
+{
+	return get_random_long();
+}
+
+unsigned long rslub_shim_api_caller(void)
+{
+	unsigned long entries[24];
+	unsigned int n, i;
+	bool inside = false;
+
+	n = stack_trace_save(entries, ARRAY_SIZE(entries), 0);
+	for (i = 0; i < n; i++) {
+		bool ours = within_module(entries[i], THIS_MODULE);
+
+		if (ours)
+			inside = true;
+		else if (inside)
+			return entries[i];
+	}
+	return 0;
+}
+
+int rslub_shim_current_pid(void)
+{
+	return task_pid_nr(current);
+}
+
+unsigned int rslub_shim_current_cpu(void)
+{
+	return raw_smp_processor_id();
+}
+
+unsigned long rslub_shim_jiffies(void)
+{
+	return jiffies;
+}
+
+/*
+ * slub_debug-style flag letters for every new cache: F (consistency
+ * checks), Z (red zones), P (poisoning), U (owner tracking); "-" or empty
+ * for none. A charp parameter, which the Rust module! macro cannot declare.
+ */
+static char *debug_flags;
+module_param_named(debug, debug_flags, charp, 0444);
+MODULE_PARM_DESC(debug, "Debug features of every new cache, slub_debug letters F,Z,P,U (\"-\": none)");
+
+int rslub_shim_debug_param(char *buf, unsigned long size)
+{
+	if (!size)
+		return 0;
+	return strscpy(buf, debug_flags ? debug_flags : "", size) < 0 ?
+	       (int)size - 1 : (int)strlen(buf);
 }

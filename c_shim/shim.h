@@ -34,6 +34,11 @@ struct rslub_shim_consts {
 	unsigned int gfp_thisnode;
 	unsigned int flag_hwcache_align;
 	unsigned int flag_no_merge;
+	/* Debug flags (SLAB_*); 0 where the kernel compiles them out. */
+	unsigned int flag_consistency_checks;
+	unsigned int flag_red_zone;
+	unsigned int flag_poison;
+	unsigned int flag_store_user;
 };
 
 void rslub_shim_get_consts(struct rslub_shim_consts *c);
@@ -127,5 +132,24 @@ long rslub_rust_sysfs_store(void *cache, unsigned int index, const char *buf,
 			    unsigned long len);
 /* "%pS" of fn into buf (size bytes); returns the length. */
 int rslub_shim_format_symbol(char *buf, unsigned long size, const void *fn);
+
+/* --- hardening and debugging --- */
+
+/* A random word (get_random_long). */
+unsigned long rslub_shim_random_long(void);
+/*
+ * The return address into the first caller outside rslub (the API's
+ * caller), found by a stack walk; 0 when unknown. Debug caches only.
+ */
+unsigned long rslub_shim_api_caller(void);
+/* The current task's pid, the current CPU (may be stale), jiffies. */
+int rslub_shim_current_pid(void);
+unsigned int rslub_shim_current_cpu(void);
+unsigned long rslub_shim_jiffies(void);
+/*
+ * The module parameter "debug" (slub_debug-style flag letters), copied
+ * into buf (size bytes, NUL-terminated); returns its length.
+ */
+int rslub_shim_debug_param(char *buf, unsigned long size);
 
 #endif /* RSLUB_SHIM_H */

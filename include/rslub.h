@@ -29,7 +29,10 @@ struct rslub_cache;
  * @align: 0 or a power of two. Objects are aligned to max(@align, 8), and to
  *         the cache line size as well with SLAB_HWCACHE_ALIGN.
  * @flags: 0, SLAB_HWCACHE_ALIGN and SLAB_NO_MERGE (rslub caches are never
- *         merged, so it changes nothing). Anything else is refused.
+ *         merged, so it changes nothing), and the debug flags
+ *         SLAB_CONSISTENCY_CHECKS, SLAB_RED_ZONE, SLAB_POISON (ignored with a
+ *         @ctor, like in-tree) and SLAB_STORE_USER (see "Debug features"
+ *         below). Anything else is refused.
  * @ctor:  optional; runs once for each object when its slab is created, not
  *         on every allocation. Freed objects must be returned in the
  *         constructed state.
@@ -111,9 +114,18 @@ int rslub_cache_destroy(struct rslub_cache *s);
  * rslub_cache_set - set tunable @name: cpu_partial (objects, 0..100000),
  *   min_partial (0..1000), max_empty (0..1000; lowering it releases cached
  *   slabs), fill_ge (0 or 1: fill CPU partial lists until >= instead of >
- *   cpu_partial/2, for experiments). Safe on a live cache under load.
+ *   cpu_partial/2, for experiments), random_freelist (0 or 1: new slabs
+ *   thread their free objects in a random order, like in-tree
+ *   CONFIG_SLAB_FREELIST_RANDOM; the first 1 allocates the cache's shuffled
+ *   index sequence and sleeps). Safe on a live cache under load.
  *   Return: 0, or -EINVAL for an unknown name or a value out of range
- *   (the tunable is then unchanged).
+ *   (the tunable is then unchanged), -ENOMEM when random_freelist's
+ *   sequence cannot be allocated.
+ *
+ * Read-only attributes of the hardening and debug state: sanity_checks,
+ * red_zone, poison, store_user (0/1, the debug features), freelist_harden
+ * (0/1), random_freelist (0/1), isolated_slabs (slabs taken out of service
+ * after corruption), errors (problems detected).
  */
 long long rslub_cache_stat(struct rslub_cache *s, const char *name);
 int rslub_cache_stat_clear(struct rslub_cache *s, const char *name);
@@ -134,5 +146,33 @@ void rslub_fastpath_locked_cmpxchg(bool locked);
  * no cache holds a slab. Leak checks compare it before and after.
  */
 long rslub_pages_allocated(void);
+
+/*
+ * Debug features and hardening (docs/reliability.md has the details).
+ *
+ * Free pointers are stored obfuscated (next ^ random key ^ byte-swapped
+ * slot address, like CONFIG_SLAB_FREELIST_HARDENED) and every free pointer
+ * is checked before it is followed; the module parameter harden=0 turns
+ * this off for caches created afterwards.
+ *
+ * Debug features come from the create flags or, for every new cache, from
+ * the module parameter debug= with slub_debug's letters: F (consistency
+ * checks), Z (red zones), P (poisoning), U (owner tracking); "-" or empty
+ * for none. Debug caches take a locked path for every allocation and free
+ * (no per-CPU fast path) and check red zones, poison, free pointers and
+ * counters there.
+ *
+ * A detected problem is reported on the kernel log (lines starting with
+ * "rslub: ", no stack dump), counted in "errors", and made harmless: a bad
+ * free is ignored; a damaged slab is isolated (never allocated from, never
+ * freed; later frees of its objects are ignored silently).
+ *
+ * rslub_cache_validate - flush every CPU, then check every slab of @s
+ *   (counters, freelists; in debug caches every object's red zones and
+ *   poison). Each damaged slab is reported once and isolated. Sleeps.
+ *   Return: the number of damaged slabs found (also added to "errors").
+ *   Writing 1 to /sys/kernel/rslub/<cache>/validate does the same.
+ */
+int rslub_cache_validate(struct rslub_cache *s);
 
 #endif /* _RSLUB_H */

@@ -159,11 +159,27 @@ pub unsafe extern "C" fn rslub_cache_create(
     }
     let c = crate::consts();
     let (size, align) = (size as usize, align as usize);
+    // SLAB_* debug flags to `debug::*` bits; a flag the kernel compiles out
+    // is 0 and so never matches.
+    let debug_bits = [
+        crate::debug::CONSISTENCY,
+        crate::debug::RED_ZONE,
+        crate::debug::POISON,
+        crate::debug::STORE_USER,
+    ];
+    let mut allowed = c.flag_hwcache_align | c.flag_no_merge;
+    let mut debug = c.debug_default;
+    for (&f, &bit) in c.flag_debug.iter().zip(debug_bits.iter()) {
+        allowed |= f;
+        if f != 0 && flags & f != 0 {
+            debug |= bit;
+        }
+    }
     let why = if size == 0 || size > MAX_OBJECT_SIZE {
         Some("size must be 1..RSLUB_MAX_OBJECT_SIZE")
     } else if align != 0 && !align.is_power_of_two() {
         Some("align must be 0 or a power of two")
-    } else if flags & !(c.flag_hwcache_align | c.flag_no_merge) != 0 {
+    } else if flags & !allowed != 0 {
         Some("unsupported flags")
     } else {
         None
@@ -179,6 +195,9 @@ pub unsafe extern "C" fn rslub_cache_create(
                 page_size: c.page_size,
                 header_size: HEADER_SIZE,
                 min_objects: MIN_OBJECTS,
+                red_zone: debug & crate::debug::RED_ZONE != 0,
+                poison: debug & crate::debug::POISON != 0 && ctor.is_none(),
+                store_user: debug & crate::debug::STORE_USER != 0,
             })
             .map_err(|_| "no slab layout fits this size and align")
         },
@@ -213,11 +232,15 @@ pub unsafe extern "C" fn rslub_cache_create(
     }
     let (auto_cpu_partial, auto_min_partial) = size_defaults(size, c.page_size);
     let (p_cpu_partial, p_min_partial, p_max_empty) = crate::param_defaults();
+    let (harden, random_freelist) = crate::harden_defaults();
     let params = Params {
         cpu_partial: u32::try_from(p_cpu_partial).unwrap_or(auto_cpu_partial),
         min_partial: u32::try_from(p_min_partial).unwrap_or(auto_min_partial),
         max_empty: p_max_empty,
         gfp_zero: c.gfp_zero,
+        debug,
+        harden,
+        random_freelist,
     };
     let cache = Cache::create(name, flags, layout, ctor, params);
     if cache.is_null() {
@@ -447,6 +470,13 @@ pub unsafe extern "C" fn rslub_cache_get(s: *mut Cache, name: *const c_char) -> 
         b"min_partial" => cache.min_partial() as usize,
         b"max_empty" => cache.max_empty() as usize,
         b"errors" => cache.errors(),
+        b"sanity_checks" => usize::from(cache.debug_flags() & crate::debug::CONSISTENCY != 0),
+        b"red_zone" => usize::from(cache.debug_flags() & crate::debug::RED_ZONE != 0),
+        b"poison" => usize::from(cache.debug_flags() & crate::debug::POISON != 0),
+        b"store_user" => usize::from(cache.debug_flags() & crate::debug::STORE_USER != 0),
+        b"freelist_harden" => usize::from(cache.hardened()),
+        b"random_freelist" => usize::from(cache.random_freelist()),
+        b"isolated_slabs" => cache.isolated_slabs(),
         other => {
             let u = cache.usage();
             match other {
@@ -488,7 +518,24 @@ pub unsafe extern "C" fn rslub_cache_set(
         b"min_partial" if v <= 1000 => cache.set_min_partial(v),
         b"max_empty" if v <= 1000 => cache.set_max_empty(v),
         b"fill_ge" if v <= 1 => cache.set_fill_ge(v == 1),
+        b"random_freelist" if v <= 1 => {
+            if !cache.set_random_freelist(v == 1) {
+                return ENOMEM.to_errno();
+            }
+        }
         _ => return EINVAL.to_errno(),
     }
     0
+}
+
+/// Checks every slab of the cache and isolates damaged ones; see
+/// include/rslub.h.
+///
+/// # Safety
+/// `s` is a live cache.
+#[no_mangle]
+pub unsafe extern "C" fn rslub_cache_validate(s: *mut Cache) -> c_int {
+    // SAFETY: `s` is live per the caller's contract.
+    let n = unsafe { (*s).validate() };
+    c_int::try_from(n).unwrap_or(c_int::MAX)
 }

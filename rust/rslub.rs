@@ -11,6 +11,8 @@
 use kernel::prelude::*;
 use kernel::sync::SetOnce;
 
+#[path = "core/debug.rs"]
+pub mod debug;
 #[path = "core/layout.rs"]
 pub mod layout;
 #[path = "core/platform.rs"]
@@ -59,6 +61,14 @@ module! {
             default: 2,
             description: "Default max_empty (empty slabs cached per node) of new caches; 0 disables the cache",
         },
+        harden: bool {
+            default: true,
+            description: "Store free pointers obfuscated and check them before use (CONFIG_SLAB_FREELIST_HARDENED-like) in new caches",
+        },
+        random_freelist: bool {
+            default: false,
+            description: "Default of the random_freelist tunable of new caches (random initial freelist order)",
+        },
     },
 }
 
@@ -79,6 +89,11 @@ pub struct Consts {
     pub flag_hwcache_align: u32,
     /// `SLAB_NO_MERGE`.
     pub flag_no_merge: u32,
+    /// `SLAB_CONSISTENCY_CHECKS`, `SLAB_RED_ZONE`, `SLAB_POISON`,
+    /// `SLAB_STORE_USER` (0 when the kernel compiles them out).
+    pub flag_debug: [u32; 4],
+    /// Debug features of every new cache (the `debug` parameter, parsed).
+    pub debug_default: u32,
 }
 
 static CONSTS: SetOnce<Consts> = SetOnce::new();
@@ -94,7 +109,17 @@ pub fn consts() -> Consts {
         gfp_zero: 0,
         flag_hwcache_align: 0,
         flag_no_merge: 0,
+        flag_debug: [0; 4],
+        debug_default: 0,
     })
+}
+
+/// Module defaults for hardening: (harden, random_freelist).
+pub fn harden_defaults() -> (bool, bool) {
+    (
+        module_parameters::harden.value(),
+        module_parameters::random_freelist.value(),
+    )
 }
 
 /// Module defaults for new caches: (cpu_partial, min_partial, max_empty).
@@ -128,6 +153,26 @@ impl kernel::Module for Rslub {
             );
             return Err(ENODEV);
         }
+        let mut letters = [0u8; 32];
+        // SAFETY: `letters` has room for its length.
+        let n = unsafe {
+            shim::rslub_shim_debug_param(
+                letters.as_mut_ptr().cast(),
+                letters.len() as core::ffi::c_ulong,
+            )
+        };
+        let letters = &letters[..(n.max(0) as usize).min(letters.len())];
+        let debug_default = match debug::parse_letters(letters) {
+            Ok(f) => f,
+            Err(b) => {
+                pr_err!(
+                    "debug={}: unknown flag letter '{}' (F, Z, P, U or -); not loading\n",
+                    core::str::from_utf8(letters).unwrap_or("?"),
+                    b as char
+                );
+                return Err(EINVAL);
+            }
+        };
         let _ = CONSTS.populate(Consts {
             page_size: c.page_size as usize,
             cache_line: c.cache_line as usize,
@@ -136,6 +181,13 @@ impl kernel::Module for Rslub {
             gfp_zero: c.gfp_zero,
             flag_hwcache_align: c.flag_hwcache_align,
             flag_no_merge: c.flag_no_merge,
+            flag_debug: [
+                c.flag_consistency_checks,
+                c.flag_red_zone,
+                c.flag_poison,
+                c.flag_store_user,
+            ],
+            debug_default,
         });
         // SAFETY: module init runs once, before any API call can be made.
         unsafe { api::init_registry() }?;

@@ -40,6 +40,13 @@ enum Attr {
     Errors,
     Shrink,
     Validate,
+    SanityChecks,
+    RedZone,
+    Poison,
+    StoreUser,
+    FreelistHarden,
+    RandomFreelist,
+    IsolatedSlabs,
 }
 
 const FIXED: &[(Attr, &[u8], c_ushort)] = &[
@@ -63,6 +70,13 @@ const FIXED: &[(Attr, &[u8], c_ushort)] = &[
     (Attr::Errors, b"errors\0", RO),
     (Attr::Shrink, b"shrink\0", WO),
     (Attr::Validate, b"validate\0", WO),
+    (Attr::SanityChecks, b"sanity_checks\0", RO),
+    (Attr::RedZone, b"red_zone\0", RO),
+    (Attr::Poison, b"poison\0", RO),
+    (Attr::StoreUser, b"store_user\0", RO),
+    (Attr::FreelistHarden, b"freelist_harden\0", RO),
+    (Attr::RandomFreelist, b"random_freelist\0", RW),
+    (Attr::IsolatedSlabs, b"isolated_slabs\0", RO),
 ];
 
 /// Total attributes: the fixed ones, then one per statistic.
@@ -177,6 +191,10 @@ impl Write for Page<'_> {
     }
 }
 
+fn flag(c: &Cache, bit: u32) -> u8 {
+    u8::from(c.debug_flags() & bit != 0)
+}
+
 fn per_node(p: &mut Page<'_>, total: usize, nodes: &[usize]) {
     let _ = write!(p, "{total}");
     if nodes.len() > 1 {
@@ -218,6 +236,13 @@ fn show(c: &Cache, index: usize, p: &mut Page<'_>) -> Result {
         Attr::MinPartial => writeln!(p, "{}", c.min_partial()),
         Attr::MaxEmpty => writeln!(p, "{}", c.max_empty()),
         Attr::Errors => writeln!(p, "{}", c.errors()),
+        Attr::SanityChecks => writeln!(p, "{}", flag(c, crate::debug::CONSISTENCY)),
+        Attr::RedZone => writeln!(p, "{}", flag(c, crate::debug::RED_ZONE)),
+        Attr::Poison => writeln!(p, "{}", flag(c, crate::debug::POISON)),
+        Attr::StoreUser => writeln!(p, "{}", flag(c, crate::debug::STORE_USER)),
+        Attr::FreelistHarden => writeln!(p, "{}", u8::from(c.hardened())),
+        Attr::RandomFreelist => writeln!(p, "{}", u8::from(c.random_freelist())),
+        Attr::IsolatedSlabs => writeln!(p, "{}", c.isolated_slabs()),
         Attr::HwcacheAlign => writeln!(
             p,
             "{}",
@@ -307,6 +332,11 @@ fn store(c: &Cache, index: usize, buf: &[u8]) -> Result {
         Attr::CpuPartial if v <= 100_000 => c.set_cpu_partial(v),
         Attr::MinPartial if v <= 1000 => c.set_min_partial(v),
         Attr::MaxEmpty if v <= 1000 => c.set_max_empty(v),
+        Attr::RandomFreelist if v <= 1 => {
+            if !c.set_random_freelist(v == 1) {
+                return Err(ENOMEM);
+            }
+        }
         Attr::Shrink if v == 1 => c.shrink(),
         Attr::Validate if v == 1 => {
             c.validate();

@@ -9,7 +9,7 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 . scripts/lib.sh
-EXPECTED_SUITES="rslub_api rslub_slub rslub_sysfs"
+EXPECTED_SUITES="rslub_api rslub_slub rslub_sysfs rslub_debug"
 EXPECTED_RSLABINFO_CHECKS=5	# the check lines of scripts/guest-kunit.sh
 EXPECTED_LIFECYCLE_CHECKS=9	# of scripts/guest-lifecycle.sh
 CHECK_STRESS_SECONDS=${CHECK_STRESS_SECONDS:-15}

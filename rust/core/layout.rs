@@ -11,10 +11,28 @@
 //! that holds enough objects while wasting at most a fraction of the slab,
 //! relaxing the fraction before going past the costly order.
 //!
+//! # One object's bytes, relative to the object's address
+//!
+//! ```text
+//!  -red_left      0            object_size   inuse    free_offset   track_offset
+//!  | left red zone| object      | right red zone |[free pointer] [alloc track, free track] pad |
+//! ```
+//!
+//! Without debug features only the object is there, and the free pointer is
+//! its first word. The red zones (`SLAB_RED_ZONE`) are `red_left` bytes
+//! before the object and `inuse - object_size` bytes after it (at least a
+//! word). The free pointer moves after the object (and its red zone) when a
+//! constructor owns the object's bytes or when free objects are poisoned
+//! (`SLAB_POISON`), like in-tree. Owner records (`SLAB_STORE_USER`) follow.
+//! The next object's left red zone closes the stride.
+//!
 //! Platform-free: no kernel types; compiled into the module and the host crate.
 
 /// Size of a machine word; the free pointer is one.
 pub const WORD: usize = core::mem::size_of::<usize>();
+
+/// Bytes of one owner record (`SLAB_STORE_USER`): call site, time, CPU, pid.
+pub const TRACK_SIZE: usize = 3 * WORD;
 
 /// Highest order a slab may use.
 pub const MAX_ORDER: u32 = 4;
@@ -53,6 +71,32 @@ pub struct LayoutRequest {
     pub header_size: usize,
     /// Objects a slab should hold at least, when waste allows.
     pub min_objects: usize,
+    /// Red zones around each object (`SLAB_RED_ZONE`).
+    pub red_zone: bool,
+    /// Free objects are poisoned (`SLAB_POISON`): the free pointer goes
+    /// after the object.
+    pub poison: bool,
+    /// Owner records after each object (`SLAB_STORE_USER`).
+    pub store_user: bool,
+}
+
+impl LayoutRequest {
+    /// A request without debug features.
+    pub fn plain(object_size: usize, align: usize, page_size: usize, header_size: usize) -> Self {
+        LayoutRequest {
+            object_size,
+            align,
+            hwcache_align: false,
+            has_ctor: false,
+            cache_line: 64,
+            page_size,
+            header_size,
+            min_objects: 8,
+            red_zone: false,
+            poison: false,
+            store_user: false,
+        }
+    }
 }
 
 /// The computed geometry of a cache's slabs.
@@ -64,8 +108,23 @@ pub struct Layout {
     pub stride: usize,
     /// Alignment of every object.
     pub align: usize,
-    /// Offset of the free pointer inside a free object.
+    /// Offset of the free pointer from the object's start.
     pub free_offset: usize,
+    /// Bytes of left red zone before each object (0: no red zones).
+    pub red_left: usize,
+    /// End of the object plus its right red zone (`object_size` without).
+    pub inuse: usize,
+    /// Offset of the two owner records from the object's start (0: none).
+    pub track_offset: usize,
+    /// `objects * stride`: offsets past it are no object start.
+    pub span: usize,
+    /// `ceil(2^40 / stride)`: object index by multiply and shift.
+    pub recip: usize,
+    /// Key XORed into stored free pointers (0: stored plain).
+    pub fp_key: usize,
+    /// All ones when stored free pointers also mix in their byte-swapped
+    /// address (hardened), else 0.
+    pub fp_swab: usize,
     /// Offset of the first object from the slab start.
     pub first_offset: usize,
     /// Slab order (`2^order` pages).
@@ -93,14 +152,28 @@ impl Layout {
         if req.hwcache_align {
             align = align.max(req.cache_line);
         }
-        let (free_offset, raw) = if req.has_ctor {
-            let off = round_up(req.object_size, WORD);
+        let red_left = if req.red_zone { WORD } else { 0 };
+        let inuse = if req.red_zone {
+            round_up(req.object_size, WORD) + WORD
+        } else {
+            req.object_size
+        };
+        let (free_offset, mut raw) = if req.has_ctor || req.poison {
+            let off = round_up(inuse, WORD);
             (off, off + WORD)
         } else {
-            (0, req.object_size.max(WORD))
+            (0, inuse.max(WORD))
         };
-        let stride = round_up(raw, align);
-        let first_offset = round_up(req.header_size, align);
+        let track_offset = if req.store_user {
+            let off = round_up(raw, WORD);
+            raw = off + 2 * TRACK_SIZE;
+            off
+        } else {
+            0
+        };
+        // The next object's left red zone ends the stride.
+        let stride = round_up(raw + red_left, align);
+        let first_offset = round_up(req.header_size + red_left, align);
 
         let fits = |order: u32| {
             let bytes = req.page_size << order;
@@ -135,11 +208,22 @@ impl Layout {
         }
         let order = chosen.unwrap_or(min_order);
         let (slab_bytes, objects, _) = fits(order).ok_or(LayoutError::TooLarge)?;
+        // checked_*: no division-by-zero panic path in the module's code.
+        let recip = ((1usize << 40) + stride - 1)
+            .checked_div(stride)
+            .ok_or(LayoutError::ZeroSize)?;
         Ok(Layout {
             object_size: req.object_size,
             stride,
             align,
             free_offset,
+            red_left,
+            inuse,
+            track_offset,
+            span: objects * stride,
+            recip,
+            fp_key: 0,
+            fp_swab: 0,
             first_offset,
             order,
             slab_bytes,
@@ -148,15 +232,32 @@ impl Layout {
     }
 
     /// Index of the object at byte `offset` from the slab start, if `offset`
-    /// is exactly the start of an object.
+    /// is exactly the start of an object. No division: the index comes from
+    /// a multiply by `recip`, exact because `offset * stride < 2^40`
+    /// (slabs are at most 2^MAX_ORDER pages).
+    #[inline(always)]
     pub fn object_index(&self, offset: usize) -> Option<usize> {
-        let rel = offset.checked_sub(self.first_offset)?;
-        // checked_*: no division-by-zero panic path in the module's code.
-        if rel.checked_rem(self.stride)? != 0 {
+        let rel = offset.wrapping_sub(self.first_offset);
+        if rel >= self.span {
             return None;
         }
-        let idx = rel.checked_div(self.stride)?;
-        (idx < self.objects).then_some(idx)
+        let idx = rel.wrapping_mul(self.recip) >> 40;
+        (idx.wrapping_mul(self.stride) == rel).then_some(idx)
+    }
+
+    /// Whether stored free pointers are hardened (obfuscated).
+    pub fn hardened(&self) -> bool {
+        self.fp_swab != 0
+    }
+
+    /// Whether objects carry red zones.
+    pub fn red_zone(&self) -> bool {
+        self.red_left != 0
+    }
+
+    /// Whether objects carry owner records.
+    pub fn store_user(&self) -> bool {
+        self.track_offset != 0
     }
 
     /// Byte offset of object `idx` from the slab start.

@@ -6,6 +6,7 @@
 
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod debug;
 pub mod layout;
 pub mod platform;
 pub mod slab;

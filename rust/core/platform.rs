@@ -112,6 +112,19 @@ pub unsafe trait Platform: Sized + 'static {
 
     /// Reports a detected problem (one line).
     fn report(args: core::fmt::Arguments<'_>);
+
+    /// A random word (the free pointer key, freelist shuffles).
+    fn random() -> usize;
+    /// Return address into the API's caller (0: unknown); debug caches only.
+    fn api_caller() -> usize;
+    /// Current task's pid.
+    fn current_pid() -> i32;
+    /// Current CPU (a hint: the caller may migrate).
+    fn current_cpu() -> u32;
+    /// The tick counter (jiffies).
+    fn jiffies() -> usize;
+    /// Writes `addr` as a symbol (`%pS`) into `buf`; returns the length.
+    fn format_symbol(addr: usize, buf: &mut [u8]) -> usize;
 }
 
 /// The [`Platform`] methods that only forward to the C shim, identical for
@@ -266,6 +279,44 @@ macro_rules! shim_platform_methods {
         fn numa_node_id() -> i32 {
             // SAFETY: a query.
             unsafe { $shim::rslub_shim_numa_node_id() }
+        }
+
+        fn random() -> usize {
+            // SAFETY: no arguments.
+            unsafe { $shim::rslub_shim_random_long() as usize }
+        }
+
+        fn api_caller() -> usize {
+            // SAFETY: no arguments; a stack walk of the current task.
+            unsafe { $shim::rslub_shim_api_caller() as usize }
+        }
+
+        fn current_pid() -> i32 {
+            // SAFETY: a query.
+            unsafe { $shim::rslub_shim_current_pid() }
+        }
+
+        fn current_cpu() -> u32 {
+            // SAFETY: a query.
+            unsafe { $shim::rslub_shim_current_cpu() }
+        }
+
+        fn jiffies() -> usize {
+            // SAFETY: a query.
+            unsafe { $shim::rslub_shim_jiffies() as usize }
+        }
+
+        fn format_symbol(addr: usize, buf: &mut [u8]) -> usize {
+            // SAFETY: `buf` has room for `buf.len()` bytes; `addr` is only
+            // looked up, never dereferenced.
+            let n = unsafe {
+                $shim::rslub_shim_format_symbol(
+                    buf.as_mut_ptr().cast(),
+                    buf.len() as core::ffi::c_ulong,
+                    addr as *const core::ffi::c_void,
+                )
+            };
+            (n.max(0) as usize).min(buf.len())
         }
 
         fn fallback_nodes(node: i32, out: &mut [i32]) -> usize {

@@ -3,7 +3,11 @@
 //!
 //! The header lives in the first bytes of the slab (see [`crate::layout`]).
 //! A free object holds the address of the next free object at
-//! `Layout::free_offset`; the last one holds null.
+//! `Layout::free_offset`; the last one holds null. Hardened caches store it
+//! obfuscated, like in-tree `CONFIG_SLAB_FREELIST_HARDENED`:
+//! `stored = next ^ key ^ swab(address of the slot)`, so a stray write or a
+//! leaked freelist word does not give a usable pointer. The slab's own
+//! freelist head (in the header) and the CPU freelists are plain.
 //!
 //! The slab's `pair` — freelist and counters (inuse, frozen) — is changed
 //! only with a locked cmpxchg16b once the slab is published, so a free from
@@ -23,6 +27,10 @@ use core::ptr;
 /// Marks a live slab header; XORed with the owner so a slab of one cache
 /// does not validate against another.
 const SLAB_MAGIC: usize = 0x5e1f_51ab_0c0f_fee5_u64 as usize;
+
+/// Marks an isolated slab (corruption found in it): its memory stays
+/// allocated and none of its objects is handed out again.
+const SLAB_BROKEN: usize = 0xb20c_e45a_ab5e_1f00_u64 as usize;
 
 /// The frozen bit in the counters word: the slab belongs to one CPU (as its
 /// CPU slab or on its CPU partial list) and is on no node list.
@@ -68,6 +76,8 @@ pub enum FreeError {
     NotObjectStart,
     /// The object is already free.
     DoubleFree,
+    /// The object's slab was isolated after a corruption report.
+    Isolated,
 }
 
 impl FreeError {
@@ -78,6 +88,7 @@ impl FreeError {
             FreeError::NotOurSlab => "not an object of this cache",
             FreeError::NotObjectStart => "not the start of an object",
             FreeError::DoubleFree => "object already free (double free)",
+            FreeError::Isolated => "object of an isolated (corrupted) slab",
         }
     }
 }
@@ -95,15 +106,59 @@ impl SlabHeader {
     /// `base` is `layout.slab_bytes` bytes of writable memory, aligned to
     /// `layout.slab_bytes`, owned by the caller.
     pub unsafe fn init(base: *mut u8, layout: &Layout, owner: usize, node: i32) -> *mut SlabHeader {
+        // SAFETY: forwarded.
+        unsafe { Self::init_shuffled(base, layout, owner, node, &[], 0) }
+    }
+
+    /// Like [`SlabHeader::init`], but when `seq` holds a permutation of the
+    /// object indices the freelist follows it, starting at `seq[start]`
+    /// and wrapping around (upstream's `CONFIG_SLAB_FREELIST_RANDOM`).
+    ///
+    /// # Safety
+    /// As for [`SlabHeader::init`].
+    pub unsafe fn init_shuffled(
+        base: *mut u8,
+        layout: &Layout,
+        owner: usize,
+        node: i32,
+        seq: &[u32],
+        start: usize,
+    ) -> *mut SlabHeader {
         let hdr = base.cast::<SlabHeader>();
+        let n = layout.objects;
         let mut next: *mut u8 = ptr::null_mut();
-        for idx in (0..layout.objects).rev() {
-            // SAFETY: object `idx` lies inside the slab and its free pointer
-            // slot is word aligned (objects are aligned to at least a word).
-            unsafe {
-                let obj = base.add(layout.object_offset(idx));
-                set_free_pointer(obj, layout, next);
-                next = obj;
+        if seq.len() == n && n > 0 {
+            for i in (0..n).rev() {
+                let mut j = start + i;
+                if j >= n {
+                    j -= n;
+                }
+                let idx = (seq[j] as usize).min(n - 1);
+                // SAFETY: object `idx` lies inside the slab and its free
+                // pointer slot is word aligned.
+                unsafe {
+                    let obj = base.add(layout.object_offset(idx));
+                    set_free_pointer(obj, layout, next);
+                    next = obj;
+                }
+            }
+        } else if layout.hardened() {
+            for idx in (0..n).rev() {
+                // SAFETY: as above.
+                unsafe {
+                    let obj = base.add(layout.object_offset(idx));
+                    set_free_pointer_as::<true>(obj, layout, next);
+                    next = obj;
+                }
+            }
+        } else {
+            for idx in (0..n).rev() {
+                // SAFETY: as above.
+                unsafe {
+                    let obj = base.add(layout.object_offset(idx));
+                    set_free_pointer_as::<false>(obj, layout, next);
+                    next = obj;
+                }
             }
         }
         // SAFETY: the header fits before the first object and `base` is
@@ -160,6 +215,24 @@ impl SlabHeader {
         self.magic = 0;
     }
 
+    /// Whether this slab of `owner` was isolated.
+    pub fn is_isolated_for(&self, owner: usize) -> bool {
+        self.magic == SLAB_BROKEN ^ owner && self.owner == owner
+    }
+
+    /// Marks the slab isolated: frees of its objects are ignored from now
+    /// on, and it is never freed or reused.
+    ///
+    /// # Safety
+    /// The caller has taken the slab off every list (or it is on none).
+    pub unsafe fn mark_isolated(slab: *mut SlabHeader) {
+        // SAFETY: per the caller; racing readers of `magic` only compare it.
+        unsafe {
+            let owner = (*slab).owner;
+            ptr::write_volatile(ptr::addr_of_mut!((*slab).magic), SLAB_BROKEN ^ owner);
+        }
+    }
+
     /// Checks that `obj` is an object start of this live slab of `owner`.
     pub fn check_object(
         &self,
@@ -168,7 +241,11 @@ impl SlabHeader {
         owner: usize,
     ) -> Result<(), FreeError> {
         if !self.is_live_for(owner) {
-            return Err(FreeError::NotOurSlab);
+            return Err(if self.is_isolated_for(owner) {
+                FreeError::Isolated
+            } else {
+                FreeError::NotOurSlab
+            });
         }
         let offset = obj as usize - core::ptr::from_ref(self) as usize;
         if layout.object_index(offset).is_none() {
@@ -178,7 +255,14 @@ impl SlabHeader {
     }
 }
 
-/// Reads the free pointer of free object `obj`.
+/// What a free pointer stored at `slot` is XORed with (0 when not hardened).
+#[inline(always)]
+fn fp_mix(layout: &Layout, slot: usize) -> usize {
+    layout.fp_key ^ (slot.swap_bytes() & layout.fp_swab)
+}
+
+/// Reads (and decodes) the free pointer of free object `obj`. The result
+/// is not validated: see `Layout::object_index`.
 ///
 /// # Safety
 /// `obj` points into a slab laid out with `layout` (its contents may be
@@ -186,10 +270,13 @@ impl SlabHeader {
 #[inline(always)]
 pub unsafe fn get_free_pointer(obj: *const u8, layout: &Layout) -> *mut u8 {
     // SAFETY: per the caller, the slot is inside mapped slab memory.
-    unsafe { ptr::read_volatile(obj.add(layout.free_offset).cast::<*mut u8>()) }
+    let slot = unsafe { obj.add(layout.free_offset) };
+    // SAFETY: as above; the slot is word aligned.
+    let stored = unsafe { ptr::read_volatile(slot.cast::<usize>()) };
+    (stored ^ fp_mix(layout, slot as usize)) as *mut u8
 }
 
-/// Writes the free pointer of object `obj`.
+/// Writes (encoded) the free pointer of object `obj`.
 ///
 /// # Safety
 /// The caller owns `obj` (it is allocated to the caller or being built
@@ -197,7 +284,55 @@ pub unsafe fn get_free_pointer(obj: *const u8, layout: &Layout) -> *mut u8 {
 #[inline(always)]
 pub unsafe fn set_free_pointer(obj: *mut u8, layout: &Layout, next: *mut u8) {
     // SAFETY: per the caller, the slot is inside an object the caller owns.
-    unsafe { ptr::write_volatile(obj.add(layout.free_offset).cast::<*mut u8>(), next) };
+    let slot = unsafe { obj.add(layout.free_offset) };
+    let stored = next as usize ^ fp_mix(layout, slot as usize);
+    // SAFETY: as above; the slot is word aligned.
+    unsafe { ptr::write_volatile(slot.cast::<usize>(), stored) };
+}
+
+/// [`get_free_pointer`] for a cache known to be hardened (`H`) or not: the
+/// fast paths' variant, without the branch-free mixing when not hardened.
+///
+/// # Safety
+/// As for [`get_free_pointer`].
+#[inline(always)]
+pub unsafe fn get_free_pointer_as<const H: bool>(obj: *const u8, layout: &Layout) -> *mut u8 {
+    // SAFETY: per the caller, the slot is inside mapped slab memory.
+    let slot = unsafe { obj.add(layout.free_offset) };
+    // SAFETY: as above; the slot is word aligned.
+    let stored = unsafe { ptr::read_volatile(slot.cast::<usize>()) };
+    if H {
+        (stored ^ layout.fp_key ^ (slot as usize).swap_bytes()) as *mut u8
+    } else {
+        stored as *mut u8
+    }
+}
+
+/// [`set_free_pointer`] for a cache known to be hardened (`H`) or not.
+///
+/// # Safety
+/// As for [`set_free_pointer`].
+#[inline(always)]
+pub unsafe fn set_free_pointer_as<const H: bool>(obj: *mut u8, layout: &Layout, next: *mut u8) {
+    // SAFETY: per the caller, the slot is inside an object the caller owns.
+    let slot = unsafe { obj.add(layout.free_offset) };
+    let stored = if H {
+        next as usize ^ layout.fp_key ^ (slot as usize).swap_bytes()
+    } else {
+        next as usize
+    };
+    // SAFETY: as above; the slot is word aligned.
+    unsafe { ptr::write_volatile(slot.cast::<usize>(), stored) };
+}
+
+/// Whether `next` (a decoded free pointer read from an object of the slab
+/// at `slab`) is null or an object start of that slab.
+#[inline(always)]
+pub fn free_pointer_ok(next: *const u8, slab: *const SlabHeader, layout: &Layout) -> bool {
+    next.is_null()
+        || layout
+            .object_index((next as usize).wrapping_sub(slab as usize))
+            .is_some()
 }
 
 /// An intrusive doubly linked list of slabs with its length, for node lists.

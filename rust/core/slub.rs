@@ -43,10 +43,12 @@
 //! by a power of two at least the CPU count, so a tid read on one CPU can
 //! never match another CPU's.
 
+use crate::debug::{self, Damage, Track};
 use crate::layout::Layout;
 use crate::platform::{Pcpu, Platform};
 use crate::slab::{
-    get_free_pointer, inuse, set_free_pointer, FreeError, SlabHeader, SlabList, FROZEN,
+    free_pointer_ok, get_free_pointer, get_free_pointer_as, inuse, set_free_pointer,
+    set_free_pointer_as, FreeError, SlabHeader, SlabList, FROZEN,
 };
 use crate::stat::Stat;
 use core::cell::UnsafeCell;
@@ -54,7 +56,7 @@ use core::ffi::c_void;
 use core::marker::PhantomData;
 use core::mem::size_of;
 use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 
 /// Node ids handled (x86_64's default `NODES_SHIFT` of 6).
 pub const MAX_NODES: usize = 64;
@@ -83,6 +85,9 @@ pub struct CpuSlab {
 struct NodeLists {
     partial: SlabList,
     empty: SlabList,
+    /// Full slabs of debug caches (so `validate` sees every slab); unused
+    /// otherwise.
+    full: SlabList,
 }
 
 /// Per-node state.
@@ -106,6 +111,13 @@ pub struct Params {
     pub max_empty: u32,
     /// `__GFP_ZERO`.
     pub gfp_zero: u32,
+    /// Debug features (`debug::CONSISTENCY` ...); the layout must match
+    /// (red zones, owner records, free pointer outside when poisoning).
+    pub debug: u32,
+    /// Store free pointers obfuscated and check them before following.
+    pub harden: bool,
+    /// Thread the freelists of new slabs in random order.
+    pub random_freelist: bool,
 }
 
 /// Counts a cache can report.
@@ -161,8 +173,22 @@ pub struct Cache<P: Platform> {
     /// Fill CPU partials until `moved >= cpu_partial/2` instead of `>`
     /// (a knob for the benchmark's `fill` experiment).
     fill_ge: AtomicBool,
-    /// Problems detected (bad frees).
+    /// Problems detected (bad frees, corruption).
     errors: AtomicUsize,
+    /// Debug features (`debug::*` bits); 0 for the lockless fast paths.
+    debug: u32,
+    /// Which alloc and free paths serve the cache: one well-predicted
+    /// branch on the fast path picks them (`MODE_*`).
+    mode: u8,
+    /// Free objects are poisoned (`debug::POISON` and no constructor).
+    poisoned: bool,
+    /// Thread new slabs' freelists in random order.
+    random_freelist: AtomicBool,
+    /// The shuffled object indices (`layout.objects` of them), made when
+    /// random order is first enabled; freed with the cache.
+    random_seq: AtomicPtr<u32>,
+    /// Slabs taken out of service after a corruption report.
+    isolated: AtomicUsize,
     _p: PhantomData<P>,
 }
 
@@ -181,7 +207,38 @@ struct CpuGuard {
 /// Slabs to return to the page allocator once locks are dropped.
 struct Discards(*mut SlabHeader);
 
+/// The node list a slab is found on.
+#[derive(Clone, Copy)]
+enum ListKind {
+    Partial,
+    Empty,
+    Full,
+}
+
+/// A corruption found in a slab.
+enum Problem {
+    /// Slab-level: header or counters.
+    Slab(&'static str),
+    /// A free pointer `bad` read from object `from` (null: the head).
+    FreePointer { from: *const u8, bad: *const u8 },
+    /// Damaged bytes of an object.
+    Object {
+        obj: *const u8,
+        damage: Damage,
+        free: bool,
+    },
+    /// An object that is already free, freed again.
+    DoubleFree(*const u8),
+}
+
 const NO_NODE: i32 = -1;
+
+/// `Cache::mode`: lockless paths, hardened free pointers (the default).
+const MODE_HARDENED: u8 = 0;
+/// `Cache::mode`: lockless paths, plain free pointers.
+const MODE_PLAIN: u8 = 1;
+/// `Cache::mode`: the locked debug paths.
+const MODE_DEBUG: u8 = 2;
 
 impl<P: Platform> Cache<P> {
     /// Creates a cache in memory from the platform. Null on failure.
@@ -199,6 +256,11 @@ impl<P: Platform> Cache<P> {
         }
         let nr_cpus = P::nr_cpu_ids();
         let nr_nodes = (P::nr_node_ids() as usize).min(MAX_NODES);
+        let mut layout = layout;
+        if params.harden {
+            layout.fp_key = P::random();
+            layout.fp_swab = usize::MAX;
+        }
         let mut name_buf = [0u8; NAME_LEN];
         let name_len = name.len().min(NAME_LEN);
         name_buf[..name_len].copy_from_slice(&name[..name_len]);
@@ -221,9 +283,24 @@ impl<P: Platform> Cache<P> {
                 max_empty: AtomicU32::new(params.max_empty),
                 fill_ge: AtomicBool::new(false),
                 errors: AtomicUsize::new(0),
+                debug: params.debug,
+                mode: if params.debug != 0 {
+                    MODE_DEBUG
+                } else if params.harden {
+                    MODE_HARDENED
+                } else {
+                    MODE_PLAIN
+                },
+                poisoned: params.debug & debug::POISON != 0 && ctor.is_none(),
+                random_freelist: AtomicBool::new(false),
+                random_seq: AtomicPtr::new(ptr::null_mut()),
+                isolated: AtomicUsize::new(0),
                 _p: PhantomData,
             });
             (*this).set_cpu_partial(params.cpu_partial);
+            if params.random_freelist {
+                (*this).set_random_freelist(true);
+            }
             if (*this).init_state(nr_cpus).is_err() {
                 (*this).free_state();
                 P::free_meta(this.cast());
@@ -245,6 +322,7 @@ impl<P: Platform> Cache<P> {
                 ptr::addr_of_mut!((*node).lists).write(UnsafeCell::new(NodeLists {
                     partial: SlabList::new(),
                     empty: SlabList::new(),
+                    full: SlabList::new(),
                 }));
                 ptr::addr_of_mut!((*node).nr_slabs).write(AtomicUsize::new(0));
                 ptr::addr_of_mut!((*node).nr_partial).write(AtomicUsize::new(0));
@@ -270,6 +348,11 @@ impl<P: Platform> Cache<P> {
     }
 
     fn free_state(&mut self) {
+        let seq = self.random_seq.swap(ptr::null_mut(), Ordering::Relaxed);
+        if !seq.is_null() {
+            // SAFETY: allocated by `set_random_freelist`, unused now.
+            unsafe { P::free_meta(seq.cast()) };
+        }
         if self.pcpu != 0 {
             // SAFETY: allocated in `init_state`, unused now.
             unsafe { P::free_percpu(self.pcpu) };
@@ -367,6 +450,54 @@ impl<P: Platform> Cache<P> {
     pub fn errors(&self) -> usize {
         self.errors.load(Ordering::Relaxed)
     }
+    /// Debug features (`debug::*` bits).
+    pub fn debug_flags(&self) -> u32 {
+        self.debug
+    }
+    /// Slabs isolated after corruption.
+    pub fn isolated_slabs(&self) -> usize {
+        self.isolated.load(Ordering::Relaxed)
+    }
+    /// Whether free pointers are stored obfuscated.
+    pub fn hardened(&self) -> bool {
+        self.layout.hardened()
+    }
+    /// Whether new slabs get a random freelist order.
+    pub fn random_freelist(&self) -> bool {
+        self.random_freelist.load(Ordering::Relaxed)
+    }
+    /// Turns random freelist order of new slabs on or off. The shuffled
+    /// index sequence is made the first time (sleeping allocation); when it
+    /// cannot be allocated the order stays sequential and false is returned.
+    pub fn set_random_freelist(&self, on: bool) -> bool {
+        if on && self.random_seq.load(Ordering::Acquire).is_null() {
+            let n = self.layout.objects;
+            let seq = P::alloc_meta(n * size_of::<u32>(), NO_NODE).cast::<u32>();
+            if seq.is_null() {
+                return false;
+            }
+            // SAFETY: fresh memory for `n` u32s, ours until published.
+            let s = unsafe { core::slice::from_raw_parts_mut(seq, n) };
+            for (i, v) in s.iter_mut().enumerate() {
+                *v = i as u32;
+            }
+            // Fisher-Yates.
+            for i in (1..n).rev() {
+                let j = P::random().checked_rem(i + 1).unwrap_or(0);
+                s.swap(i, j);
+            }
+            if self
+                .random_seq
+                .compare_exchange(ptr::null_mut(), seq, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
+                // SAFETY: never published.
+                unsafe { P::free_meta(seq.cast()) };
+            }
+        }
+        self.random_freelist.store(on, Ordering::Relaxed);
+        true
+    }
 
     // ---- counters ---------------------------------------------------------
 
@@ -457,7 +588,15 @@ impl<P: Platform> Cache<P> {
         } else {
             node
         };
-        let obj = self.alloc_inner(gfp, node);
+        // One branch picks the path: hardened (the default), plain, or the
+        // locked path of debug caches.
+        let obj = if self.mode == MODE_HARDENED {
+            self.alloc_inner::<true>(gfp, node)
+        } else if self.mode == MODE_PLAIN {
+            self.alloc_inner::<false>(gfp, node)
+        } else {
+            self.debug_alloc(gfp, node)
+        };
         if !obj.is_null() && gfp & self.gfp_zero != 0 {
             // SAFETY: `obj` is a freshly allocated object of `object_size` bytes.
             unsafe { ptr::write_bytes(obj, 0, self.layout.object_size) };
@@ -485,7 +624,7 @@ impl<P: Platform> Cache<P> {
     }
 
     #[inline(always)]
-    fn alloc_inner(&self, gfp: u32, node: i32) -> *mut u8 {
+    fn alloc_inner<const HARDENED: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
         loop {
             let (obj, tid, slab) = self.cpu_snapshot();
             if obj == 0 || !Self::node_match(slab, node) {
@@ -493,7 +632,13 @@ impl<P: Platform> Cache<P> {
             }
             // SAFETY: `obj` was on this CPU's freelist; if it has been taken
             // since, the value read is garbage but the cmpxchg below fails.
-            let next = unsafe { get_free_pointer(obj as *const u8, &self.layout) };
+            let next = unsafe { get_free_pointer_as::<HARDENED>(obj as *const u8, &self.layout) };
+            // Hardened: a next pointer that is no object of the slab is
+            // either a race (the object was taken meanwhile) or corruption;
+            // the slow path tells them apart under the CPU lock.
+            if HARDENED && !free_pointer_ok(next, slab, &self.layout) {
+                return self.alloc_slow(gfp, node);
+            }
             if P::this_cpu_cmpxchg_pair(
                 self.pcpu,
                 [obj, tid],
@@ -514,15 +659,109 @@ impl<P: Platform> Cache<P> {
         obj
     }
 
-    /// Takes the first object of `freelist` for the CPU and keeps the rest
-    /// as its lockless freelist.
-    fn load_freelist(&self, c: *mut CpuSlab, freelist: *mut u8) -> *mut u8 {
-        // SAFETY: CPU lock held; `freelist` is a chain this CPU owns.
+    /// Takes the first object of `freelist` (a chain of the CPU slab) for
+    /// the CPU and keeps the rest as its lockless freelist. If the head or
+    /// its free pointer is not an object of the slab, the freelist is
+    /// corrupt: it is reported, the CPU slab is isolated, and None returned.
+    fn load_freelist(&self, c: *mut CpuSlab, freelist: *mut u8) -> Option<*mut u8> {
+        // SAFETY: CPU lock held.
+        let slab = unsafe { (*c).slab };
+        let next = if free_pointer_ok(freelist, slab, &self.layout) {
+            // SAFETY: `freelist` is an object of the CPU slab.
+            let next = unsafe { get_free_pointer(freelist, &self.layout) };
+            if free_pointer_ok(next, slab, &self.layout) {
+                Some(next)
+            } else {
+                self.report_free_pointer(slab, freelist, next);
+                None
+            }
+        } else {
+            self.report_free_pointer(slab, ptr::null(), freelist);
+            None
+        };
+        // SAFETY: CPU lock held; `c`'s fields are ours.
         unsafe {
-            (*c).freelist = get_free_pointer(freelist, &self.layout);
             (*c).tid = (*c).tid.wrapping_add(self.tid_step);
+            match next {
+                Some(next) => (*c).freelist = next,
+                None => {
+                    (*c).freelist = ptr::null_mut();
+                    (*c).slab = ptr::null_mut();
+                    self.isolate(slab);
+                }
+            }
         }
-        freelist
+        next.map(|_| freelist)
+    }
+
+    /// Reports a free pointer `bad` that is not an object start of `slab`,
+    /// read from object `from` (null: the freelist head itself).
+    fn report_free_pointer(&self, slab: *mut SlabHeader, from: *const u8, bad: *const u8) {
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        P::report(format_args!(
+            "cache {}: freelist corrupted in slab {:p}: free pointer {:p}{} is not an object of the slab",
+            self.name_str(),
+            slab,
+            bad,
+            if from.is_null() { " (the freelist head)" } else { "" },
+        ));
+        if !from.is_null() {
+            let at = self.layout.free_offset as isize;
+            P::report(format_args!(
+                "  read from free object {:p} at offset {} (stored word, hardened {})",
+                from,
+                at,
+                u8::from(self.layout.hardened())
+            ));
+            // SAFETY: `from` is an object start of `slab`.
+            unsafe { self.dump(from, at) };
+        }
+        P::report(format_args!(
+            "  slab isolated: the rest of that freelist is dropped, its objects never handed out again"
+        ));
+    }
+
+    /// Prints up to 32 bytes of `obj`'s slot around object offset `at`.
+    ///
+    /// # Safety
+    /// `obj` is an object start of a slab of this cache.
+    unsafe fn dump(&self, obj: *const u8, at: isize) {
+        // SAFETY: per the caller.
+        let (start, n, buf) = unsafe { debug::dump_window(obj, &self.layout, at) };
+        let mut off = start;
+        for line in buf[..n].chunks(16) {
+            P::report(format_args!(
+                "  {:p} (object{:+}): {}",
+                obj.wrapping_offset(off),
+                off,
+                debug::Hex(line)
+            ));
+            off += 16;
+        }
+    }
+
+    /// Takes a slab out of service after corruption: it is frozen (so frees
+    /// only push onto its freelist and never list it), marked isolated (so
+    /// later frees of its objects are ignored) and forgotten by its node.
+    /// Its memory stays allocated; nothing is handed out from it again.
+    /// The caller has taken it off every list.
+    fn isolate(&self, slab: *mut SlabHeader) {
+        loop {
+            // SAFETY: the slab's memory stays mapped; the pair is in it.
+            let [fl, counters] = unsafe { (*slab).read_pair() };
+            // SAFETY: as above.
+            if unsafe {
+                P::cmpxchg_pair((*slab).pair_ptr(), [fl, counters], [fl, counters | FROZEN])
+            } {
+                break;
+            }
+        }
+        // SAFETY: off every list, per the caller.
+        unsafe { SlabHeader::mark_isolated(slab) };
+        // SAFETY: a header field written at slab creation.
+        let nid = unsafe { (*slab).node };
+        self.node(nid).nr_slabs.fetch_sub(1, Ordering::Relaxed);
+        self.isolated.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The slow path proper: CPU lock held on entry and exit (it may be
@@ -553,7 +792,10 @@ impl<P: Platform> Cache<P> {
                         }
                         Self::stat_locked(c, Stat::AllocRefill);
                     }
-                    return self.load_freelist(c, freelist);
+                    match self.load_freelist(c, freelist) {
+                        Some(obj) => return obj,
+                        None => continue,
+                    }
                 }
             }
 
@@ -575,7 +817,10 @@ impl<P: Platform> Cache<P> {
             // Node partial lists, then empty-slab caches.
             let freelist = self.get_partial(c, node);
             if !freelist.is_null() {
-                return self.load_freelist(c, freelist);
+                match self.load_freelist(c, freelist) {
+                    Some(obj) => return obj,
+                    None => continue,
+                }
             }
 
             // A new slab from the page allocator.
@@ -606,7 +851,10 @@ impl<P: Platform> Cache<P> {
                 let [freelist, _] = (*slab).read_pair();
                 (*slab).set_pair_private([0, (*slab).objects as usize | FROZEN]);
                 (*c).slab = slab;
-                return self.load_freelist(c, freelist as *mut u8);
+                match self.load_freelist(c, freelist as *mut u8) {
+                    Some(obj) => return obj,
+                    None => continue,
+                }
             }
         }
     }
@@ -759,8 +1007,30 @@ impl<P: Platform> Cache<P> {
         } else {
             0
         };
+        let n = self.layout.objects;
+        let seq = self.random_seq.load(Ordering::Acquire);
+        let (seq, start) = if self.random_freelist.load(Ordering::Relaxed) && !seq.is_null() {
+            // SAFETY: `random_seq` holds `objects` indices for the cache's life.
+            let s = unsafe { core::slice::from_raw_parts(seq, n) };
+            (s, P::random().checked_rem(n).unwrap_or(0))
+        } else {
+            (&[][..], 0)
+        };
         // SAFETY: `base` is `slab_bytes` of fresh memory aligned to its size.
-        let slab = unsafe { SlabHeader::init(base, &self.layout, self.owner(), nid) };
+        let slab =
+            unsafe { SlabHeader::init_shuffled(base, &self.layout, self.owner(), nid, seq, start) };
+        if self.debug != 0 {
+            for idx in 0..n {
+                // SAFETY: each object is inside the new, private slab.
+                unsafe {
+                    debug::init_free_object(
+                        base.add(self.layout.object_offset(idx)),
+                        &self.layout,
+                        self.poisoned,
+                    )
+                };
+            }
+        }
         if let Some(ctor) = self.ctor {
             for idx in 0..self.layout.objects {
                 // SAFETY: each object is inside the slab; with a ctor the
@@ -853,6 +1123,12 @@ impl<P: Platform> Cache<P> {
         let mut tail: *mut u8 = ptr::null_mut();
         let mut cur = cpu_freelist;
         while !cur.is_null() {
+            if !free_pointer_ok(cur, slab, &self.layout) || count >= self.layout.objects {
+                // Corrupt (or cyclic) CPU freelist: do not follow it.
+                self.report_free_pointer(slab, tail, cur);
+                self.isolate(slab);
+                return;
+            }
             count += 1;
             tail = cur;
             // SAFETY: the CPU freelist is a chain of free objects we own.
@@ -978,6 +1254,10 @@ impl<P: Platform> Cache<P> {
     // ---- free -------------------------------------------------------------
 
     fn report(&self, obj: *const u8, e: FreeError) {
+        if e == FreeError::Isolated {
+            // Its slab was reported when it was isolated.
+            return;
+        }
         self.errors.fetch_add(1, Ordering::Relaxed);
         P::report(format_args!(
             "cache {}: free of {:p}: {}; ignored",
@@ -1010,6 +1290,19 @@ impl<P: Platform> Cache<P> {
             Ok(s) => s,
             Err(e) => return self.report(obj, e),
         };
+        if self.mode == MODE_HARDENED {
+            self.free_fast::<true>(slab, obj);
+        } else if self.mode == MODE_PLAIN {
+            self.free_fast::<false>(slab, obj);
+        } else {
+            self.debug_free(slab, obj);
+        }
+    }
+
+    /// Frees `obj` of the validated `slab`: the lockless push when it is
+    /// this CPU's slab, else `slab_free`.
+    #[inline(always)]
+    fn free_fast<const HARDENED: bool>(&self, slab: *mut SlabHeader, obj: *mut u8) {
         loop {
             let (freelist, tid, cpu_slab) = self.cpu_snapshot();
             if cpu_slab != slab {
@@ -1020,7 +1313,7 @@ impl<P: Platform> Cache<P> {
             }
             // SAFETY: the object is ours to free; its free pointer slot is
             // ours to write until the cmpxchg publishes it.
-            unsafe { set_free_pointer(obj, &self.layout, freelist as *mut u8) };
+            unsafe { set_free_pointer_as::<HARDENED>(obj, &self.layout, freelist as *mut u8) };
             if P::this_cpu_cmpxchg_pair(
                 self.pcpu,
                 [freelist, tid],
@@ -1115,6 +1408,17 @@ impl<P: Platform> Cache<P> {
 
     /// Allocates `out.len()` objects, all or nothing.
     pub fn alloc_bulk(&self, gfp: u32, out: &mut [*mut u8]) -> bool {
+        if self.debug != 0 {
+            for i in 0..out.len() {
+                out[i] = self.alloc(gfp, NO_NODE);
+                if out[i].is_null() {
+                    // SAFETY: these objects were just allocated for the caller.
+                    unsafe { self.free_bulk(&mut out[..i]) };
+                    return false;
+                }
+            }
+            return true;
+        }
         let mut g = self.cpu_lock();
         let mut i = 0;
         while i < out.len() {
@@ -1132,8 +1436,22 @@ impl<P: Platform> Cache<P> {
                 }
                 o
             } else {
-                // SAFETY: CPU lock held; `obj` heads our freelist.
-                unsafe { (*c).freelist = get_free_pointer(obj, &self.layout) };
+                // SAFETY: CPU lock held; `obj` heads our freelist, so it is
+                // an object of the CPU slab.
+                let next = unsafe { get_free_pointer(obj, &self.layout) };
+                // SAFETY: CPU lock held.
+                let slab = unsafe { (*c).slab };
+                if self.layout.hardened() && !free_pointer_ok(next, slab, &self.layout) {
+                    // Checked again under the lock: reports and isolates the
+                    // CPU slab (then retry elsewhere).
+                    if let Some(o) = self.load_freelist(c, obj) {
+                        out[i] = o;
+                        i += 1;
+                    }
+                    continue;
+                }
+                // SAFETY: CPU lock held.
+                unsafe { (*c).freelist = next };
                 Self::stat_locked(c, Stat::AllocFastpath);
                 obj
             };
@@ -1159,6 +1477,16 @@ impl<P: Platform> Cache<P> {
     /// # Safety
     /// As for [`Cache::free`], for every object in `objs`.
     pub unsafe fn free_bulk(&self, objs: &mut [*mut u8]) {
+        if self.debug != 0 {
+            for o in objs.iter_mut() {
+                let obj = core::mem::take(o);
+                if !obj.is_null() {
+                    // SAFETY: per the caller.
+                    unsafe { self.free(obj) };
+                }
+            }
+            return;
+        }
         let mut end = objs.len();
         while end > 0 {
             end -= 1;
@@ -1181,6 +1509,13 @@ impl<P: Platform> Cache<P> {
                 let o = *slot;
                 // Same slab block as a validated object: the memory is
                 // valid, only the object boundary needs checking.
+                if o == head {
+                    // The same pointer twice in a row: a naive double free
+                    // (it would make the chain a cycle).
+                    self.report(o, FreeError::DoubleFree);
+                    *slot = ptr::null_mut();
+                    continue;
+                }
                 if !o.is_null()
                     && SlabHeader::of(o, &self.layout) == slab
                     // SAFETY: `slab` was validated above.
@@ -1202,6 +1537,9 @@ impl<P: Platform> Cache<P> {
             let (freelist, tid, cpu_slab) = self.cpu_snapshot();
             if cpu_slab != slab {
                 break;
+            }
+            if cnt == 1 && freelist == head as usize {
+                return self.report(head, FreeError::DoubleFree);
             }
             // SAFETY: `tail` is ours until published.
             unsafe { set_free_pointer(tail, &self.layout, freelist as *mut u8) };
@@ -1421,80 +1759,522 @@ impl<P: Platform> Cache<P> {
         u
     }
 
-    /// Checks every slab on the node lists: counters within bounds, the
-    /// frozen bit clear, and the slab's freelist consistent with its
-    /// counters (each free pointer an object start of the slab). Reports
-    /// each problem; returns how many were found.
+    /// Checks every slab: counters within bounds, the frozen bit clear, the
+    /// slab's freelist consistent with its counters (each free pointer an
+    /// object start of the slab); in debug caches also every object's red
+    /// zones and poison. CPUs are flushed first (so CPU slabs are checked
+    /// too; sleeps). Each damaged slab is reported once and isolated.
+    /// Returns how many problems were reported meanwhile (the rise of
+    /// `errors`, so concurrent bad frees count too).
     pub fn validate(&self) -> usize {
-        let mut problems = 0;
+        let errors = self.errors();
+        // Flushing checks the CPU freelists (deactivate_slab follows them).
+        self.flush_all();
         for n in 0..self.nr_nodes {
             let node = self.node(n as i32);
             let _g = P::node_lock(&node.list_lock);
             // SAFETY: list_lock held.
-            let lists = unsafe { &*node.lists.get() };
-            for (list, empty) in [(&lists.partial, false), (&lists.empty, true)] {
-                let mut cur = list.first();
+            let lists = unsafe { &mut *node.lists.get() };
+            for kind in [ListKind::Partial, ListKind::Empty, ListKind::Full] {
+                let mut cur = match kind {
+                    ListKind::Partial => lists.partial.first(),
+                    ListKind::Empty => lists.empty.first(),
+                    ListKind::Full => lists.full.first(),
+                };
                 while !cur.is_null() {
                     // SAFETY: members of a node list, under its list_lock;
-                    // frees may still push onto the slab freelist, which
-                    // only makes `free` grow between the two reads.
-                    let (why, next) = unsafe { (self.check_slab(cur, empty), (*cur).next) };
-                    if let Some(why) = why {
-                        problems += 1;
-                        self.errors.fetch_add(1, Ordering::Relaxed);
-                        P::report(format_args!(
-                            "cache {}: validate: slab {:p} on node {}: {}",
-                            self.name_str(),
-                            cur,
-                            n,
-                            why
-                        ));
+                    // frees may still push onto a non-debug slab's
+                    // freelist, which only makes `free` grow.
+                    let (found, next) = unsafe { (self.check_slab(cur, kind), (*cur).next) };
+                    if let Some(p) = found {
+                        self.report_problem(cur, p, "validate");
+                        // SAFETY: `cur` is on that list, under list_lock.
+                        unsafe {
+                            match kind {
+                                ListKind::Partial => Self::remove_partial(node, lists, cur),
+                                ListKind::Empty => lists.empty.remove(cur),
+                                ListKind::Full => lists.full.remove(cur),
+                            }
+                        }
+                        self.isolate(cur);
                     }
                     cur = next;
                 }
             }
         }
-        problems
+        self.errors().saturating_sub(errors)
     }
 
-    /// One slab's consistency problem, if any.
+    /// One slab's first problem, if any.
     ///
     /// # Safety
-    /// `slab` is on a node list whose lock the caller holds.
-    unsafe fn check_slab(&self, slab: *mut SlabHeader, empty: bool) -> Option<&'static str> {
+    /// `slab` is on a node list of kind `kind` whose lock the caller holds.
+    unsafe fn check_slab(&self, slab: *mut SlabHeader, kind: ListKind) -> Option<Problem> {
         // SAFETY: per the caller.
         let h = unsafe { &*slab };
+        let l = &self.layout;
         if !h.is_live_for(self.owner()) {
-            return Some("header magic does not match this cache");
+            return Some(Problem::Slab("header magic does not match this cache"));
         }
-        let [mut cur, counters] = h.read_pair();
+        let [head, counters] = h.read_pair();
         if counters & FROZEN != 0 {
-            return Some("frozen slab on a node list");
+            return Some(Problem::Slab("frozen slab on a node list"));
         }
         let used = inuse(counters) as usize;
-        if used > self.layout.objects
-            || (empty && used != 0)
-            || (!empty && used == self.layout.objects)
-        {
-            return Some("inuse out of range for the list it is on");
+        let bad_count = match kind {
+            ListKind::Partial => used >= l.objects,
+            ListKind::Empty => used != 0,
+            ListKind::Full => used != l.objects || head != 0,
+        };
+        if used > l.objects || bad_count {
+            return Some(Problem::Slab("inuse out of range for the list it is on"));
         }
         let mut free = 0;
-        while cur != 0 {
-            let off = cur.wrapping_sub(slab as usize);
-            if off >= self.layout.slab_bytes || self.layout.object_index(off).is_none() {
-                return Some("free pointer outside the slab or not at an object start");
+        let mut is_free = [0u64; 64];
+        let mut prev: *const u8 = ptr::null();
+        let mut cur = head as *const u8;
+        while !cur.is_null() {
+            if !free_pointer_ok(cur, slab, l) {
+                return Some(Problem::FreePointer {
+                    from: prev,
+                    bad: cur,
+                });
             }
             free += 1;
-            if free > self.layout.objects {
-                return Some("freelist longer than the slab (a cycle)");
+            if free > l.objects {
+                return Some(Problem::Slab("freelist longer than the slab (a cycle)"));
             }
+            let idx = l.object_index(cur as usize - slab as usize).unwrap_or(0);
+            if let Some(w) = is_free.get_mut(idx / 64) {
+                *w |= 1 << (idx % 64);
+            }
+            prev = cur;
             // SAFETY: `cur` was checked to be an object start of this slab.
-            cur = unsafe { get_free_pointer(cur as *const u8, &self.layout) } as usize;
+            cur = unsafe { get_free_pointer(cur, l) };
         }
-        if free + used < self.layout.objects {
-            return Some("free objects plus inuse below the slab's objects");
+        if free + used < l.objects || (self.debug != 0 && free + used != l.objects) {
+            return Some(Problem::Slab(
+                "free objects plus inuse differ from the slab's objects",
+            ));
+        }
+        if self.debug == 0 {
+            return None;
+        }
+        for idx in 0..l.objects.min(64 * 64) {
+            let obj = (slab as usize + l.object_offset(idx)) as *const u8;
+            let free = is_free[idx / 64] & (1 << (idx % 64)) != 0;
+            let rz = if free {
+                debug::RED_INACTIVE
+            } else {
+                debug::RED_ACTIVE
+            };
+            // SAFETY: `obj` is an object start of the live slab.
+            let damage = unsafe {
+                debug::check_red_zones(obj, l, rz).or_else(|| {
+                    if free && self.poisoned {
+                        debug::check_poison(obj, l)
+                    } else {
+                        None
+                    }
+                })
+            };
+            if let Some(damage) = damage {
+                return Some(Problem::Object { obj, damage, free });
+            }
         }
         None
+    }
+
+    // ---- debug caches: one object at a time under list_lock -----------------
+    //
+    // Debug caches have no CPU slabs, CPU partial lists or lockless paths:
+    // every allocation and free takes the node's list_lock and checks the
+    // object (upstream does the same for `kmem_cache_debug` caches). Their
+    // slabs are never frozen; a slab with free objects is on the node's
+    // partial list, a full one on its full list, so `validate` sees all.
+
+    fn owner_track(&self) -> Track {
+        Track {
+            addr: P::api_caller(),
+            when: P::jiffies(),
+            cpu_pid: P::current_cpu() as usize | ((P::current_pid() as u32 as usize) << 32),
+        }
+    }
+
+    fn debug_alloc(&self, gfp: u32, node: i32) -> *mut u8 {
+        let track = if self.layout.store_user() {
+            self.owner_track()
+        } else {
+            Track::default()
+        };
+        self.stat(Stat::AllocSlowpath);
+        let local = if node >= 0 { node } else { P::numa_node_id() };
+        let mut order = [0i32; MAX_NODES];
+        order[0] = local;
+        let mut n = 1;
+        if node < 0 {
+            n += P::fallback_nodes(local, &mut order[1..]);
+        }
+        loop {
+            for &nid in &order[..n] {
+                if (nid as usize) >= self.nr_nodes {
+                    continue;
+                }
+                let nd = self.node(nid);
+                let _g = P::node_lock(&nd.list_lock);
+                // SAFETY: list_lock held.
+                let lists = unsafe { &mut *nd.lists.get() };
+                loop {
+                    let slab = lists.partial.first();
+                    if slab.is_null() {
+                        break;
+                    }
+                    if let Some(obj) = self.debug_take(nd, lists, slab, &track) {
+                        return obj;
+                    }
+                }
+            }
+            // No partial slab: an empty cached one, else new pages.
+            let mut slab = ptr::null_mut();
+            for &nid in &order[..n] {
+                slab = self.take_empty(nid);
+                if !slab.is_null() {
+                    self.stat(Stat::EmptyCacheHit);
+                    break;
+                }
+            }
+            if slab.is_null() {
+                slab = self.new_slab(gfp, node);
+                if slab.is_null() {
+                    return ptr::null_mut();
+                }
+                self.stat(Stat::AllocSlab);
+            }
+            // SAFETY: a private slab; its node id is in range.
+            let nd = self.node(unsafe { (*slab).node });
+            let _g = P::node_lock(&nd.list_lock);
+            // SAFETY: list_lock held.
+            let lists = unsafe { &mut *nd.lists.get() };
+            Self::add_partial(nd, lists, slab, false);
+            if let Some(obj) = self.debug_take(nd, lists, slab, &track) {
+                return obj;
+            }
+        }
+    }
+
+    /// Takes the first free object of `slab` (on `node`'s partial list,
+    /// list_lock held) after checking the slab and the object. On damage
+    /// the slab is reported, taken off the list and isolated: None.
+    fn debug_take(
+        &self,
+        node: &Node<P>,
+        lists: &mut NodeLists,
+        slab: *mut SlabHeader,
+        t: &Track,
+    ) -> Option<*mut u8> {
+        let l = &self.layout;
+        // SAFETY: list_lock held; a debug slab's pair changes only under it.
+        let [fl, counters] = unsafe { (*slab).read_pair() };
+        let obj = fl as *mut u8;
+        let used = inuse(counters) as usize;
+        let mut next = ptr::null_mut();
+        // SAFETY: the slab is on a node list, so live (the magic is checked
+        // first); `obj` is read only once it is known to be an object start.
+        let problem = unsafe {
+            if !(*slab).is_live_for(self.owner()) {
+                Some(Problem::Slab("header magic does not match this cache"))
+            } else if fl == 0 || used >= l.objects || counters & FROZEN != 0 {
+                Some(Problem::Slab(
+                    "counters say full or frozen, but the slab is on the partial list",
+                ))
+            } else if !free_pointer_ok(obj, slab, l) {
+                Some(Problem::FreePointer {
+                    from: ptr::null(),
+                    bad: obj,
+                })
+            } else {
+                next = get_free_pointer(obj, l);
+                if !free_pointer_ok(next, slab, l) {
+                    Some(Problem::FreePointer {
+                        from: obj,
+                        bad: next,
+                    })
+                } else {
+                    debug::check_red_zones(obj, l, debug::RED_INACTIVE)
+                        .or_else(|| {
+                            if self.poisoned {
+                                debug::check_poison(obj, l)
+                            } else {
+                                None
+                            }
+                        })
+                        .map(|damage| Problem::Object {
+                            obj,
+                            damage,
+                            free: true,
+                        })
+                }
+            }
+        };
+        if let Some(p) = problem {
+            self.report_problem(slab, p, "allocation");
+            Self::remove_partial(node, lists, slab);
+            self.isolate(slab);
+            return None;
+        }
+        // SAFETY: as above; the cmpxchg cannot race with another list
+        // holder, only keeps the pair's protocol.
+        unsafe {
+            while !P::cmpxchg_pair(
+                (*slab).pair_ptr(),
+                [fl, counters],
+                [next as usize, counters + 1],
+            ) {}
+            if next.is_null() {
+                Self::remove_partial(node, lists, slab);
+                lists.full.push_front(slab);
+            }
+            debug::set_red_zones(obj, l, debug::RED_ACTIVE);
+            debug::set_track(obj, l, false, *t);
+        }
+        Some(obj)
+    }
+
+    /// Frees `obj` of `slab` in a debug cache.
+    fn debug_free(&self, slab: *mut SlabHeader, obj: *mut u8) {
+        let l = &self.layout;
+        let t = if l.store_user() {
+            self.owner_track()
+        } else {
+            Track::default()
+        };
+        self.stat(Stat::FreeSlowpath);
+        // SAFETY: validated by the caller.
+        let node = self.node(unsafe { (*slab).node });
+        let mut d = Discards(ptr::null_mut());
+        {
+            let _g = P::node_lock(&node.list_lock);
+            // SAFETY: list_lock held.
+            let lists = unsafe { &mut *node.lists.get() };
+            // SAFETY: slab memory stays mapped; isolation happens under
+            // list_lock, so the magic is stable here.
+            if unsafe { !(*slab).is_live_for(self.owner()) } {
+                drop(_g);
+                return self.report(obj, FreeError::Isolated);
+            }
+            // SAFETY: as above.
+            let [fl, counters] = unsafe { (*slab).read_pair() };
+            let used = inuse(counters) as usize;
+            // SAFETY: `obj` is an object start of the live slab; pointers
+            // on its freelist are followed only once checked.
+            let problem = unsafe {
+                if fl == obj as usize
+                    || debug::red_zones_are(obj, l, debug::RED_INACTIVE)
+                    || self.on_freelist(slab, fl, obj)
+                {
+                    Some(Problem::DoubleFree(obj))
+                } else if used == 0 || used > l.objects || counters & FROZEN != 0 {
+                    Some(Problem::Slab("inuse out of range on free"))
+                } else if !free_pointer_ok(fl as *const u8, slab, l) {
+                    Some(Problem::FreePointer {
+                        from: ptr::null(),
+                        bad: fl as *const u8,
+                    })
+                } else {
+                    debug::check_red_zones(obj, l, debug::RED_ACTIVE).map(|damage| {
+                        Problem::Object {
+                            obj,
+                            damage,
+                            free: false,
+                        }
+                    })
+                }
+            };
+            if let Some(p) = problem {
+                let isolate = !matches!(p, Problem::DoubleFree(_));
+                self.report_problem(slab, p, "free");
+                if isolate {
+                    // SAFETY: under list_lock; a debug slab with free
+                    // objects is on the partial list, a full one on `full`.
+                    unsafe {
+                        if fl == 0 {
+                            lists.full.remove(slab);
+                        } else {
+                            Self::remove_partial(node, lists, slab);
+                        }
+                    }
+                    self.isolate(slab);
+                }
+                return;
+            }
+            // SAFETY: the object is ours (checked above); under list_lock.
+            unsafe {
+                debug::set_track(obj, l, true, t);
+                if self.poisoned {
+                    debug::poison(obj, l);
+                }
+                debug::set_red_zones(obj, l, debug::RED_INACTIVE);
+                set_free_pointer(obj, l, fl as *mut u8);
+                while !P::cmpxchg_pair((*slab).pair_ptr(), [fl, counters], [obj as usize, used - 1])
+                {
+                }
+                if fl == 0 {
+                    lists.full.remove(slab);
+                    Self::add_partial(node, lists, slab, false);
+                }
+            }
+            if used == 1 && self.enough_partial(lists.partial.len() - 1) {
+                Self::remove_partial(node, lists, slab);
+                self.stat(Stat::FreeRemovePartial);
+                self.discard_locked(node, lists, slab, &mut d);
+            }
+        }
+        self.free_discards(d);
+    }
+
+    /// Whether `obj` is on the freelist starting at `fl` (bounded walk;
+    /// stops at a pointer that is not an object of the slab).
+    ///
+    /// # Safety
+    /// `slab` is live, its list_lock held.
+    unsafe fn on_freelist(&self, slab: *mut SlabHeader, fl: usize, obj: *mut u8) -> bool {
+        let mut cur = fl as *const u8;
+        let mut n = 0;
+        while !cur.is_null() && n <= self.layout.objects && free_pointer_ok(cur, slab, &self.layout)
+        {
+            if cur == obj.cast_const() {
+                return true;
+            }
+            n += 1;
+            // SAFETY: an object start of the slab.
+            cur = unsafe { get_free_pointer(cur, &self.layout) };
+        }
+        false
+    }
+
+    /// Prints one report for `p` found in `slab` during `when`, and counts
+    /// an error.
+    fn report_problem(&self, slab: *mut SlabHeader, p: Problem, when: &str) {
+        let l = &self.layout;
+        match p {
+            Problem::FreePointer { from, bad } => self.report_free_pointer(slab, from, bad),
+            Problem::Slab(why) => {
+                self.errors.fetch_add(1, Ordering::Relaxed);
+                // SAFETY: the slab's memory stays mapped.
+                let [fl, counters] = unsafe { (*slab).read_pair() };
+                P::report(format_args!(
+                    "cache {}: slab {:p} found on {}: {} (inuse {}, objects {}, freelist {:#x}); slab isolated",
+                    self.name_str(),
+                    slab,
+                    when,
+                    why,
+                    inuse(counters),
+                    l.objects,
+                    fl
+                ));
+            }
+            Problem::DoubleFree(obj) => {
+                self.errors.fetch_add(1, Ordering::Relaxed);
+                P::report(format_args!(
+                    "cache {}: double free of object {:p} (slab {:p}, index {}); ignored",
+                    self.name_str(),
+                    obj,
+                    slab,
+                    l.object_index(obj as usize - slab as usize).unwrap_or(0)
+                ));
+                self.report_owners(obj);
+            }
+            Problem::Object { obj, damage, free } => {
+                self.errors.fetch_add(1, Ordering::Relaxed);
+                P::report(format_args!(
+                    "cache {}: {} overwritten in {} object {:p} (slab {:p}, index {}), found on {}",
+                    self.name_str(),
+                    damage.what,
+                    if free { "free" } else { "allocated" },
+                    obj,
+                    slab,
+                    l.object_index(obj as usize - slab as usize).unwrap_or(0),
+                    when
+                ));
+                P::report(format_args!(
+                    "  at offset {} (object size {}): expected {:#04x}, found {:#04x}; {} bytes from the first to the last bad one",
+                    damage.offset, l.object_size, damage.expected, damage.found, damage.len
+                ));
+                // SAFETY: `obj` is an object start of the slab.
+                unsafe { self.dump(obj, damage.offset) };
+                self.report_owners(obj);
+                P::report(format_args!(
+                    "  slab isolated: its objects are never handed out again"
+                ));
+            }
+        }
+    }
+
+    /// Prints the owner records of `obj`, if the cache keeps them.
+    fn report_owners(&self, obj: *const u8) {
+        let now = P::jiffies();
+        for (free, what) in [(false, "allocated"), (true, "freed")] {
+            // SAFETY: `obj` is an object start of a slab of this cache.
+            if let Some(t) = unsafe { debug::get_track(obj, &self.layout, free) } {
+                let mut sym = [0u8; 128];
+                let n = P::format_symbol(t.addr, &mut sym);
+                P::report(format_args!(
+                    "  last {} by {} on CPU {} pid {} at jiffies {} ({} ago)",
+                    what,
+                    core::str::from_utf8(&sym[..n]).unwrap_or("?"),
+                    t.cpu(),
+                    t.pid(),
+                    t.when,
+                    now.wrapping_sub(t.when)
+                ));
+            }
+        }
+    }
+
+    /// With owner tracking, lists up to 16 live objects (destroy with live
+    /// objects). Node lists only: a debug cache has no CPU slabs.
+    fn report_live_objects(&self) {
+        if !self.layout.store_user() {
+            return;
+        }
+        let l = &self.layout;
+        let mut shown = 0;
+        P::report(format_args!(
+            "cache {}: objects still allocated at destroy (up to 16 shown):",
+            self.name_str()
+        ));
+        for n in 0..self.nr_nodes {
+            let node = self.node(n as i32);
+            let _g = P::node_lock(&node.list_lock);
+            // SAFETY: list_lock held.
+            let lists = unsafe { &*node.lists.get() };
+            for list in [&lists.partial, &lists.full] {
+                let mut cur = list.first();
+                while !cur.is_null() && shown < 16 {
+                    for idx in 0..l.objects {
+                        let obj = (cur as usize + l.object_offset(idx)) as *const u8;
+                        // SAFETY: object starts of a live listed slab.
+                        if unsafe { debug::red_zones_are(obj, l, debug::RED_ACTIVE) }
+                            || (!l.red_zone() && {
+                                // SAFETY: as above.
+                                let fl = unsafe { (*cur).read_pair()[0] };
+                                // SAFETY: list_lock held.
+                                !unsafe { self.on_freelist(cur, fl, obj.cast_mut()) }
+                            })
+                        {
+                            P::report(format_args!("  live object {:p}", obj));
+                            self.report_owners(obj);
+                            shown += 1;
+                            if shown == 16 {
+                                break;
+                            }
+                        }
+                    }
+                    // SAFETY: list member, under list_lock.
+                    cur = unsafe { (*cur).next };
+                }
+            }
+        }
     }
 
     /// Destroys the cache: flushes the CPUs and frees every slab. With live
@@ -1516,6 +2296,8 @@ impl<P: Platform> Cache<P> {
         }
         let u = cache.usage();
         if u.live_objects != 0 {
+            cache.errors.fetch_add(1, Ordering::Relaxed);
+            cache.report_live_objects();
             return Err(u.live_objects);
         }
         cache.shrink();

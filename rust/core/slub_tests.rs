@@ -9,7 +9,7 @@ use crate::slab::HEADER_SIZE;
 use crate::slub::{Cache, Params};
 use crate::stat::Stat;
 use crate::test_util::Rng;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, Once};
 
 const GFP_KERNEL: u32 = 0x400 | 0x800; // direct + kswapd reclaim, as the host twin reads it
@@ -66,15 +66,23 @@ impl std::ops::Deref for TestCache {
 
 impl TestCache {
     fn new(size: usize, cpu_partial: u32, min_partial: u32, max_empty: u32) -> Self {
+        Self::with(size, cpu_partial, min_partial, max_empty, 0, true)
+    }
+
+    /// A cache with debug features `debug` (`debug::*` bits) and hardening.
+    fn with(
+        size: usize,
+        cpu_partial: u32,
+        min_partial: u32,
+        max_empty: u32,
+        debug: u32,
+        harden: bool,
+    ) -> Self {
         let layout = Layout::new(&LayoutRequest {
-            object_size: size,
-            align: 0,
-            hwcache_align: false,
-            has_ctor: false,
-            cache_line: 64,
-            page_size: 4096,
-            header_size: HEADER_SIZE,
-            min_objects: 8,
+            red_zone: debug & crate::debug::RED_ZONE != 0,
+            poison: debug & crate::debug::POISON != 0,
+            store_user: debug & crate::debug::STORE_USER != 0,
+            ..LayoutRequest::plain(size, 0, 4096, HEADER_SIZE)
         })
         .unwrap();
         let params = Params {
@@ -82,6 +90,9 @@ impl TestCache {
             min_partial,
             max_empty,
             gfp_zero: GFP_ZERO,
+            debug,
+            harden,
+            random_freelist: false,
         };
         let c = Cache::<Host>::create(b"test", 0, layout, None, params);
         assert!(!c.is_null());
@@ -577,5 +588,456 @@ fn interrupt_between_read_and_cmpxchg_forces_a_retry() {
         c.free(x);
         c.free(y);
     });
+    c.destroy().unwrap();
+}
+
+// ---- hardening and debug features --------------------------------------
+
+use crate::debug;
+
+fn poke(p: *mut u8, off: isize, v: u8) {
+    // SAFETY: tests write inside slab memory on purpose (corruption).
+    unsafe { p.offset(off).write_volatile(v) };
+}
+
+#[test]
+fn hardened_free_pointers_are_stored_obfuscated() {
+    let _m = machine();
+    for harden in [false, true] {
+        let c = TestCache::with(64, 30, 5, 2, 0, harden);
+        assert_eq!(c.hardened(), harden);
+        on_cpu(0, || {
+            let a = c.alloc(GFP_KERNEL, -1);
+            let b = c.alloc(GFP_KERNEL, -1);
+            c.free(b);
+            c.free(a);
+            // a heads the CPU freelist, its free pointer names b.
+            // SAFETY: a is a free object of ours (test inspection).
+            let stored = unsafe { (a as *const usize).read_volatile() };
+            if harden {
+                assert_ne!(stored, b as usize, "stored plain while hardened");
+            } else {
+                assert_eq!(stored, b as usize);
+            }
+            // SAFETY: as above.
+            assert_eq!(unsafe { crate::slab::get_free_pointer(a, &c.layout) }, b);
+            assert_eq!(c.alloc(GFP_KERNEL, -1), a);
+            assert_eq!(c.alloc(GFP_KERNEL, -1), b);
+            c.free(a);
+            c.free(b);
+        });
+        c.destroy().unwrap();
+    }
+}
+
+#[test]
+fn corrupt_free_pointer_is_detected_and_the_cache_keeps_working() {
+    let _m = machine();
+    // Caught by the allocation that would follow it.
+    let c = TestCache::new(64, 30, 5, 2);
+    let r0 = reports();
+    on_cpu(0, || {
+        let a = c.alloc(GFP_KERNEL, -1);
+        let b = c.alloc(GFP_KERNEL, -1);
+        c.free(a);
+        poke(a, 0, !0); // flip bits of the stored free pointer
+        let x = c.alloc(GFP_KERNEL, -1);
+        assert!(!x.is_null());
+        assert_ne!(
+            x, a,
+            "the object with the corrupt free pointer was handed out"
+        );
+        assert_eq!(c.errors(), 1);
+        assert_eq!(c.isolated_slabs(), 1);
+        assert!(reports() > r0);
+        // Frees into the isolated slab are ignored quietly.
+        let r1 = reports();
+        c.free(b);
+        assert_eq!(reports(), r1);
+        let objs: Vec<*mut u8> = (0..500).map(|_| c.alloc(GFP_KERNEL, -1)).collect();
+        let set: HashSet<usize> = objs.iter().map(|&p| p as usize).collect();
+        assert_eq!(set.len(), objs.len());
+        for o in objs {
+            c.free(o);
+        }
+        c.free(x);
+    });
+    assert_eq!(c.validate(), 0);
+    assert_eq!(c.errors(), 1);
+    c.destroy().unwrap();
+
+    // Caught by validate (in a slab freelist after a flush).
+    let c = TestCache::new(64, 30, 5, 2);
+    on_cpu(1, || {
+        let a = c.alloc(GFP_KERNEL, -1);
+        let keep = c.alloc(GFP_KERNEL, -1);
+        c.free(a);
+        poke(a, 0, 0x5a);
+        assert_eq!(c.validate(), 1);
+        assert_eq!(c.isolated_slabs(), 1);
+        c.free(keep);
+        assert_eq!(c.validate(), 0);
+        let o = c.alloc(GFP_KERNEL, -1);
+        assert!(!o.is_null());
+        c.free(o);
+    });
+    c.destroy().unwrap();
+}
+
+#[test]
+fn object_index_matches_division() {
+    for size in (1..=16384).step_by(13) {
+        for (rz, poison, user) in [
+            (false, false, false),
+            (true, true, true),
+            (true, false, false),
+        ] {
+            let l = Layout::new(&LayoutRequest {
+                red_zone: rz,
+                poison,
+                store_user: user,
+                ..LayoutRequest::plain(size, 0, 4096, HEADER_SIZE)
+            })
+            .unwrap();
+            let mut off = 0;
+            while off < l.slab_bytes {
+                let want = if off >= l.first_offset
+                    && (off - l.first_offset).is_multiple_of(l.stride)
+                    && (off - l.first_offset) / l.stride < l.objects
+                {
+                    Some((off - l.first_offset) / l.stride)
+                } else {
+                    None
+                };
+                assert_eq!(l.object_index(off), want, "size {size} off {off}");
+                off += if l.stride > 64 { 7 } else { 1 };
+            }
+            for i in 0..l.objects {
+                assert_eq!(l.object_index(l.object_offset(i)), Some(i));
+            }
+        }
+    }
+}
+
+#[test]
+fn debug_layout_keeps_zones_and_metadata_apart() {
+    for size in (1..=16384).step_by(11).chain([8, 64, 4096, 16384]) {
+        for align in [0, 8, 64, 4096] {
+            for flags in 1..16u32 {
+                let rz = flags & debug::RED_ZONE != 0;
+                let poison = flags & debug::POISON != 0;
+                let user = flags & debug::STORE_USER != 0;
+                let l = Layout::new(&LayoutRequest {
+                    red_zone: rz,
+                    poison,
+                    store_user: user,
+                    ..LayoutRequest::plain(size, align, 4096, HEADER_SIZE)
+                })
+                .unwrap();
+                assert!(l.objects >= 1);
+                assert_eq!(l.first_offset % l.align, 0);
+                assert_eq!(l.stride % l.align, 0);
+                assert!(l.first_offset >= HEADER_SIZE + l.red_left);
+                assert!(l.inuse >= size);
+                if rz {
+                    assert!(l.red_left >= 8 && l.inuse > size);
+                }
+                let mut end = l.inuse.max(8);
+                if poison {
+                    assert!(
+                        l.free_offset >= l.inuse,
+                        "free pointer inside a poisoned object"
+                    );
+                    end = l.free_offset + 8;
+                }
+                if user {
+                    assert!(l.track_offset >= end);
+                    end = l.track_offset + 2 * crate::layout::TRACK_SIZE;
+                }
+                assert!(
+                    end + l.red_left <= l.stride,
+                    "metadata runs into the next red zone: size {size} flags {flags}"
+                );
+                assert!(l.first_offset + l.objects * l.stride <= l.slab_bytes);
+            }
+        }
+    }
+}
+
+/// A debug cache of `size` bytes with `flags`.
+fn debug_cache(size: usize, flags: u32) -> TestCache {
+    TestCache::with(size, 30, 5, 2, flags, true)
+}
+
+#[test]
+fn one_byte_past_a_red_zoned_object_is_caught_on_free() {
+    let _m = machine();
+    let c = debug_cache(64, debug::RED_ZONE);
+    on_cpu(0, || {
+        let p = c.alloc(GFP_KERNEL, -1);
+        let q = c.alloc(GFP_KERNEL, -1);
+        poke(p, 64, 0x12);
+        c.free(p);
+        assert_eq!(c.errors(), 1);
+        assert_eq!(c.isolated_slabs(), 1);
+        c.free(q); // its slab is isolated: ignored
+        assert_eq!(c.errors(), 1);
+        let o = c.alloc(GFP_KERNEL, -1);
+        assert!(!o.is_null() && o != p);
+        c.free(o);
+    });
+    assert_eq!(c.validate(), 0);
+    c.destroy().unwrap();
+}
+
+#[test]
+fn red_zone_clobbered_while_allocated_is_caught_by_validate() {
+    let _m = machine();
+    let c = debug_cache(64, debug::RED_ZONE | debug::CONSISTENCY);
+    on_cpu(0, || {
+        let p = c.alloc(GFP_KERNEL, -1);
+        poke(p, -1, 0x34); // left red zone
+        assert_eq!(c.validate(), 1);
+        assert_eq!(c.errors(), 1);
+        c.free(p);
+        assert_eq!(c.validate(), 0);
+    });
+    c.destroy().unwrap();
+}
+
+#[test]
+fn red_zone_clobbered_after_free_is_caught() {
+    let _m = machine();
+    let c = debug_cache(64, debug::RED_ZONE);
+    on_cpu(0, || {
+        let p = c.alloc(GFP_KERNEL, -1);
+        c.free(p);
+        poke(p, 64, 0xab);
+        assert_eq!(c.validate(), 1);
+        assert_eq!(c.isolated_slabs(), 1);
+    });
+    c.destroy().unwrap();
+}
+
+#[test]
+fn writes_into_freed_poisoned_objects_are_caught() {
+    let _m = machine();
+    // The first word, by validate; the 50th byte, by the next allocation.
+    for (off, by_validate) in [(0isize, true), (50, false), (63, true)] {
+        let c = debug_cache(64, debug::POISON);
+        assert!(c.layout.free_offset >= 64);
+        on_cpu(0, || {
+            let p = c.alloc(GFP_KERNEL, -1);
+            c.free(p);
+            // SAFETY: reading the poison of a free object.
+            unsafe {
+                assert_eq!(p.read(), debug::POISON_FREE);
+                assert_eq!(p.add(63).read(), debug::POISON_END);
+            }
+            poke(p, off, 0x78);
+            if by_validate {
+                assert_eq!(c.validate(), 1);
+            } else {
+                let o = c.alloc(GFP_KERNEL, -1);
+                assert!(!o.is_null());
+                assert_ne!(o, p, "the damaged object was handed out");
+                c.free(o);
+            }
+            assert_eq!(c.errors(), 1, "offset {off}");
+            assert_eq!(c.isolated_slabs(), 1);
+        });
+        assert_eq!(c.validate(), 0);
+        c.destroy().unwrap();
+    }
+}
+
+#[test]
+fn debug_double_free_is_reported_and_harmless() {
+    let _m = machine();
+    for flags in [
+        debug::CONSISTENCY,
+        debug::RED_ZONE,
+        debug::POISON,
+        debug::ALL,
+    ] {
+        let c = debug_cache(100, flags);
+        on_cpu(0, || {
+            let p = c.alloc(GFP_KERNEL, -1);
+            let q = c.alloc(GFP_KERNEL, -1);
+            c.free(p);
+            c.free(q);
+            c.free(p); // not the freelist head: a debug cache walks the freelist
+            assert_eq!(c.errors(), 1, "flags {flags}");
+            c.free(q); // the head
+            assert_eq!(c.errors(), 2, "flags {flags}");
+            assert_eq!(c.isolated_slabs(), 0);
+            let a = c.alloc(GFP_KERNEL, -1);
+            let b = c.alloc(GFP_KERNEL, -1);
+            assert_ne!(a, b);
+            c.free(a);
+            c.free(b);
+        });
+        assert_eq!(c.validate(), 0);
+        c.destroy().unwrap();
+    }
+}
+
+#[test]
+fn owner_records_name_the_caller_cpu_and_time() {
+    let _m = machine();
+    let c = debug_cache(32, debug::STORE_USER);
+    on_cpu(3, || {
+        let p = c.alloc(GFP_KERNEL, -1);
+        // SAFETY: an allocated object of the cache.
+        let t = unsafe { debug::get_track(p, &c.layout, false) }.unwrap();
+        assert_ne!(t.addr, 0);
+        assert_eq!(t.cpu(), 3);
+        assert_ne!(t.pid(), 0);
+        // SAFETY: as above.
+        assert!(unsafe { debug::get_track(p, &c.layout, true) }.is_none());
+        c.free(p);
+        // SAFETY: a free object of the cache (test inspection).
+        let f = unsafe { debug::get_track(p, &c.layout, true) }.unwrap();
+        assert!(f.when > t.when);
+    });
+    c.destroy().unwrap();
+}
+
+#[test]
+fn destroy_with_a_live_object_is_reported() {
+    let _m = machine();
+    let c = debug_cache(64, debug::ALL);
+    let r0 = reports();
+    let _p = on_cpu(0, || c.alloc(GFP_KERNEL, -1));
+    let errors = c.errors();
+    // SAFETY: nothing else uses the cache; a failed destroy leaks it.
+    assert_eq!(unsafe { Cache::destroy(c.0) }, Err(1));
+    // SAFETY: leaked, so still readable.
+    assert_eq!(unsafe { (*c.0).errors() }, errors + 1);
+    assert!(reports() > r0);
+}
+
+#[test]
+fn random_freelist_shuffles_new_slabs() {
+    let _m = machine();
+    let c = TestCache::new(64, 30, 5, 2);
+    assert!(c.set_random_freelist(true));
+    on_cpu(0, || {
+        let n = c.layout.objects;
+        let objs: Vec<*mut u8> = (0..n).map(|_| c.alloc(GFP_KERNEL, -1)).collect();
+        let set: HashSet<usize> = objs.iter().map(|&p| p as usize).collect();
+        assert_eq!(set.len(), n, "every object once");
+        assert!(
+            objs.windows(2).any(|w| w[1] < w[0]),
+            "a random order of {n} objects is not sorted"
+        );
+        for o in objs {
+            c.free(o);
+        }
+    });
+    c.destroy().unwrap();
+}
+
+#[test]
+fn debug_caches_under_threads_lose_nothing() {
+    let _m = machine();
+    let base = pages();
+    let r0 = reports();
+    let c = Arc::new(debug_cache(200, debug::ALL));
+    let shared: Arc<Mutex<Vec<usize>>> = Arc::new(Mutex::new(Vec::new()));
+    let threads: Vec<_> = (0..CPUS)
+        .map(|cpu| {
+            let c = Arc::clone(&c);
+            let shared = Arc::clone(&shared);
+            std::thread::spawn(move || {
+                let mut rng = Rng(cpu as u64 + 11);
+                let mut mine = Vec::new();
+                for _ in 0..4000 {
+                    on_cpu(cpu, || match rng.below(4) {
+                        0 | 1 => {
+                            let o = c.alloc(GFP_KERNEL, -1);
+                            assert!(!o.is_null());
+                            tag(o, 200, o as u64);
+                            mine.push(o as usize);
+                        }
+                        2 => {
+                            if let Some(o) = mine.pop() {
+                                assert_eq!(read_tag(o as *mut u8, 200), o as u64);
+                                c.free(o as *mut u8);
+                            }
+                        }
+                        _ => {
+                            if let Some(o) = mine.pop() {
+                                shared.lock().unwrap().push(o);
+                            }
+                            if let Some(o) = shared.lock().unwrap().pop() {
+                                c.free(o as *mut u8);
+                            }
+                        }
+                    });
+                }
+                on_cpu(cpu, || mine.into_iter().for_each(|o| c.free(o as *mut u8)));
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    on_cpu(0, || {
+        for o in shared.lock().unwrap().drain(..) {
+            c.free(o as *mut u8);
+        }
+    });
+    assert_eq!(c.validate(), 0);
+    assert_eq!(c.errors(), 0);
+    assert_eq!(reports(), r0);
+    let c = Arc::into_inner(c).unwrap();
+    c.destroy().unwrap();
+    assert_eq!(pages(), base);
+}
+
+#[test]
+fn alloc_bulk_stops_at_a_corrupt_free_pointer() {
+    let _m = machine();
+    let c = TestCache::new(64, 30, 5, 2);
+    on_cpu(0, || {
+        let a = c.alloc(GFP_KERNEL, -1);
+        c.free(a);
+        poke(a, 0, 0x33);
+        let mut objs = [std::ptr::null_mut(); 8];
+        assert!(c.alloc_bulk(GFP_KERNEL, &mut objs));
+        assert!(objs.iter().all(|&o| o != a && !o.is_null()));
+        let set: HashSet<usize> = objs.iter().map(|&p| p as usize).collect();
+        assert_eq!(set.len(), objs.len());
+        assert_eq!(c.errors(), 1);
+        assert_eq!(c.isolated_slabs(), 1);
+        c.free_bulk(&mut objs);
+    });
+    assert_eq!(c.validate(), 0);
+    c.destroy().unwrap();
+}
+
+#[test]
+fn free_bulk_catches_naive_double_frees() {
+    let _m = machine();
+    let c = TestCache::new(64, 30, 5, 2);
+    on_cpu(0, || {
+        let a = c.alloc(GFP_KERNEL, -1);
+        let b = c.alloc(GFP_KERNEL, -1);
+        // The same pointer twice in one batch.
+        c.free_bulk(&mut [a, b, b]);
+        assert_eq!(c.errors(), 1);
+        // A pointer at the head of the CPU freelist.
+        c.free_bulk(&mut [a]);
+        assert_eq!(c.errors(), 2);
+        let x = c.alloc(GFP_KERNEL, -1);
+        let y = c.alloc(GFP_KERNEL, -1);
+        let z = c.alloc(GFP_KERNEL, -1);
+        assert!(x != y && y != z && x != z);
+        c.free(x);
+        c.free(y);
+        c.free(z);
+    });
+    assert_eq!(c.validate(), 0);
     c.destroy().unwrap();
 }

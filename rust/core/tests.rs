@@ -18,6 +18,9 @@ fn req(size: usize, align: usize, hw: bool, ctor: bool) -> LayoutRequest {
         page_size: PAGE,
         header_size: HEADER_SIZE,
         min_objects: 8,
+        red_zone: false,
+        poison: false,
+        store_user: false,
     }
 }
 
@@ -224,4 +227,16 @@ fn slab_list_matches_model() {
     while !list.is_empty() {
         assert_eq!(list.pop_front(), model.pop_front().unwrap());
     }
+}
+
+#[test]
+fn debug_letters_parse_like_slub_debug() {
+    use crate::debug::{parse_letters, ALL, CONSISTENCY, POISON, RED_ZONE, STORE_USER};
+    assert_eq!(parse_letters(b""), Ok(0));
+    assert_eq!(parse_letters(b"-"), Ok(0));
+    assert_eq!(parse_letters(b"FZPU"), Ok(ALL));
+    assert_eq!(parse_letters(b"z,p\n"), Ok(RED_ZONE | POISON));
+    assert_eq!(parse_letters(b"F"), Ok(CONSISTENCY));
+    assert_eq!(parse_letters(b"u"), Ok(STORE_USER));
+    assert_eq!(parse_letters(b"FX"), Err(b'X'));
 }

@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suite rslub_debug: rslub's debug features and hardening, case by
+ * case the equivalents of in-tree lib/tests/slub_kunit.c (red zones,
+ * poison, free pointer corruption, destroy with a live object), plus the
+ * always-on checks of bad frees. Each case corrupts something on purpose
+ * and checks that it is detected (the cache's "errors" counter rises; the
+ * report goes to the kernel log as "rslub: " lines) and harmless (the cache
+ * keeps allocating and freeing, validate is clean afterwards).
+ *
+ * Object layouts the cases rely on (docs/design.md): without debug
+ * features the free pointer is an object's first word; with SLAB_POISON it
+ * follows the object (at the object size rounded up to a word, when there
+ * are no red zones); with SLAB_RED_ZONE the byte right after the object is
+ * red zone.
+ */
+#include <kunit/test.h>
+#include <linux/preempt.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "rslub.h"
+
+#define DEBUG_ALL (SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON | \
+		   SLAB_STORE_USER)
+
+static struct rslub_cache *make(struct kunit *test, const char *name,
+				unsigned int size, slab_flags_t flags)
+{
+	struct rslub_cache *s = rslub_cache_create(name, size, 0, flags, NULL);
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, s);
+	return s;
+}
+
+static long long errors(struct rslub_cache *s)
+{
+	return rslub_cache_get(s, "errors");
+}
+
+/* The cache still works: allocate and free a batch, then validate clean. */
+static void expect_healthy(struct kunit *test, struct rslub_cache *s,
+			   unsigned int size)
+{
+	void *objs[64];
+	long long before = errors(s);
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(objs); i++) {
+		objs[i] = rslub_cache_alloc(s, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, objs[i]);
+		memset(objs[i], i, size);
+	}
+	for (i = 0; i < ARRAY_SIZE(objs); i++) {
+		KUNIT_EXPECT_EQ(test, ((u8 *)objs[i])[size - 1], (u8)i);
+		rslub_cache_free(s, objs[i]);
+	}
+	KUNIT_EXPECT_EQ(test, rslub_cache_validate(s), 0);
+	KUNIT_EXPECT_EQ(test, errors(s), before);
+}
+
+static void debug_flags_are_accepted_and_shown(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-d-flags", RSLUB_MAX_OBJECT_SIZE,
+				     DEBUG_ALL | SLAB_HWCACHE_ALIGN);
+
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "sanity_checks"), 1);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "red_zone"), 1);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "poison"), 1);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "store_user"), 1);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "freelist_harden"), 1);
+	KUNIT_EXPECT_GE(test, rslub_cache_get(s, "slab_size"),
+			(long long)RSLUB_MAX_OBJECT_SIZE + 16);
+	/* The largest object works with every debug feature on. */
+	expect_healthy(test, s, RSLUB_MAX_OBJECT_SIZE);
+	/* Debug caches never take the lockless fast path. */
+	KUNIT_EXPECT_EQ(test, rslub_cache_stat(s, "alloc_fastpath"), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+/* in-tree test_clobber_zone: one byte past a red-zoned object. */
+static void write_past_object_detected_by_validate(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-d-rz", 64, SLAB_RED_ZONE);
+	u8 *p = rslub_cache_alloc(s, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	p[64] = 0x12;
+	KUNIT_EXPECT_EQ(test, rslub_cache_validate(s), 1);
+	KUNIT_EXPECT_EQ(test, errors(s), 1);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "isolated_slabs"), 1);
+	rslub_cache_free(s, p);	/* its slab is isolated: ignored */
+	KUNIT_EXPECT_EQ(test, errors(s), 1);
+	expect_healthy(test, s, 64);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+static void write_past_object_detected_on_free(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-d-rzf", 64,
+				     SLAB_RED_ZONE | SLAB_STORE_USER);
+	u8 *p = rslub_cache_alloc(s, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	p[64] = 0x12;
+	rslub_cache_free(s, p);
+	KUNIT_EXPECT_EQ(test, errors(s), 1);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "isolated_slabs"), 1);
+	expect_healthy(test, s, 64);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+/* in-tree test_next_pointer, on a hardened cache without debug features. */
+static void corrupt_free_pointer_detected(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-d-fp", 64, 0);
+	unsigned long *p = rslub_cache_alloc(s, GFP_KERNEL);
+	void *q = rslub_cache_alloc(s, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "freelist_harden"), 1);
+	rslub_cache_free(s, p);
+	*p ^= 0xff;	/* the stored free pointer */
+	KUNIT_EXPECT_EQ(test, rslub_cache_validate(s), 1);
+	KUNIT_EXPECT_EQ(test, errors(s), 1);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "isolated_slabs"), 1);
+	rslub_cache_free(s, q);	/* in the isolated slab: ignored */
+	expect_healthy(test, s, 64);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+/* The same, caught by the allocation that would follow the pointer. */
+static void corrupt_free_pointer_detected_on_alloc(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-d-fpa", 64, 0);
+	unsigned long *p, *x;
+
+	/* Free and reallocate on one CPU, so p heads this CPU's freelist. */
+	preempt_disable();
+	p = rslub_cache_alloc(s, GFP_ATOMIC);
+	if (p) {
+		rslub_cache_free(s, p);
+		*p ^= 0xff;
+	}
+	x = rslub_cache_alloc(s, GFP_ATOMIC);
+	preempt_enable();
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_ASSERT_NOT_NULL(test, x);
+	KUNIT_EXPECT_PTR_NE(test, x, p);
+	KUNIT_EXPECT_EQ(test, errors(s), 1);
+	rslub_cache_free(s, x);
+	expect_healthy(test, s, 64);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+/* Free pointer after the object in a poisoned cache (in-tree's layout). */
+static void corrupt_free_pointer_of_poisoned_object(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-d-fpp", 64, SLAB_POISON);
+	u8 *p = rslub_cache_alloc(s, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	rslub_cache_free(s, p);
+	p[64] = ~p[64];
+	KUNIT_EXPECT_EQ(test, rslub_cache_validate(s), 1);
+	KUNIT_EXPECT_EQ(test, errors(s), 1);
+	expect_healthy(test, s, 64);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+/* in-tree test_first_word: write the first word of a freed object. */
+static void write_first_word_after_free(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-d-w0", 64, SLAB_POISON);
+	u8 *p = rslub_cache_alloc(s, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	rslub_cache_free(s, p);
+	*p = 0x78;
+	KUNIT_EXPECT_EQ(test, rslub_cache_validate(s), 1);
+	KUNIT_EXPECT_EQ(test, errors(s), 1);
+	expect_healthy(test, s, 64);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+/* in-tree test_clobber_50th_byte. */
+static void write_50th_byte_after_free(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-d-w50", 64, SLAB_POISON);
+	u8 *p = rslub_cache_alloc(s, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	rslub_cache_free(s, p);
+	p[50] = 0x9a;
+	KUNIT_EXPECT_EQ(test, rslub_cache_validate(s), 1);
+	KUNIT_EXPECT_EQ(test, errors(s), 1);
+	expect_healthy(test, s, 64);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+/* A write into a freed object is caught by the next allocation too. */
+static void write_after_free_caught_on_alloc(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-d-wa", 64,
+				     SLAB_POISON | SLAB_STORE_USER);
+	u8 *p = rslub_cache_alloc(s, GFP_KERNEL);
+	u8 *x;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	rslub_cache_free(s, p);
+	p[50] = 0x9a;
+	x = rslub_cache_alloc(s, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, x);
+	KUNIT_EXPECT_PTR_NE(test, x, p);
+	KUNIT_EXPECT_EQ(test, errors(s), 1);
+	rslub_cache_free(s, x);
+	expect_healthy(test, s, 64);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+/* in-tree test_clobber_redzone_free. */
+static void clobber_red_zone_after_free(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-d-rzaf", 64, SLAB_RED_ZONE);
+	u8 *p = rslub_cache_alloc(s, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	rslub_cache_free(s, p);
+	p[64] = 0xab;
+	KUNIT_EXPECT_EQ(test, rslub_cache_validate(s), 1);
+	KUNIT_EXPECT_EQ(test, errors(s), 1);
+	expect_healthy(test, s, 64);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+/* in-tree test_leak_destroy. */
+static void destroy_with_live_object_is_reported(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-d-leak", 64, DEBUG_ALL);
+	void *p = rslub_cache_alloc(s, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), -EBUSY);
+	/* A failed destroy leaks the cache, so it can still be read. */
+	KUNIT_EXPECT_EQ(test, errors(s), 1);
+}
+
+static void double_free(struct kunit *test, slab_flags_t flags)
+{
+	struct rslub_cache *s = make(test, "rslub-d-df", 64, flags);
+	void *p, *q;
+
+	/* One CPU, so the second free meets the first at the freelist head. */
+	preempt_disable();
+	p = rslub_cache_alloc(s, GFP_ATOMIC);
+	if (p) {
+		rslub_cache_free(s, p);
+		rslub_cache_free(s, p);
+	}
+	preempt_enable();
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_EXPECT_EQ(test, errors(s), 1);
+	if (flags) {
+		/* Debug caches also catch an object deeper in the freelist. */
+		p = rslub_cache_alloc(s, GFP_KERNEL);
+		q = rslub_cache_alloc(s, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, p);
+		KUNIT_ASSERT_NOT_NULL(test, q);
+		rslub_cache_free(s, p);
+		rslub_cache_free(s, q);
+		rslub_cache_free(s, p);
+		KUNIT_EXPECT_EQ(test, errors(s), 2);
+	}
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "isolated_slabs"), 0);
+	expect_healthy(test, s, 64);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+static void double_free_detected(struct kunit *test)
+{
+	double_free(test, 0);
+}
+
+static void double_free_detected_debug(struct kunit *test)
+{
+	double_free(test, SLAB_CONSISTENCY_CHECKS);
+}
+
+/* The same pointer twice in one bulk free (in-tree's naive check). */
+static void bulk_double_free_detected(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-d-bdf", 64, 0);
+	void *objs[3];
+
+	objs[0] = rslub_cache_alloc(s, GFP_KERNEL);
+	objs[1] = rslub_cache_alloc(s, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, objs[0]);
+	KUNIT_ASSERT_NOT_NULL(test, objs[1]);
+	objs[2] = objs[1];
+	rslub_cache_free_bulk(s, 3, objs);
+	KUNIT_EXPECT_EQ(test, errors(s), 1);
+	expect_healthy(test, s, 64);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+static void bad_frees(struct kunit *test, slab_flags_t flags)
+{
+	struct rslub_cache *s = make(test, "rslub-d-bad", 64, flags);
+	struct rslub_cache *t = make(test, "rslub-d-bad2", 64, flags);
+	unsigned long local = 0;
+	u8 *p = rslub_cache_alloc(s, GFP_KERNEL);
+	void *other = rslub_cache_alloc(t, GFP_KERNEL);
+	void *km = kmalloc(64, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_ASSERT_NOT_NULL(test, other);
+	KUNIT_ASSERT_NOT_NULL(test, km);
+	rslub_cache_free(s, other);		/* wrong cache */
+	KUNIT_EXPECT_EQ(test, errors(s), 1);
+	rslub_cache_free(s, &local);		/* a stack address */
+	KUNIT_EXPECT_EQ(test, errors(s), 2);
+	rslub_cache_free(s, km);		/* kmalloc memory */
+	KUNIT_EXPECT_EQ(test, errors(s), 3);
+	rslub_cache_free(s, p + 8);		/* an interior pointer */
+	KUNIT_EXPECT_EQ(test, errors(s), 4);
+	KUNIT_EXPECT_EQ(test, local, 0ul);
+	kfree(km);
+	/* Nothing was written into a freelist: both caches are intact. */
+	memset(p, 0x11, 64);
+	rslub_cache_free(s, p);
+	rslub_cache_free(t, other);
+	KUNIT_EXPECT_EQ(test, errors(t), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "isolated_slabs"), 0);
+	expect_healthy(test, s, 64);
+	expect_healthy(test, t, 64);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(t), 0);
+}
+
+static void bad_frees_detected(struct kunit *test)
+{
+	bad_frees(test, 0);
+}
+
+static void bad_frees_detected_debug(struct kunit *test)
+{
+	bad_frees(test, DEBUG_ALL);
+}
+
+static void random_freelist_tunable(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-d-rnd", 64, 0);
+	unsigned long prev = 0;
+	long long n;
+	bool sorted = true;
+	void **objs;
+	int i;
+
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "random_freelist"), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_set(s, "random_freelist", 2), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rslub_cache_set(s, "random_freelist", 1), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "random_freelist"), 1);
+	n = rslub_cache_get(s, "objs_per_slab");
+	objs = kunit_kcalloc(test, n, sizeof(*objs), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, objs);
+	/* One CPU, one new slab: its objects in freelist order. */
+	preempt_disable();
+	for (i = 0; i < n; i++)
+		objs[i] = rslub_cache_alloc(s, GFP_ATOMIC);
+	preempt_enable();
+	for (i = 0; i < n; i++) {
+		KUNIT_ASSERT_NOT_NULL(test, objs[i]);
+		if ((unsigned long)objs[i] < prev)
+			sorted = false;
+		prev = (unsigned long)objs[i];
+	}
+	KUNIT_EXPECT_FALSE(test, sorted);
+	for (i = 0; i < n; i++)
+		rslub_cache_free(s, objs[i]);
+	expect_healthy(test, s, 64);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+static struct kunit_case rslub_debug_cases[] = {
+	KUNIT_CASE(debug_flags_are_accepted_and_shown),
+	KUNIT_CASE(write_past_object_detected_by_validate),
+	KUNIT_CASE(write_past_object_detected_on_free),
+	KUNIT_CASE(corrupt_free_pointer_detected),
+	KUNIT_CASE(corrupt_free_pointer_detected_on_alloc),
+	KUNIT_CASE(corrupt_free_pointer_of_poisoned_object),
+	KUNIT_CASE(write_first_word_after_free),
+	KUNIT_CASE(write_50th_byte_after_free),
+	KUNIT_CASE(write_after_free_caught_on_alloc),
+	KUNIT_CASE(clobber_red_zone_after_free),
+	KUNIT_CASE(destroy_with_live_object_is_reported),
+	KUNIT_CASE(double_free_detected),
+	KUNIT_CASE(double_free_detected_debug),
+	KUNIT_CASE(bulk_double_free_detected),
+	KUNIT_CASE(bad_frees_detected),
+	KUNIT_CASE(bad_frees_detected_debug),
+	KUNIT_CASE(random_freelist_tunable),
+	{}
+};
+
+static struct kunit_suite rslub_debug_suite = {
+	.name = "rslub_debug",
+	.test_cases = rslub_debug_cases,
+};
+
+kunit_test_suite(rslub_debug_suite);
