@@ -5,8 +5,9 @@
  *   slub   kmem_cache_* on a private SLAB_NO_MERGE cache
  *   rslub  rslub_cache_* on a cache of the same size, align and flags;
  *          "rslub:knob=v:knob=v" is a variant with tunables set after create
- *          (cpu_partial, min_partial, max_empty, fill_ge; cmpxchg=locked
- *          switches the fast path's cmpxchg16b while that variant runs)
+ *          (cpu_partial, min_partial, max_empty, fill_ge, random_freelist),
+ *          harden=0|1 set for its create, and cmpxchg=locked switching the
+ *          fast path's cmpxchg16b while that variant runs
  *   floor  a per-CPU stack of preallocated objects, preemption disabled
  *          around a push or pop: what doing almost nothing costs
  *
@@ -382,8 +383,13 @@ static int parse_allocs(void)
 	return ret;
 }
 
-/* Applies "knob=v:knob=v" to a fresh rslub cache (cmpxchg= is global). */
-static int apply_knobs(struct subject *s)
+/*
+ * Applies "knob=v:knob=v" of an rslub variant: with @create, the create-time
+ * defaults (harden=) before the cache exists; else the tunables, through
+ * rslub_cache_set, to the fresh cache. cmpxchg= is switched around each
+ * measurement instead (enter/leave).
+ */
+static int apply_knobs(struct subject *s, bool create)
 {
 	char *list, *cur, *tok;
 	int ret = 0;
@@ -409,8 +415,14 @@ static int apply_knobs(struct subject *s)
 			continue;
 		}
 		ret = kstrtoll(val, 0, &v);
-		if (!ret)
+		if (ret)
+			break;
+		if (!strcmp(tok, "harden")) {
+			if (create)
+				ret = rslub_new_cache_default(tok, v);
+		} else if (!create) {
 			ret = rslub_cache_set(s->cache, tok, v);
+		}
 	}
 	if (ret)
 		pr_err("rslub_bench: rslub variant '%s': bad knob (%d)\n", s->variant, ret);
@@ -441,8 +453,13 @@ static int create_caches(const char *workload, unsigned int size, unsigned int c
 
 		snprintf(s->name, sizeof(s->name), "rsb_%s_%s_%u_%u", workload,
 			 s->ops->name, size, k);
+		if (apply_knobs(s, true)) {
+			rslub_new_cache_default("harden", -1);
+			return -EINVAL;
+		}
 		s->cache = s->ops->create(s->name, size);
-		if (!s->cache || apply_knobs(s)) {
+		rslub_new_cache_default("harden", -1);
+		if (!s->cache || apply_knobs(s, false)) {
 			pr_err("rslub_bench: cannot create cache %s\n", s->name);
 			return -ENOMEM;
 		}

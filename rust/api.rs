@@ -17,6 +17,7 @@ use crate::stat::Stat;
 use crate::sysfs::{Dir, Root};
 use core::ffi::{c_char, c_int, c_longlong, c_uint, c_void};
 use core::ptr;
+use core::sync::atomic::{AtomicI32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::global_lock;
 
@@ -538,4 +539,40 @@ pub unsafe extern "C" fn rslub_cache_validate(s: *mut Cache) -> c_int {
     // SAFETY: `s` is live per the caller's contract.
     let n = unsafe { (*s).validate() };
     c_int::try_from(n).unwrap_or(c_int::MAX)
+}
+
+/// Overrides of the module parameters `harden` and `random_freelist` for
+/// caches created from now on; -1: the parameter's value.
+static HARDEN_OVERRIDE: AtomicI32 = AtomicI32::new(-1);
+static RANDOM_OVERRIDE: AtomicI32 = AtomicI32::new(-1);
+
+/// The overrides set by [`rslub_new_cache_default`]: (harden, random_freelist).
+pub fn new_cache_overrides() -> (Option<bool>, Option<bool>) {
+    let get = |a: &AtomicI32| match a.load(Ordering::Relaxed) {
+        v if v < 0 => None,
+        v => Some(v != 0),
+    };
+    (get(&HARDEN_OVERRIDE), get(&RANDOM_OVERRIDE))
+}
+
+/// Sets a create-time default of new caches; see include/rslub.h.
+///
+/// # Safety
+/// `name` is a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn rslub_new_cache_default(name: *const c_char, value: c_int) -> c_int {
+    // SAFETY: forwarded.
+    let Some((buf, len)) = (unsafe { attr_name(name) }) else {
+        return EINVAL.to_errno();
+    };
+    let target = match &buf[..len] {
+        b"harden" => &HARDEN_OVERRIDE,
+        b"random_freelist" => &RANDOM_OVERRIDE,
+        _ => return EINVAL.to_errno(),
+    };
+    if !(-1..=1).contains(&value) {
+        return EINVAL.to_errno();
+    }
+    target.store(value, Ordering::Relaxed);
+    0
 }

@@ -114,11 +114,13 @@ pub fn consts() -> Consts {
     })
 }
 
-/// Module defaults for hardening: (harden, random_freelist).
+/// Defaults for hardening of new caches: (harden, random_freelist); the
+/// module parameters unless `rslub_new_cache_default` overrides them.
 pub fn harden_defaults() -> (bool, bool) {
+    let (harden, random) = api::new_cache_overrides();
     (
-        module_parameters::harden.value(),
-        module_parameters::random_freelist.value(),
+        harden.unwrap_or(module_parameters::harden.value()),
+        random.unwrap_or(module_parameters::random_freelist.value()),
     )
 }
 

@@ -16,6 +16,7 @@
 #   SUITE=name     an rslub-vs-rslub experiment: max-empty, cpu-partial,
 #                  fill, cmpxchg, hardening (see docs/benchmarks.md)
 #   MODES          "icount wall" (default); KVM=1 runs one "cycles" boot on KVM
+#   RSLUB_PARAMS   module parameters for rslub.ko, e.g. "harden=0 max_empty=0"
 #   SIZES BATCHES OPS ROUNDS CHURN_ROUNDS BENCH_CPUS WORKLOADS_ICOUNT
 #   WORKLOADS_WALL WALL_SIZES WALL_ROUNDS override the defaults below
 set -euo pipefail
@@ -55,8 +56,11 @@ cmpxchg)
 	ALLOCS=rslub:cmpxchg=local,rslub:cmpxchg=locked
 	WORKLOADS_ICOUNT="pair repeat" WORKLOADS_WALL="pair parallel"
 	note="cmpxchg: icount counts instructions, and the lock prefix adds none: expect equal icount rows. Only the wall rows (TCG emulates a locked cmpxchg16b differently) and real hardware (KVM=1, or insmod on a test machine) can show the cost of the lock." ;;
+hardening)
+	ALLOCS=rslub:harden=0,rslub:harden=1,rslub:harden=1:random_freelist=1
+	WORKLOADS_ICOUNT="pair repeat bulk remote" WORKLOADS_WALL=pair ;;
 *)
-	echo "bench: unknown SUITE '$SUITE' (max-empty, cpu-partial, fill, cmpxchg)" >&2
+	echo "bench: unknown SUITE '$SUITE' (max-empty, cpu-partial, fill, cmpxchg, hardening)" >&2
 	exit 2 ;;
 esac
 [ "${KVM:-0}" = 1 ] && MODES=cycles
@@ -92,7 +96,7 @@ run() {
 	VM_CPUS=$cpus VM_MEM=${VM_MEM:-3G} VM_QEMU_OPTS=$qopts VM_TIMEOUT=${VM_TIMEOUT:-2400} \
 		scripts/vm.sh "$BKDIR" "cd $BUILD && MODE=$mode WORKLOADS='$workloads' SIZES='$sizes' \
 BATCHES='$BATCHES' ALLOCS='$ALLOCS' OPS=$OPS ROUNDS=$rounds CHURN_ROUNDS=$CHURN_ROUNDS \
-MAX_CPUS=$cpus scripts/guest-bench.sh" 2>&1 |
+MAX_CPUS=$cpus RSLUB_PARAMS='${RSLUB_PARAMS:-}' scripts/guest-bench.sh" 2>&1 |
 		tee "$log" | grep --line-buffered "^bench:" | sed -u 's/^/  /' || true
 	if grep -q "^bench: FAILED" "$log" || ! grep -q "^bench: guest done (rc 0)" "$log"; then
 		grep -E "^bench: FAILED|^vm:|rslub_bench: .*(FAILED|failed|cannot)" "$log" | head -n 10
@@ -119,7 +123,8 @@ qemu=$(qemu-system-x86_64 --version | head -n 1 | sed 's/^QEMU emulator version 
 	--meta "mode=$(echo $MODES | tr ' ' ,)" --meta "cpus=icount 2, wall $BENCH_CPUS" \
 	--meta nodes=1 --meta "date=$(date -u +%FT%TZ)" --meta "git=$git_rev" \
 	--meta "suite=${SUITE:-default}" --meta "quick=${QUICK:-0}" \
-	--meta "kvm=${KVM:-0}" ${note:+--meta "note=$note"} "${logs[@]}"
+	--meta "kvm=${KVM:-0}" --meta "rslub_params=${RSLUB_PARAMS:-}" \
+	${note:+--meta "note=$note"} "${logs[@]}"
 "$RSBENCH" table "$out" | tee "$out/table.txt"
 "$RSBENCH" plot "$out"
 [ -z "$note" ] || echo "bench: note: $note"

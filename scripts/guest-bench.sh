@@ -7,7 +7,7 @@
 # pages each cache holds from sysfs, before and after shrink.
 #
 # Environment: MODE (icount|wall), WORKLOADS, SIZES, BATCHES, ALLOCS, OPS,
-# ROUNDS, CHURN_ROUNDS, MAX_CPUS, REMOTE_BATCH.
+# ROUNDS, CHURN_ROUNDS, MAX_CPUS, REMOTE_BATCH, RSLUB_PARAMS (for rslub.ko).
 cd "$(dirname "$0")/.." || exit 2
 MODE=${MODE:-icount}
 WORKLOADS=${WORKLOADS:-pair repeat bulk remote churn}
@@ -23,8 +23,9 @@ BENCH=bench/rslub_bench.ko
 
 dmesg -n 1	# results go through dmesg, not the (slow) console
 dmesg -C
-insmod rslub.ko || { echo "bench: FAILED: insmod rslub.ko"; exit 1; }
-echo "bench: guest: $(nproc) CPUs, $(uname -r), mode $MODE, allocators $ALLOCS"
+# shellcheck disable=SC2086 # RSLUB_PARAMS: several parameters
+insmod rslub.ko ${RSLUB_PARAMS:-} || { echo "bench: FAILED: insmod rslub.ko ${RSLUB_PARAMS:-}"; exit 1; }
+echo "bench: guest: $(nproc) CPUs, $(uname -r), mode $MODE, allocators $ALLOCS, rslub.ko ${RSLUB_PARAMS:-(defaults)}"
 rc=0
 
 # load ARGS...: one run of the bench module; prints its log lines.
