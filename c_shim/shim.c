@@ -81,9 +81,14 @@ void rslub_shim_free_pages(void *addr, unsigned int order)
 	free_pages((unsigned long)addr, order);
 }
 
-long rslub_pages_allocated(void)
+long rslub_shim_pages_held(void)
 {
 	return atomic_long_read(&rslub_pages);
+}
+
+long rslub_pages_allocated(void)
+{
+	return rslub_shim_pages_held();
 }
 
 int rslub_shim_addr_to_node(const void *addr)

@@ -51,6 +51,8 @@ bool rslub_shim_has_cmpxchg128(void);
 /* 2^order naturally aligned pages from node (negative: local), or NULL. */
 void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order);
 void rslub_shim_free_pages(void *addr, unsigned int order);
+/* Slab pages currently held from the page allocator, over all caches. */
+long rslub_shim_pages_held(void);
 /* Node of the memory at addr (a slab address). */
 int rslub_shim_addr_to_node(const void *addr);
 /* True when addr may be aligned down to a slab start and read. */

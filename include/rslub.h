@@ -7,8 +7,11 @@
  * rslub.ko loaded first (modprobe resolves it; with insmod load it by hand).
  *
  * Contexts: every call may be made from any context its gfp flags allow
- * (GFP_ATOMIC from hard irq). create, shrink and destroy sleep: process
- * context only.
+ * (GFP_ATOMIC from hard irq), the same contexts as kmem_cache_alloc(): the
+ * slow paths take spinlock_t locks (and the page allocator's), so not from
+ * HRTIMER_MODE_HARD callbacks or raw-spinlock sections on PREEMPT_RT (lockdep
+ * with PROVE_RAW_LOCK_NESTING reports it). create, shrink, validate and
+ * destroy sleep: process context only.
  */
 #ifndef _RSLUB_H
 #define _RSLUB_H

@@ -1419,6 +1419,17 @@ impl<P: Platform> Cache<P> {
             }
             return true;
         }
+        // One branch per call, like the single-object paths.
+        if self.mode == MODE_HARDENED {
+            self.alloc_bulk_fast::<true>(gfp, out)
+        } else {
+            self.alloc_bulk_fast::<false>(gfp, out)
+        }
+    }
+
+    /// `alloc_bulk` for non-debug caches, hardened (`H`) or not.
+    #[inline(always)]
+    fn alloc_bulk_fast<const H: bool>(&self, gfp: u32, out: &mut [*mut u8]) -> bool {
         let mut g = self.cpu_lock();
         let mut i = 0;
         while i < out.len() {
@@ -1438,10 +1449,10 @@ impl<P: Platform> Cache<P> {
             } else {
                 // SAFETY: CPU lock held; `obj` heads our freelist, so it is
                 // an object of the CPU slab.
-                let next = unsafe { get_free_pointer(obj, &self.layout) };
+                let next = unsafe { get_free_pointer_as::<H>(obj, &self.layout) };
                 // SAFETY: CPU lock held.
                 let slab = unsafe { (*c).slab };
-                if self.layout.hardened() && !free_pointer_ok(next, slab, &self.layout) {
+                if H && !free_pointer_ok(next, slab, &self.layout) {
                     // Checked again under the lock: reports and isolates the
                     // CPU slab (then retry elsewhere).
                     if let Some(o) = self.load_freelist(c, obj) {
@@ -1487,6 +1498,21 @@ impl<P: Platform> Cache<P> {
             }
             return;
         }
+        if self.mode == MODE_HARDENED {
+            // SAFETY: forwarded.
+            unsafe { self.free_bulk_fast::<true>(objs) }
+        } else {
+            // SAFETY: forwarded.
+            unsafe { self.free_bulk_fast::<false>(objs) }
+        }
+    }
+
+    /// `free_bulk` for non-debug caches, hardened (`H`) or not.
+    ///
+    /// # Safety
+    /// As for [`Cache::free_bulk`].
+    #[inline(always)]
+    unsafe fn free_bulk_fast<const H: bool>(&self, objs: &mut [*mut u8]) {
         let mut end = objs.len();
         while end > 0 {
             end -= 1;
@@ -1522,17 +1548,24 @@ impl<P: Platform> Cache<P> {
                     && unsafe { (*slab).check_object(o, &self.layout, self.owner()) }.is_ok()
                 {
                     // SAFETY: `o` is an object of `slab` being freed by us.
-                    unsafe { set_free_pointer(o, &self.layout, head) };
+                    unsafe { set_free_pointer_as::<H>(o, &self.layout, head) };
                     head = o;
                     cnt += 1;
                     *slot = ptr::null_mut();
                 }
             }
-            self.free_chain(slab, head, tail, cnt);
+            self.free_chain::<H>(slab, head, tail, cnt);
         }
     }
 
-    fn free_chain(&self, slab: *mut SlabHeader, head: *mut u8, tail: *mut u8, cnt: usize) {
+    #[inline(always)]
+    fn free_chain<const H: bool>(
+        &self,
+        slab: *mut SlabHeader,
+        head: *mut u8,
+        tail: *mut u8,
+        cnt: usize,
+    ) {
         loop {
             let (freelist, tid, cpu_slab) = self.cpu_snapshot();
             if cpu_slab != slab {
@@ -1542,7 +1575,7 @@ impl<P: Platform> Cache<P> {
                 return self.report(head, FreeError::DoubleFree);
             }
             // SAFETY: `tail` is ours until published.
-            unsafe { set_free_pointer(tail, &self.layout, freelist as *mut u8) };
+            unsafe { set_free_pointer_as::<H>(tail, &self.layout, freelist as *mut u8) };
             if P::this_cpu_cmpxchg_pair(
                 self.pcpu,
                 [freelist, tid],
