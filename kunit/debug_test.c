@@ -15,6 +15,7 @@
  * red zone.
  */
 #include <kunit/test.h>
+#include <linux/poison.h>
 #include <linux/preempt.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -154,49 +155,42 @@ static void corrupt_free_pointer_detected_on_alloc(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
 }
 
-/* Free pointer after the object in a poisoned cache (in-tree's layout). */
-static void corrupt_free_pointer_of_poisoned_object(struct kunit *test)
+/*
+ * Allocates and frees one 64-byte object of a fresh cache with @flags, then
+ * XORs the byte at @offset of it with @flip (a write after free): validate
+ * must find exactly that one damaged slab, and the cache must keep working.
+ */
+static void damage_after_free(struct kunit *test, const char *name,
+			      slab_flags_t flags, unsigned int offset, u8 flip)
 {
-	struct rslub_cache *s = make(test, "rslub-d-fpp", 64, SLAB_POISON);
+	struct rslub_cache *s = make(test, name, 64, flags);
 	u8 *p = rslub_cache_alloc(s, GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, p);
 	rslub_cache_free(s, p);
-	p[64] = ~p[64];
+	p[offset] ^= flip;
 	KUNIT_EXPECT_EQ(test, rslub_cache_validate(s), 1);
 	KUNIT_EXPECT_EQ(test, errors(s), 1);
 	expect_healthy(test, s, 64);
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+/* Free pointer after the object in a poisoned cache (in-tree's layout). */
+static void corrupt_free_pointer_of_poisoned_object(struct kunit *test)
+{
+	damage_after_free(test, "rslub-d-fpp", SLAB_POISON, 64, 0xff);
 }
 
 /* in-tree test_first_word: write the first word of a freed object. */
 static void write_first_word_after_free(struct kunit *test)
 {
-	struct rslub_cache *s = make(test, "rslub-d-w0", 64, SLAB_POISON);
-	u8 *p = rslub_cache_alloc(s, GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(test, p);
-	rslub_cache_free(s, p);
-	*p = 0x78;
-	KUNIT_EXPECT_EQ(test, rslub_cache_validate(s), 1);
-	KUNIT_EXPECT_EQ(test, errors(s), 1);
-	expect_healthy(test, s, 64);
-	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+	damage_after_free(test, "rslub-d-w0", SLAB_POISON, 0, 0x78 ^ POISON_FREE);
 }
 
 /* in-tree test_clobber_50th_byte. */
 static void write_50th_byte_after_free(struct kunit *test)
 {
-	struct rslub_cache *s = make(test, "rslub-d-w50", 64, SLAB_POISON);
-	u8 *p = rslub_cache_alloc(s, GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(test, p);
-	rslub_cache_free(s, p);
-	p[50] = 0x9a;
-	KUNIT_EXPECT_EQ(test, rslub_cache_validate(s), 1);
-	KUNIT_EXPECT_EQ(test, errors(s), 1);
-	expect_healthy(test, s, 64);
-	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+	damage_after_free(test, "rslub-d-w50", SLAB_POISON, 50, 0x9a ^ POISON_FREE);
 }
 
 /* A write into a freed object is caught by the next allocation too. */
@@ -222,16 +216,7 @@ static void write_after_free_caught_on_alloc(struct kunit *test)
 /* in-tree test_clobber_redzone_free. */
 static void clobber_red_zone_after_free(struct kunit *test)
 {
-	struct rslub_cache *s = make(test, "rslub-d-rzaf", 64, SLAB_RED_ZONE);
-	u8 *p = rslub_cache_alloc(s, GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(test, p);
-	rslub_cache_free(s, p);
-	p[64] = 0xab;
-	KUNIT_EXPECT_EQ(test, rslub_cache_validate(s), 1);
-	KUNIT_EXPECT_EQ(test, errors(s), 1);
-	expect_healthy(test, s, 64);
-	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+	damage_after_free(test, "rslub-d-rzaf", SLAB_RED_ZONE, 64, 0xab ^ SLUB_RED_INACTIVE);
 }
 
 /* in-tree test_leak_destroy. */
