@@ -115,12 +115,17 @@ for mode in $MODES; do
 done
 
 logs=()
-for mode in $MODES; do logs+=("$out/vm-$mode.log"); done
+cpus_meta=""
+for mode in $MODES; do
+	logs+=("$out/vm-$mode.log")
+	[ "$mode" = icount ] && n=2 || n=$BENCH_CPUS
+	cpus_meta="${cpus_meta:+$cpus_meta, }$mode $n"
+done
 git_rev=$(git describe --always --dirty 2>/dev/null || echo unknown)
 qemu=$(qemu-system-x86_64 --version | head -n 1 | sed 's/^QEMU emulator version //')
 "$RSBENCH" parse -o "$out/bench.json" \
 	--meta "kernel=$(basename "$BKDIR")" --meta "qemu=$qemu" \
-	--meta "mode=$(echo $MODES | tr ' ' ,)" --meta "cpus=icount 2, wall $BENCH_CPUS" \
+	--meta "mode=$(echo $MODES | tr ' ' ,)" --meta "cpus=$cpus_meta" \
 	--meta nodes=1 --meta "date=$(date -u +%FT%TZ)" --meta "git=$git_rev" \
 	--meta "suite=${SUITE:-default}" --meta "quick=${QUICK:-0}" \
 	--meta "kvm=${KVM:-0}" --meta "rslub_params=${RSLUB_PARAMS:-}" \
