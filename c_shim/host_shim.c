@@ -272,9 +272,17 @@ bool rslub_shim_gfp_allows_blocking(unsigned int gfp)
 	return gfp & 0x400;	/* __GFP_DIRECT_RECLAIM's value in the kernel */
 }
 
+static int memoryless_node = -1;
+
+void rslub_host_set_memoryless(int node)
+{
+	__atomic_store_n(&memoryless_node, node, __ATOMIC_RELAXED);
+}
+
 bool rslub_shim_node_has_memory(int node)
 {
-	return node >= 0 && node < (int)nr_nodes;
+	return node >= 0 && node < (int)nr_nodes &&
+	       node != __atomic_load_n(&memoryless_node, __ATOMIC_RELAXED);
 }
 
 int rslub_shim_numa_node_id(void)

@@ -38,6 +38,8 @@ long rslub_host_bytes_in_use(void);
 /* Problems reported through the platform's report(). */
 long rslub_host_reports(void);
 void rslub_host_count_report(void);
+/* Node that has no memory (-1: every node has memory). */
+void rslub_host_set_memoryless(int node);
 /* Fail the next n page allocations (0: none). */
 void rslub_host_fail_pages(int n);
 

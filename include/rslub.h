@@ -12,6 +12,12 @@
  * HRTIMER_MODE_HARD callbacks or raw-spinlock sections on PREEMPT_RT (lockdep
  * with PROVE_RAW_LOCK_NESTING reports it). create, shrink, validate and
  * destroy sleep: process context only.
+ *
+ * Bad arguments: a NULL cache is refused by every call (NULL, false,
+ * -EINVAL or nothing done) with one "rslub: " line on the kernel log, as is
+ * every other refusal below; docs/reliability.md ("Bad input") lists them
+ * all. A pointer that is not a live cache (destroyed, or never created) is
+ * undefined behaviour, except for rslub_cache_destroy, which refuses it.
  */
 #ifndef _RSLUB_H
 #define _RSLUB_H
@@ -60,7 +66,8 @@ void *rslub_cache_alloc(struct rslub_cache *s, gfp_t gfp);
  * rslub_cache_alloc_node - allocate one object from memory of @node.
  * @node: a node id, or NUMA_NO_NODE for the caller's node. When @node has
  *        no memory the allocation falls back to other nodes, unless @gfp has
- *        __GFP_THISNODE.
+ *        __GFP_THISNODE: then it returns NULL (logged). A @node that is
+ *        neither NUMA_NO_NODE nor 0..nr_node_ids-1 returns NULL (logged).
  */
 void *rslub_cache_alloc_node(struct rslub_cache *s, gfp_t gfp, int node);
 
@@ -74,21 +81,24 @@ void rslub_cache_free(struct rslub_cache *s, void *obj);
 /*
  * rslub_cache_alloc_bulk - allocate @nr objects into @p. All or nothing:
  * on failure nothing stays allocated and @p's contents are undefined.
- * Return: true when all @nr objects were allocated.
+ * Return: true when all @nr objects were allocated (@nr 0: true); false
+ * for a NULL @p with @nr > 0 (logged).
  */
 bool rslub_cache_alloc_bulk(struct rslub_cache *s, gfp_t gfp, size_t nr,
 			    void **p);
 
 /*
- * rslub_cache_free_bulk - free @nr objects from @p (NULL entries skipped).
- * Like kmem_cache_free_bulk, it may overwrite @p's entries.
+ * rslub_cache_free_bulk - free @nr objects from @p (NULL entries skipped;
+ * other bad entries reported and ignored, as for rslub_cache_free; a NULL
+ * @p with @nr > 0 is logged and ignored). Like kmem_cache_free_bulk, it
+ * may overwrite @p's entries.
  */
 void rslub_cache_free_bulk(struct rslub_cache *s, size_t nr, void **p);
 
 /*
  * rslub_cache_shrink - flush every CPU's slabs of @s, then return every empty
  * slab (including the empty-slab cache) to the page allocator. Sleeps.
- * Return: 0.
+ * Return: 0 (-EINVAL for a NULL cache).
  */
 int rslub_cache_shrink(struct rslub_cache *s);
 
@@ -97,6 +107,7 @@ int rslub_cache_shrink(struct rslub_cache *s);
  * Return: 0, or -EBUSY when objects are still allocated: that is logged with
  * their count, the name becomes free, and the slabs holding live objects are
  * leaked (with the cache's bookkeeping) rather than freed under their users.
+ * -EINVAL (logged) when @s is not a live cache (e.g. destroyed already).
  */
 int rslub_cache_destroy(struct rslub_cache *s);
 
@@ -124,6 +135,8 @@ int rslub_cache_destroy(struct rslub_cache *s);
  *   Return: 0, or -EINVAL for an unknown name or a value out of range
  *   (the tunable is then unchanged), -ENOMEM when random_freelist's
  *   sequence cannot be allocated.
+ * Names are at most 32 bytes. Each -EINVAL (NULL cache, NULL or unknown
+ * name, value out of range) logs one line.
  *
  * Read-only attributes of the hardening and debug state: sanity_checks,
  * red_zone, poison, store_user (0/1, the debug features), freelist_harden
@@ -173,7 +186,8 @@ long rslub_pages_allocated(void);
  * rslub_cache_validate - flush every CPU, then check every slab of @s
  *   (counters, freelists; in debug caches every object's red zones and
  *   poison). Each damaged slab is reported once and isolated. Sleeps.
- *   Return: the number of damaged slabs found (also added to "errors").
+ *   Return: the number of damaged slabs found (also added to "errors");
+ *   -EINVAL for a NULL cache.
  *   Writing 1 to /sys/kernel/rslub/<cache>/validate does the same.
  */
 int rslub_cache_validate(struct rslub_cache *s);
@@ -184,7 +198,8 @@ int rslub_cache_validate(struct rslub_cache *s);
  * hardening, module parameter harden) or "random_freelist". @value: 0 or 1,
  * or -1 to go back to the module parameter. For experiments such as the
  * bench's "hardening" suite, which compares both in one boot.
- * Return: 0, or -EINVAL for an unknown name or a value out of range.
+ * Return: 0, or -EINVAL (logged) for a NULL or unknown name or a value out
+ * of range; the default is then unchanged.
  */
 int rslub_new_cache_default(const char *name, int value);
 

@@ -181,6 +181,146 @@ static void bad_writes_are_refused_and_change_nothing(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
 }
 
+static ssize_t write_root(const char *attr, const char *s, size_t len)
+{
+	char path[128];
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "kernel/rslub/%s", attr);
+	f = file_open_root_mnt(sysfs_mnt, path, O_WRONLY, 0);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = kernel_write(f, s, len, &pos);
+	filp_close(f, NULL);
+	return n;
+}
+
+/*
+ * Every writable file with every kind of bad string, and each just out of
+ * its range: -EINVAL, and the file's state unchanged (the tunable keeps
+ * its value, no statistic cleared, no shrink or validate ran).
+ */
+static void every_writable_file_refuses_bad_strings(struct kunit *test)
+{
+	static const char *const bad[] = { "\n", "abc", "-1", "-0", "+1",
+					   " 1", "1 ", "1\t", "1.5", "1e3",
+					   "0x1", "01x", "1\n\n", "1\n2",
+					   "4294967296", "99999999999999999999" };
+	static const struct { const char *file, *over; } files[] = {
+		{ "cpu_partial", "100001" }, { "min_partial", "1001" },
+		{ "max_empty", "1001" }, { "random_freelist", "2" },
+		{ "shrink", "0" }, { "validate", "2" },
+		{ "alloc_fastpath", "1" },
+	};
+	const char *c = "rslub-f-every";
+	struct rslub_cache *s = rslub_cache_create(c, 64, 0, 0, NULL);
+	long long cp, mp, me, rf, fast, empty;
+	void *p[8];
+	int i, f;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, s);
+	/* Empty slabs kept, statistics non-zero: a shrink or clear shows. */
+	KUNIT_ASSERT_TRUE(test, rslub_cache_alloc_bulk(s, GFP_KERNEL, 8, p));
+	rslub_cache_free_bulk(s, 8, p);
+	p[0] = rslub_cache_alloc(s, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p[0]);
+	rslub_cache_free(s, p[0]);
+	KUNIT_ASSERT_EQ(test, rslub_cache_shrink(s), 0);
+	p[0] = rslub_cache_alloc(s, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p[0]);
+	rslub_cache_free(s, p[0]);
+	cp = rslub_cache_get(s, "cpu_partial");
+	mp = rslub_cache_get(s, "min_partial");
+	me = rslub_cache_get(s, "max_empty");
+	rf = rslub_cache_get(s, "random_freelist");
+	fast = rslub_cache_stat(s, "alloc_fastpath");
+	empty = rslub_cache_get(s, "slabs");
+	KUNIT_ASSERT_GT(test, fast, 0LL);
+	KUNIT_ASSERT_GT(test, empty, 0LL);
+	for (f = 0; f < ARRAY_SIZE(files); f++) {
+		for (i = 0; i < ARRAY_SIZE(bad); i++)
+			KUNIT_EXPECT_EQ_MSG(test, write_attr(c, files[f].file, bad[i],
+							     strlen(bad[i])),
+					    (ssize_t)-EINVAL, "%s <- '%s'",
+					    files[f].file, bad[i]);
+		/* An empty write never reaches rslub: sysfs returns 0. */
+		KUNIT_EXPECT_EQ_MSG(test, write_attr(c, files[f].file, "", 0),
+				    (ssize_t)0, "%s <- ''", files[f].file);
+		KUNIT_EXPECT_EQ_MSG(test, write_attr(c, files[f].file, files[f].over,
+						     strlen(files[f].over)),
+				    (ssize_t)-EINVAL, "%s <- '%s'", files[f].file,
+				    files[f].over);
+	}
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "cpu_partial"), cp);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "min_partial"), mp);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "max_empty"), me);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "random_freelist"), rf);
+	KUNIT_EXPECT_EQ(test, rslub_cache_stat(s, "alloc_fastpath"), fast);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "slabs"), empty);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "errors"), 0);
+	/* The limits themselves are accepted. */
+	KUNIT_EXPECT_EQ(test, write_attr(c, "cpu_partial", "100000", 6), (ssize_t)6);
+	KUNIT_EXPECT_EQ(test, write_attr(c, "min_partial", "1000", 4), (ssize_t)4);
+	KUNIT_EXPECT_EQ(test, write_attr(c, "max_empty", "1000\n", 5), (ssize_t)5);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "max_empty"), 1000);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+/*
+ * Read-only files refuse to open for writing, write-only ones for
+ * reading: -EACCES from sysfs itself, before rslub sees anything.
+ */
+static void read_only_and_write_only_files_refuse_access(struct kunit *test)
+{
+	static const char *const ro[] = {
+		"object_size", "slab_size", "objs_per_slab", "order", "align",
+		"objects", "objects_partial", "slabs", "partial", "cpu_slabs",
+		"slabs_cpu_partial", "ctor", "hwcache_align", "empty_slabs",
+		"errors", "sanity_checks", "red_zone", "poison", "store_user",
+		"freelist_harden", "isolated_slabs",
+	};
+	static const char *const root[] = { "default_cpu_partial",
+					    "default_min_partial",
+					    "default_max_empty" };
+	const char *c = "rslub-f-ro";
+	struct rslub_cache *s = rslub_cache_create(c, 64, 0, 0, NULL);
+	char *buf = kunit_kzalloc(test, ATTR_MAX, GFP_KERNEL);
+	long long before[ARRAY_SIZE(root)];
+	int i;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, s);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	for (i = 0; i < ARRAY_SIZE(ro); i++)
+		KUNIT_EXPECT_EQ_MSG(test, write_attr(c, ro[i], "0", 1),
+				    (ssize_t)-EACCES, "%s", ro[i]);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "object_size"), 64);
+	KUNIT_EXPECT_EQ(test, read_attr(c, "shrink", buf), (ssize_t)-EACCES);
+	KUNIT_EXPECT_EQ(test, read_attr(c, "validate", buf), (ssize_t)-EACCES);
+	for (i = 0; i < ARRAY_SIZE(root); i++) {
+		struct file *f;
+		loff_t pos = 0;
+		char path[64];
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "kernel/rslub/%s", root[i]);
+		f = file_open_root_mnt(sysfs_mnt, path, O_RDONLY, 0);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(f));
+		n = kernel_read(f, buf, ATTR_MAX - 1, &pos);
+		filp_close(f, NULL);
+		KUNIT_ASSERT_GT(test, n, (ssize_t)0);
+		buf[n] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		KUNIT_ASSERT_EQ(test, kstrtoll(buf, 10, &before[i]), 0);
+		KUNIT_EXPECT_EQ_MSG(test, write_root(root[i], "5", 1),
+				    (ssize_t)-EACCES, "%s", root[i]);
+	}
+	/* New caches still get the same defaults. */
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "max_empty"), before[2]);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
 static void tunables_written_through_sysfs_take_effect(struct kunit *test)
 {
 	struct rslub_cache *s = rslub_cache_create("rslub-f-tune", 512, 0, 0, NULL);
@@ -215,6 +355,8 @@ static struct kunit_case rslub_sysfs_cases[] = {
 	KUNIT_CASE(stats_read_in_slub_stats_format_and_clear),
 	KUNIT_CASE(bad_writes_are_refused_and_change_nothing),
 	KUNIT_CASE(tunables_written_through_sysfs_take_effect),
+	KUNIT_CASE(every_writable_file_refuses_bad_strings),
+	KUNIT_CASE(read_only_and_write_only_files_refuse_access),
 	{}
 };
 

@@ -81,6 +81,18 @@ fn err_ptr<T>(e: kernel::error::Error) -> *mut T {
     e.to_errno() as isize as *mut T
 }
 
+/// Logs a call with a NULL cache: `what` is the function, `outcome` what
+/// the caller gets. Kept out of line: it is the hot paths' only extra test.
+#[cold]
+fn null_cache(what: &str, outcome: &str) {
+    pr_err!("{}: cache is NULL; {}\n", what, outcome);
+}
+
+/// Shows a name from a caller for a log line.
+fn show_name(name: &[u8]) -> &str {
+    core::str::from_utf8(name).unwrap_or("<non-utf8 name>")
+}
+
 /// Reads a C string of at most `NAME_MAX` bytes; `None` if NULL, empty or
 /// longer.
 ///
@@ -150,6 +162,13 @@ pub unsafe extern "C" fn rslub_cache_create(
             show
         );
         return err_ptr(EEXIST);
+    }
+    if name == b"." || name == b".." {
+        pr_err!(
+            "create {}: not a usable name (it names a sysfs directory)\n",
+            show
+        );
+        return err_ptr(EINVAL);
     }
     if name.contains(&b'/') {
         pr_err!(
@@ -229,6 +248,7 @@ pub unsafe extern "C" fn rslub_cache_create(
         return err_ptr(EEXIST);
     }
     if reg.caches.reserve(1, GFP_KERNEL).is_err() {
+        pr_err!("create {}: out of memory for the registry\n", show);
         return err_ptr(ENOMEM);
     }
     let (auto_cpu_partial, auto_min_partial) = size_defaults(size, c.page_size);
@@ -239,12 +259,14 @@ pub unsafe extern "C" fn rslub_cache_create(
         min_partial: u32::try_from(p_min_partial).unwrap_or(auto_min_partial),
         max_empty: p_max_empty,
         gfp_zero: c.gfp_zero,
+        gfp_thisnode: c.gfp_thisnode,
         debug,
         harden,
         random_freelist,
     };
     let cache = Cache::create(name, flags, layout, ctor, params);
     if cache.is_null() {
+        pr_err!("create {}: out of memory for the cache\n", show);
         return err_ptr(ENOMEM);
     }
     // SAFETY: `create` returned a valid cache.
@@ -266,6 +288,10 @@ pub unsafe extern "C" fn rslub_cache_create(
 /// `s` is a live cache returned by [`rslub_cache_create`].
 #[no_mangle]
 pub unsafe extern "C" fn rslub_cache_alloc(s: *mut Cache, gfp: c_uint) -> *mut c_void {
+    if s.is_null() {
+        null_cache("rslub_cache_alloc", "returning NULL");
+        return ptr::null_mut();
+    }
     // SAFETY: `s` is live per the caller's contract.
     unsafe { (*s).alloc(gfp, -1) }.cast()
 }
@@ -280,6 +306,10 @@ pub unsafe extern "C" fn rslub_cache_alloc_node(
     gfp: c_uint,
     node: c_int,
 ) -> *mut c_void {
+    if s.is_null() {
+        null_cache("rslub_cache_alloc_node", "returning NULL");
+        return ptr::null_mut();
+    }
     // SAFETY: `s` is live per the caller's contract.
     unsafe { (*s).alloc(gfp, node) }.cast()
 }
@@ -294,6 +324,10 @@ pub unsafe extern "C" fn rslub_cache_free(s: *mut Cache, obj: *mut c_void) {
     if obj.is_null() {
         return;
     }
+    if s.is_null() {
+        pr_err!("rslub_cache_free: cache is NULL; {:p} not freed\n", obj);
+        return;
+    }
     // SAFETY: `s` is live and the caller owns `obj`, per the contract.
     unsafe { (*s).free(obj.cast()) }
 }
@@ -301,7 +335,7 @@ pub unsafe extern "C" fn rslub_cache_free(s: *mut Cache, obj: *mut c_void) {
 /// Allocates `nr` objects, all or nothing; see include/rslub.h.
 ///
 /// # Safety
-/// `s` is a live cache; `p` has room for `nr` pointers.
+/// `s` is NULL or a live cache; `p` is NULL or has room for `nr` pointers.
 #[no_mangle]
 pub unsafe extern "C" fn rslub_cache_alloc_bulk(
     s: *mut Cache,
@@ -312,6 +346,20 @@ pub unsafe extern "C" fn rslub_cache_alloc_bulk(
     if nr == 0 {
         return true;
     }
+    if s.is_null() {
+        null_cache("rslub_cache_alloc_bulk", "returning false");
+        return false;
+    }
+    if p.is_null() {
+        // SAFETY: `s` is live per the caller's contract.
+        let name = unsafe { (*s).name_str() };
+        pr_err!(
+            "rslub_cache_alloc_bulk {}: array is NULL for {} objects; returning false\n",
+            name,
+            nr
+        );
+        return false;
+    }
     // SAFETY: `p` has room for `nr` pointers.
     let out = unsafe { core::slice::from_raw_parts_mut(p.cast::<*mut u8>(), nr) };
     // SAFETY: `s` is live per the caller's contract.
@@ -321,11 +369,25 @@ pub unsafe extern "C" fn rslub_cache_alloc_bulk(
 /// Frees `nr` objects; see include/rslub.h.
 ///
 /// # Safety
-/// `s` is a live cache; `p` holds `nr` pointers to objects the caller owns
-/// (or NULL).
+/// `s` is NULL or a live cache; `p` is NULL or holds `nr` pointers to
+/// objects the caller owns (or NULL).
 #[no_mangle]
 pub unsafe extern "C" fn rslub_cache_free_bulk(s: *mut Cache, nr: usize, p: *mut *mut c_void) {
-    if nr == 0 || p.is_null() {
+    if nr == 0 {
+        return;
+    }
+    if s.is_null() {
+        null_cache("rslub_cache_free_bulk", "nothing freed");
+        return;
+    }
+    if p.is_null() {
+        // SAFETY: `s` is live per the caller's contract.
+        let name = unsafe { (*s).name_str() };
+        pr_err!(
+            "rslub_cache_free_bulk {}: array is NULL for {} objects; nothing freed\n",
+            name,
+            nr
+        );
         return;
     }
     // SAFETY: `p` holds `nr` pointers.
@@ -337,9 +399,13 @@ pub unsafe extern "C" fn rslub_cache_free_bulk(s: *mut Cache, nr: usize, p: *mut
 /// Returns empty slabs to the page allocator; see include/rslub.h.
 ///
 /// # Safety
-/// `s` is a live cache.
+/// `s` is NULL or a live cache.
 #[no_mangle]
 pub unsafe extern "C" fn rslub_cache_shrink(s: *mut Cache) -> c_int {
+    if s.is_null() {
+        null_cache("rslub_cache_shrink", "returning -EINVAL");
+        return EINVAL.to_errno();
+    }
     // SAFETY: `s` is live per the caller's contract.
     unsafe { (*s).shrink() };
     0
@@ -396,45 +462,88 @@ pub extern "C" fn rslub_rust_cpu_dead(cpu: c_uint) {
 
 // ---- introspection and tunables (names as in sysfs) ------------------------
 
-/// Reads a NUL-terminated attribute name of at most 32 bytes.
+/// Longest attribute or statistic name the introspection calls read.
+const ATTR_NAME_MAX: usize = 32;
+
+/// Reads a NUL-terminated attribute name of at most `ATTR_NAME_MAX` bytes.
 ///
 /// # Safety
 /// `name` is NULL or a NUL-terminated string.
 unsafe fn attr_name(name: *const c_char) -> Option<([u8; 64], usize)> {
     // SAFETY: forwarded.
-    unsafe { read_name(name, 32) }
+    unsafe { read_name(name, ATTR_NAME_MAX) }
+}
+
+/// An introspection call's cache and attribute name, or None after one log
+/// line saying which of them is bad (`what`: the function).
+///
+/// # Safety
+/// `s` is NULL or a live cache; `name` is NULL or a NUL-terminated string.
+unsafe fn cache_and_name<'a>(
+    what: &str,
+    s: *mut Cache,
+    name: *const c_char,
+) -> Option<(&'a Cache, [u8; 64], usize)> {
+    if s.is_null() {
+        null_cache(what, "returning -EINVAL");
+        return None;
+    }
+    // SAFETY: `s` is live per the caller's contract.
+    let cache = unsafe { &*s };
+    // SAFETY: forwarded.
+    let Some((buf, len)) = (unsafe { attr_name(name) }) else {
+        pr_err!(
+            "{} {}: name is NULL, empty or longer than {} bytes; returning -EINVAL\n",
+            what,
+            cache.name_str(),
+            ATTR_NAME_MAX
+        );
+        return None;
+    };
+    Some((cache, buf, len))
+}
+
+/// Logs an unknown attribute or statistic name; returns -EINVAL.
+fn unknown_name(what: &str, cache: &Cache, kind: &str, name: &[u8]) -> c_int {
+    pr_err!(
+        "{} {}: no {} named {:?}; returning -EINVAL\n",
+        what,
+        cache.name_str(),
+        kind,
+        show_name(name)
+    );
+    EINVAL.to_errno()
 }
 
 /// Total of statistic `name` over all CPUs; see include/rslub.h.
 ///
 /// # Safety
-/// `s` is a live cache; `name` is NULL or a NUL-terminated string.
+/// `s` is NULL or a live cache; `name` is NULL or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn rslub_cache_stat(s: *mut Cache, name: *const c_char) -> c_longlong {
+    const WHAT: &str = "rslub_cache_stat";
     // SAFETY: forwarded.
-    let Some((buf, len)) = (unsafe { attr_name(name) }) else {
+    let Some((cache, buf, len)) = (unsafe { cache_and_name(WHAT, s, name) }) else {
         return EINVAL.to_errno().into();
     };
     match Stat::from_name(&buf[..len]) {
-        // SAFETY: `s` is live.
-        Some(st) => unsafe { (*s).stat_total(st, &mut []) as c_longlong },
-        None => EINVAL.to_errno().into(),
+        Some(st) => cache.stat_total(st, &mut []) as c_longlong,
+        None => unknown_name(WHAT, cache, "statistic", &buf[..len]).into(),
     }
 }
 
 /// Clears statistic `name` (or every one for "all"); see include/rslub.h.
 ///
 /// # Safety
-/// `s` is a live cache; `name` is NULL or a NUL-terminated string.
+/// `s` is NULL or a live cache; `name` is NULL or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn rslub_cache_stat_clear(s: *mut Cache, name: *const c_char) -> c_int {
+    const WHAT: &str = "rslub_cache_stat_clear";
     // SAFETY: forwarded.
-    let Some((buf, len)) = (unsafe { attr_name(name) }) else {
+    let Some((cache, buf, len)) = (unsafe { cache_and_name(WHAT, s, name) }) else {
         return EINVAL.to_errno();
     };
     let name = &buf[..len];
-    // SAFETY: `s` is live.
-    let cache = unsafe { &*s };
     if name == b"all" {
         Stat::ALL.iter().for_each(|&st| cache.stat_clear(st));
         return 0;
@@ -444,22 +553,21 @@ pub unsafe extern "C" fn rslub_cache_stat_clear(s: *mut Cache, name: *const c_ch
             cache.stat_clear(st);
             0
         }
-        None => EINVAL.to_errno(),
+        None => unknown_name(WHAT, cache, "statistic", name),
     }
 }
 
 /// Reads attribute `name`; see include/rslub.h.
 ///
 /// # Safety
-/// `s` is a live cache; `name` is NULL or a NUL-terminated string.
+/// `s` is NULL or a live cache; `name` is NULL or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn rslub_cache_get(s: *mut Cache, name: *const c_char) -> c_longlong {
+    const WHAT: &str = "rslub_cache_get";
     // SAFETY: forwarded.
-    let Some((buf, len)) = (unsafe { attr_name(name) }) else {
+    let Some((cache, buf, len)) = (unsafe { cache_and_name(WHAT, s, name) }) else {
         return EINVAL.to_errno().into();
     };
-    // SAFETY: `s` is live.
-    let cache = unsafe { &*s };
     let l = &cache.layout;
     let v = match &buf[..len] {
         b"object_size" => l.object_size,
@@ -488,39 +596,79 @@ pub unsafe extern "C" fn rslub_cache_get(s: *mut Cache, name: *const c_char) -> 
                 b"cpu_slabs" => u.cpu_slabs,
                 b"slabs_cpu_partial" => u.cpu_partial_slabs,
                 b"empty_slabs" => u.empty_slabs,
-                _ => return EINVAL.to_errno().into(),
+                _ => return unknown_name(WHAT, cache, "attribute", other).into(),
             }
         }
     };
     v as c_longlong
 }
 
+/// The tunables `rslub_cache_set` accepts, with their largest value (the
+/// smallest is 0). sysfs has the same limits.
+pub const TUNABLES: [(&[u8], u32); 5] = [
+    (b"cpu_partial", 100_000),
+    (b"min_partial", 1000),
+    (b"max_empty", 1000),
+    (b"fill_ge", 1),
+    (b"random_freelist", 1),
+];
+
+/// Largest value of tunable `name`; None for a name that is no tunable.
+pub fn tunable_max(name: &[u8]) -> Option<u32> {
+    TUNABLES.iter().find(|t| t.0 == name).map(|t| t.1)
+}
+
 /// Sets tunable `name`; see include/rslub.h.
 ///
 /// # Safety
-/// `s` is a live cache; `name` is NULL or a NUL-terminated string.
+/// `s` is NULL or a live cache; `name` is NULL or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn rslub_cache_set(
     s: *mut Cache,
     name: *const c_char,
     value: c_longlong,
 ) -> c_int {
+    const WHAT: &str = "rslub_cache_set";
     // SAFETY: forwarded.
-    let Some((buf, len)) = (unsafe { attr_name(name) }) else {
+    let Some((cache, buf, len)) = (unsafe { cache_and_name(WHAT, s, name) }) else {
         return EINVAL.to_errno();
     };
-    // SAFETY: `s` is live.
-    let cache = unsafe { &*s };
-    let Ok(v) = u32::try_from(value) else {
-        return EINVAL.to_errno();
+    let name = &buf[..len];
+    let Some(max) = tunable_max(name) else {
+        return unknown_name(WHAT, cache, "tunable", name);
     };
-    match &buf[..len] {
-        b"cpu_partial" if v <= 100_000 => cache.set_cpu_partial(v),
-        b"min_partial" if v <= 1000 => cache.set_min_partial(v),
-        b"max_empty" if v <= 1000 => cache.set_max_empty(v),
-        b"fill_ge" if v <= 1 => cache.set_fill_ge(v == 1),
-        b"random_freelist" if v <= 1 => {
+    let v = match u32::try_from(value) {
+        Ok(v) if v <= max => v,
+        _ => {
+            pr_err!(
+                "{} {}: {} = {} is out of range 0..{}; unchanged, returning -EINVAL\n",
+                WHAT,
+                cache.name_str(),
+                show_name(name),
+                value,
+                max
+            );
+            return EINVAL.to_errno();
+        }
+    };
+    set_tunable(cache, name, v)
+}
+
+/// Sets tunable `name` (one of [`TUNABLES`]) to `v`, which is in its range.
+/// Returns 0, or -ENOMEM (logged) when `random_freelist`'s sequence cannot
+/// be allocated.
+pub fn set_tunable(cache: &Cache, name: &[u8], v: u32) -> c_int {
+    match name {
+        b"cpu_partial" => cache.set_cpu_partial(v),
+        b"min_partial" => cache.set_min_partial(v),
+        b"max_empty" => cache.set_max_empty(v),
+        b"fill_ge" => cache.set_fill_ge(v == 1),
+        b"random_freelist" => {
             if !cache.set_random_freelist(v == 1) {
+                pr_err!(
+                    "cache {}: random_freelist: no memory for the shuffled index sequence; unchanged\n",
+                    cache.name_str()
+                );
                 return ENOMEM.to_errno();
             }
         }
@@ -533,9 +681,13 @@ pub unsafe extern "C" fn rslub_cache_set(
 /// include/rslub.h.
 ///
 /// # Safety
-/// `s` is a live cache.
+/// `s` is NULL or a live cache.
 #[no_mangle]
 pub unsafe extern "C" fn rslub_cache_validate(s: *mut Cache) -> c_int {
+    if s.is_null() {
+        null_cache("rslub_cache_validate", "returning -EINVAL");
+        return EINVAL.to_errno();
+    }
     // SAFETY: `s` is live per the caller's contract.
     let n = unsafe { (*s).validate() };
     c_int::try_from(n).unwrap_or(c_int::MAX)
@@ -558,19 +710,35 @@ pub fn new_cache_overrides() -> (Option<bool>, Option<bool>) {
 /// Sets a create-time default of new caches; see include/rslub.h.
 ///
 /// # Safety
-/// `name` is a NUL-terminated string.
+/// `name` is NULL or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn rslub_new_cache_default(name: *const c_char, value: c_int) -> c_int {
     // SAFETY: forwarded.
     let Some((buf, len)) = (unsafe { attr_name(name) }) else {
+        pr_err!(
+            "rslub_new_cache_default: name is NULL, empty or longer than {} bytes; returning -EINVAL\n",
+            ATTR_NAME_MAX
+        );
         return EINVAL.to_errno();
     };
-    let target = match &buf[..len] {
+    let name = &buf[..len];
+    let target = match name {
         b"harden" => &HARDEN_OVERRIDE,
         b"random_freelist" => &RANDOM_OVERRIDE,
-        _ => return EINVAL.to_errno(),
+        _ => {
+            pr_err!(
+                "rslub_new_cache_default: no default named {:?} (harden, random_freelist); returning -EINVAL\n",
+                show_name(name)
+            );
+            return EINVAL.to_errno();
+        }
     };
     if !(-1..=1).contains(&value) {
+        pr_err!(
+            "rslub_new_cache_default: {} = {} is out of range -1..1; unchanged, returning -EINVAL\n",
+            show_name(name),
+            value
+        );
         return EINVAL.to_errno();
     }
     target.store(value, Ordering::Relaxed);

@@ -85,6 +85,8 @@ pub struct Consts {
     pub nr_node_ids: usize,
     /// `__GFP_ZERO`.
     pub gfp_zero: u32,
+    /// `__GFP_THISNODE`.
+    pub gfp_thisnode: u32,
     /// `SLAB_HWCACHE_ALIGN`.
     pub flag_hwcache_align: u32,
     /// `SLAB_NO_MERGE`.
@@ -107,6 +109,7 @@ pub fn consts() -> Consts {
         nr_cpu_ids: 1,
         nr_node_ids: 1,
         gfp_zero: 0,
+        gfp_thisnode: 0,
         flag_hwcache_align: 0,
         flag_no_merge: 0,
         flag_debug: [0; 4],
@@ -131,6 +134,31 @@ pub fn param_defaults() -> (i32, i32, u32) {
         module_parameters::min_partial.value(),
         module_parameters::max_empty.value(),
     )
+}
+
+/// Refuses the load, with one line, when a numeric parameter is outside
+/// what `rslub_cache_set` accepts for its tunable (-1: chosen by size).
+fn check_params() -> Result {
+    let (cpu_partial, min_partial, max_empty) = param_defaults();
+    let checks = [
+        ("cpu_partial", i64::from(cpu_partial), -1),
+        ("min_partial", i64::from(min_partial), -1),
+        ("max_empty", i64::from(max_empty), 0),
+    ];
+    for (name, v, min) in checks {
+        let max = api::tunable_max(name.as_bytes()).map_or(0, i64::from);
+        if !(min..=max).contains(&v) {
+            pr_err!(
+                "{}={}: out of range {}..{}; not loading\n",
+                name,
+                v,
+                min,
+                max
+            );
+            return Err(EINVAL);
+        }
+    }
+    Ok(())
 }
 
 struct Rslub {
@@ -175,12 +203,14 @@ impl kernel::Module for Rslub {
                 return Err(EINVAL);
             }
         };
+        check_params()?;
         let _ = CONSTS.populate(Consts {
             page_size: c.page_size as usize,
             cache_line: c.cache_line as usize,
             nr_cpu_ids: c.nr_cpu_ids,
             nr_node_ids: c.nr_node_ids as usize,
             gfp_zero: c.gfp_zero,
+            gfp_thisnode: c.gfp_thisnode,
             flag_hwcache_align: c.flag_hwcache_align,
             flag_no_merge: c.flag_no_merge,
             flag_debug: [

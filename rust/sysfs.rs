@@ -316,34 +316,106 @@ fn parse_u32(buf: &[u8]) -> Result<u32> {
     u32::try_from(v).map_err(|_| EINVAL)
 }
 
+/// Name of attribute `index` (a fixed one or a statistic), for log lines.
+fn attr_name(index: usize) -> &'static str {
+    let n: &[u8] = match index.checked_sub(FIXED.len()) {
+        Some(i) => Stat::ALL.get(i).map_or(b"?\0", |st| st.c_name()),
+        None => FIXED.get(index).map_or(b"?\0", |f| f.1),
+    };
+    core::str::from_utf8(n.strip_suffix(b"\0").unwrap_or(n)).unwrap_or("?")
+}
+
+/// The written string for a log line: at most 24 bytes, escaped.
+struct Shown<'a>(&'a [u8]);
+
+impl kernel::fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let cut = &self.0[..self.0.len().min(24)];
+        match core::str::from_utf8(cut) {
+            Ok(s) => write!(f, "{s:?}")?,
+            Err(_) => f.write_str("<non-utf8>")?,
+        }
+        if cut.len() < self.0.len() {
+            write!(f, "... ({} bytes)", self.0.len())?;
+        }
+        Ok(())
+    }
+}
+
+/// Values a write to attribute `index` accepts: (min, max); None for a
+/// file that is not writable.
+fn accepted(index: usize) -> Option<(u32, u32)> {
+    if index >= FIXED.len() {
+        // A statistic: only 0, which clears it.
+        return (index < COUNT).then_some((0, 0));
+    }
+    match FIXED[index].0 {
+        Attr::CpuPartial => crate::api::tunable_max(b"cpu_partial").map(|m| (0, m)),
+        Attr::MinPartial => crate::api::tunable_max(b"min_partial").map(|m| (0, m)),
+        Attr::MaxEmpty => crate::api::tunable_max(b"max_empty").map(|m| (0, m)),
+        Attr::RandomFreelist => crate::api::tunable_max(b"random_freelist").map(|m| (0, m)),
+        Attr::Shrink | Attr::Validate => Some((1, 1)),
+        _ => None,
+    }
+}
+
 fn store(c: &Cache, index: usize, buf: &[u8]) -> Result {
-    let v = parse_u32(buf)?;
+    let name = attr_name(index);
+    let Some((min, max)) = accepted(index) else {
+        pr_err!("cache {}: {} is not writable\n", c.name_str(), name);
+        return Err(EINVAL);
+    };
+    let v = match parse_u32(buf) {
+        Ok(v) if (min..=max).contains(&v) => v,
+        r => {
+            pr_err!(
+                "cache {}: write to {}: {} is {} (accepted: {}); unchanged\n",
+                c.name_str(),
+                name,
+                Shown(buf),
+                if r.is_ok() {
+                    "out of range"
+                } else {
+                    "not a decimal number"
+                },
+                Range(min, max)
+            );
+            return Err(EINVAL);
+        }
+    };
     if let Some(st) = index
         .checked_sub(FIXED.len())
         .and_then(|i| Stat::ALL.get(i))
     {
-        if v != 0 {
-            return Err(EINVAL);
-        }
         c.stat_clear(*st);
         return Ok(());
     }
-    match FIXED.get(index).ok_or(EINVAL)?.0 {
-        Attr::CpuPartial if v <= 100_000 => c.set_cpu_partial(v),
-        Attr::MinPartial if v <= 1000 => c.set_min_partial(v),
-        Attr::MaxEmpty if v <= 1000 => c.set_max_empty(v),
-        Attr::RandomFreelist if v <= 1 => {
-            if !c.set_random_freelist(v == 1) {
-                return Err(ENOMEM);
-            }
-        }
-        Attr::Shrink if v == 1 => c.shrink(),
-        Attr::Validate if v == 1 => {
+    match FIXED[index].0 {
+        Attr::Shrink => c.shrink(),
+        Attr::Validate => {
             c.validate();
         }
-        _ => return Err(EINVAL),
+        _ => {
+            let e = crate::api::set_tunable(c, name.as_bytes(), v);
+            if e != 0 {
+                return Err(Error::from_errno(e));
+            }
+        }
     }
     Ok(())
+}
+
+/// `min..max` for a log line, or the one value.
+struct Range(u32, u32);
+
+impl kernel::fmt::Display for Range {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        if self.0 == self.1 {
+            write!(f, "{}", self.0)
+        } else {
+            write!(f, "{}..{}", self.0, self.1)
+        }
+    }
 }
 
 /// sysfs show callback of the root's files (from the shim).

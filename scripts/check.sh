@@ -9,8 +9,9 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 . scripts/lib.sh
-EXPECTED_SUITES="rslub_api rslub_slub rslub_sysfs rslub_debug"
+EXPECTED_SUITES="rslub_api rslub_slub rslub_sysfs rslub_debug rslub_badinput"
 EXPECTED_RSLABINFO_CHECKS=5	# the check lines of scripts/guest-kunit.sh
+EXPECTED_BADPARAM_CHECKS=10	# the module parameter checks of scripts/guest-kunit.sh
 EXPECTED_LIFECYCLE_CHECKS=9	# of scripts/guest-lifecycle.sh
 CHECK_STRESS_SECONDS=${CHECK_STRESS_SECONDS:-15}
 OUT=${CHECK_OUT:-$ROOT/results/check}
@@ -102,6 +103,7 @@ run_shape() {
 	done
 	# rslabinfo against live caches, lifecycle, stress: lines in the guest.
 	count_checks "$name" "$log" rslabinfo $EXPECTED_RSLABINFO_CHECKS
+	count_checks "$name" "$log" badparam $EXPECTED_BADPARAM_CHECKS
 	[ "$cycles" = 0 ] || count_checks "$name" "$log" lifecycle $EXPECTED_LIFECYCLE_CHECKS
 	if [ "$secs" != 0 ]; then
 		count_checks "$name" "$log" stress 1

@@ -35,6 +35,47 @@ else
 	echo "rslabinfo: FAIL setup (insmod bench/rslub_bench.ko hold=1)"
 fi
 rmmod rslub || { echo "guest: rmmod rslub failed"; rc=1; }
+
+# Module parameters out of range or malformed: the load is refused with
+# one kernel log line saying which (docs/reliability.md, "Bad input").
+# The log is not cleared: the KUnit results in it are printed at the end.
+new_log() {	# the kernel log lines after line $1
+	dmesg | tail -n "+$(($1 + 1))"
+}
+badparam() {	# badparam PARAM=VALUE LOG-PATTERN
+	n=$(dmesg | wc -l)
+	if insmod rslub.ko "$1" 2>/dev/null; then
+		echo "badparam: FAIL $1: loaded"
+		rmmod rslub
+	elif [ -e /sys/kernel/rslub ]; then
+		echo "badparam: FAIL $1: /sys/kernel/rslub left behind"
+	elif ! new_log "$n" | grep -q -- "$2"; then
+		echo "badparam: FAIL $1: no log line matching '$2'"
+		new_log "$n" | tail -n 3 | sed 's/^/  | /'
+	else
+		echo "badparam: PASS $1: $(new_log "$n" | grep -m1 -- "$2" | sed 's/^\[[^]]*\] //')"
+	fi
+}
+if [ $rc = 0 ]; then
+	badparam debug=X "debug=X: unknown flag letter 'X'"
+	badparam cpu_partial=-5 "cpu_partial=-5: out of range -1..100000; not loading"
+	badparam cpu_partial=100001 "cpu_partial=100001: out of range -1..100000"
+	badparam min_partial=1001 "min_partial=1001: out of range -1..1000"
+	badparam max_empty=1001 "max_empty=1001: out of range 0..1000"
+	badparam max_empty=4294967296 "invalid for parameter .max_empty'"
+	badparam max_empty=-1 "invalid for parameter .max_empty'"
+	badparam cpu_partial=abc "invalid for parameter .cpu_partial'"
+	badparam harden=2 "invalid for parameter .harden'"
+	# An unknown parameter is the module loader's business: it is ignored
+	# with a line, and the load goes on.
+	n=$(dmesg | wc -l)
+	if insmod rslub.ko no_such_param=1 && [ -e /sys/kernel/rslub ] &&
+		new_log "$n" | grep -q "unknown parameter 'no_such_param' ignored" && rmmod rslub; then
+		echo "badparam: PASS no_such_param=1: loaded; $(new_log "$n" | grep -m1 "unknown parameter" | sed 's/^\[[^]]*\] //')"
+	else
+		echo "badparam: FAIL no_such_param=1"
+	fi
+fi
 # They print their own PASS/FAIL lines, which check.sh counts.
 [ -z "${RSLUB_LIFECYCLE:-}" ] || scripts/guest-lifecycle.sh "$RSLUB_LIFECYCLE"
 [ -z "${RSLUB_STRESS:-}" ] || scripts/guest-stress.sh "$RSLUB_STRESS"

@@ -111,6 +111,8 @@ pub struct Params {
     pub max_empty: u32,
     /// `__GFP_ZERO`.
     pub gfp_zero: u32,
+    /// `__GFP_THISNODE`.
+    pub gfp_thisnode: u32,
     /// Debug features (`debug::CONSISTENCY` ...); the layout must match
     /// (red zones, owner records, free pointer outside when poisoning).
     pub debug: u32,
@@ -166,6 +168,7 @@ pub struct Cache<P: Platform> {
     nr_nodes: usize,
     tid_step: usize,
     gfp_zero: u32,
+    gfp_thisnode: u32,
     cpu_partial: AtomicU32,
     cpu_partial_slabs: AtomicU32,
     min_partial: AtomicU32,
@@ -277,6 +280,7 @@ impl<P: Platform> Cache<P> {
                 nr_nodes,
                 tid_step: (nr_cpus as usize).next_power_of_two(),
                 gfp_zero: params.gfp_zero,
+                gfp_thisnode: params.gfp_thisnode,
                 cpu_partial: AtomicU32::new(0),
                 cpu_partial_slabs: AtomicU32::new(0),
                 min_partial: AtomicU32::new(params.min_partial),
@@ -583,10 +587,13 @@ impl<P: Platform> Cache<P> {
     /// Allocates one object on `node` (negative: any, local first); null when
     /// memory ran out.
     pub fn alloc(&self, gfp: u32, node: i32) -> *mut u8 {
-        let node = if node >= 0 && !P::node_has_memory(node) {
-            NO_NODE
-        } else {
+        let node = if node == NO_NODE {
             node
+        } else {
+            match self.alloc_node_check(gfp, node) {
+                Some(n) => n,
+                None => return ptr::null_mut(),
+            }
         };
         // One branch picks the path: hardened (the default), plain, or the
         // locked path of debug caches.
@@ -602,6 +609,36 @@ impl<P: Platform> Cache<P> {
             unsafe { ptr::write_bytes(obj, 0, self.layout.object_size) };
         }
         obj
+    }
+
+    /// The node an allocation for `node` (not `NO_NODE`) goes to: `node`
+    /// itself, or any node when it has no memory; None, with one line on
+    /// the log, for an id that is no node, or for a node without memory
+    /// under `__GFP_THISNODE` (the page allocator would warn with a stack
+    /// dump, or hand out another node's memory).
+    #[cold]
+    fn alloc_node_check(&self, gfp: u32, node: i32) -> Option<i32> {
+        if node < 0 || node as usize >= self.nr_nodes {
+            P::report(format_args!(
+                "cache {}: allocation on node {}: no such node (0..{} or NUMA_NO_NODE); returning NULL",
+                self.name_str(),
+                node,
+                self.nr_nodes.saturating_sub(1)
+            ));
+            return None;
+        }
+        if P::node_has_memory(node) {
+            return Some(node);
+        }
+        if gfp & self.gfp_thisnode != 0 {
+            P::report(format_args!(
+                "cache {}: allocation on node {} with __GFP_THISNODE: the node has no memory; returning NULL",
+                self.name_str(),
+                node
+            ));
+            return None;
+        }
+        Some(NO_NODE)
     }
 
     /// Reads `(freelist, tid, slab)` of the CPU the caller is on, through

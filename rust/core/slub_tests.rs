@@ -14,6 +14,8 @@ use std::sync::{Arc, Mutex, MutexGuard, Once};
 
 const GFP_KERNEL: u32 = 0x400 | 0x800; // direct + kswapd reclaim, as the host twin reads it
 const GFP_ZERO: u32 = 0x100;
+/// `__GFP_THISNODE` in the host shim.
+const GFP_THISNODE: u32 = 0x200000;
 const CPUS: u32 = 4;
 
 /// The host machine is global: tests that use it run one at a time.
@@ -90,6 +92,7 @@ impl TestCache {
             min_partial,
             max_empty,
             gfp_zero: GFP_ZERO,
+            gfp_thisnode: GFP_THISNODE,
             debug,
             harden,
             random_freelist: false,
@@ -426,6 +429,42 @@ fn bad_frees_are_reported_and_ignored() {
     });
     assert_eq!(c.destroy(), Err(2));
     d.destroy().unwrap();
+}
+
+/// Nodes that do not exist, and `__GFP_THISNODE` on a node without memory:
+/// NULL and one report, nothing allocated; without `__GFP_THISNODE` a
+/// memoryless node falls back to another node.
+#[test]
+fn alloc_on_a_bad_or_memoryless_node() {
+    let _m = machine();
+    let base = pages();
+    let c = TestCache::new(64, 30, 5, 2);
+    let r0 = reports();
+    on_cpu(0, || {
+        for node in [-2, 2, 1000, i32::MIN, i32::MAX] {
+            assert!(c.alloc(GFP_KERNEL, node).is_null());
+        }
+        assert_eq!(reports() - r0, 5);
+        assert_eq!(pages(), base);
+        // SAFETY: setter.
+        unsafe { shim::rslub_host_set_memoryless(1) };
+        assert!(c.alloc(GFP_KERNEL | GFP_THISNODE, 1).is_null());
+        assert_eq!(reports() - r0, 6);
+        assert_eq!(pages(), base);
+        let o = c.alloc(GFP_KERNEL, 1);
+        assert!(!o.is_null());
+        assert_eq!(reports() - r0, 6);
+        assert_eq!(<Host as crate::platform::Platform>::page_node(o), 0);
+        // SAFETY: setter.
+        unsafe { shim::rslub_host_set_memoryless(-1) };
+        c.free(o);
+        let o = c.alloc(GFP_KERNEL | GFP_THISNODE, 1);
+        assert!(!o.is_null());
+        c.free(o);
+    });
+    assert_eq!(c.errors(), 0);
+    c.destroy().unwrap();
+    assert_eq!(pages(), base);
 }
 
 #[test]
