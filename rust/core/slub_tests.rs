@@ -639,6 +639,17 @@ fn poke(p: *mut u8, off: isize, v: u8) {
     unsafe { p.offset(off).write_volatile(v) };
 }
 
+/// XORs a byte of slab memory with `mask`. Flipping the low byte of a
+/// stored free pointer with 0xff always decodes to a pointer that is not an
+/// object start (its low six bits become set), whatever the random key;
+/// writing a fixed value instead would decode to a valid-looking object one
+/// time in 64.
+fn flip(p: *mut u8, off: isize, mask: u8) {
+    // SAFETY: as for `poke`.
+    let v = unsafe { p.offset(off).read_volatile() };
+    poke(p, off, v ^ mask);
+}
+
 #[test]
 fn hardened_free_pointers_are_stored_obfuscated() {
     let _m = machine();
@@ -679,7 +690,7 @@ fn corrupt_free_pointer_is_detected_and_the_cache_keeps_working() {
         let a = c.alloc(GFP_KERNEL, -1);
         let b = c.alloc(GFP_KERNEL, -1);
         c.free(a);
-        poke(a, 0, !0); // flip bits of the stored free pointer
+        flip(a, 0, 0xff); // the low byte of the stored free pointer
         let x = c.alloc(GFP_KERNEL, -1);
         assert!(!x.is_null());
         assert_ne!(
@@ -711,7 +722,7 @@ fn corrupt_free_pointer_is_detected_and_the_cache_keeps_working() {
         let a = c.alloc(GFP_KERNEL, -1);
         let keep = c.alloc(GFP_KERNEL, -1);
         c.free(a);
-        poke(a, 0, 0x5a);
+        flip(a, 0, 0xff);
         assert_eq!(c.validate(), 1);
         assert_eq!(c.isolated_slabs(), 1);
         c.free(keep);
@@ -1042,7 +1053,7 @@ fn alloc_bulk_stops_at_a_corrupt_free_pointer() {
     on_cpu(0, || {
         let a = c.alloc(GFP_KERNEL, -1);
         c.free(a);
-        poke(a, 0, 0x33);
+        flip(a, 0, 0xff);
         let mut objs = [std::ptr::null_mut(); 8];
         assert!(c.alloc_bulk(GFP_KERNEL, &mut objs));
         assert!(objs.iter().all(|&o| o != a && !o.is_null()));
