@@ -16,15 +16,28 @@
 
 ROOT := $(CURDIR)
 export PATH := $(HOME)/.cargo/bin:$(PATH)
-export LIBCLANG_PATH ?= /usr/lib/llvm-19/lib
+export LIBCLANG_PATH ?= /usr/lib/llvm-22/lib
 
+# Which kernel: the user's KDIR= (command line or environment), or the
+# project's cached one. The cached one's path depends on what setup installs,
+# so it is resolved when first used (after setup), and it is never put in the
+# environment under the name KDIR: a nested make (scripts/check.sh runs
+# 'make setup') must not mistake it for the user's (issue 10).
+# scripts/test-setup-logic.sh checks these decisions.
 ifeq ($(origin KDIR),undefined)
-KDIR := $(shell $(ROOT)/scripts/setup.sh --print-kdir 2>/dev/null)
-OWN_KDIR := 0
+BUILD_KDIR = $(eval BUILD_KDIR := $(shell $(ROOT)/scripts/setup.sh --print-kdir 2>/dev/null))$(BUILD_KDIR)
+SETUP_ARGS :=
 else
-OWN_KDIR := 1
+BUILD_KDIR := $(KDIR)
+SETUP_ARGS := --tools-only
 endif
-export KDIR OWN_KDIR
+
+# A clang-built kernel needs its LLVM for modules too (LLVM=-NN when clang-NN
+# is installed, else LLVM=1); a GCC-built one needs nothing.
+kconfig = $(shell sed -n 's/^$(1)=//p' $(BUILD_KDIR)/.config 2>/dev/null)
+clang_major = $(shell expr $(call kconfig,CONFIG_CLANG_VERSION) / 10000)
+KLLVM = $(if $(filter y,$(call kconfig,CONFIG_CC_IS_CLANG)),LLVM=$(if $(shell command -v clang-$(clang_major)),-$(clang_major),1))
+KMAKE = $(MAKE) -C $(BUILD_KDIR) M=$(ROOT) $(KLLVM)
 
 # The module's Rust (kernel rustfmt config); tools/ use cargo fmt's defaults.
 RUST_SRC := $(wildcard rust/*.rs rust/core/*.rs)
@@ -37,33 +50,29 @@ C_SRC := $(filter-out %.mod.c c_shim/host_shim.c,$(wildcard c_shim/*.c c_shim/*.
 all: modules
 
 modules: stress/modcycle
-	$(MAKE) -C $(KDIR) M=$(ROOT) modules
+	$(KMAKE) modules
 
 # The lifecycle test's load/unload loop; static: guest execs are slow over 9p.
 stress/modcycle: stress/modcycle.c
 	$(CC) -O2 -Wall -Wextra -Werror -static -o $@ $<
 
 setup:
-ifeq ($(OWN_KDIR),1)
-	@scripts/setup.sh --tools-only
-else
-	@scripts/setup.sh
-endif
+	@scripts/setup.sh $(SETUP_ARGS)
 
 host-test:
 	cd rust/core && cargo test --quiet
 
 lint:
-	$(MAKE) -C $(KDIR) M=$(ROOT) CLIPPY=1 modules
+	$(KMAKE) CLIPPY=1 modules
 	cd rust/core && cargo clippy --quiet --all-targets -- -D warnings
 	cd tools/rslabinfo && cargo clippy --quiet --all-targets -- -D warnings && cargo fmt --check
 	cd tools/rsbench && cargo clippy --quiet --all-targets -- -D warnings && cargo fmt --check
-	rustfmt --check --edition 2021 --config-path $(KDIR)/.rustfmt.toml $(RUST_SRC)
-	$(KDIR)/scripts/checkpatch.pl --no-tree --quiet --terse --strict \
+	rustfmt --check --edition 2021 --config-path $(BUILD_KDIR)/.rustfmt.toml $(RUST_SRC)
+	$(BUILD_KDIR)/scripts/checkpatch.pl --no-tree --quiet --terse --strict \
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES,EXPORT_SYMBOL -f $(C_SRC)
 
 fmt:
-	rustfmt --edition 2021 --config-path $(KDIR)/.rustfmt.toml $(RUST_SRC)
+	rustfmt --edition 2021 --config-path $(BUILD_KDIR)/.rustfmt.toml $(RUST_SRC)
 	cd tools/rslabinfo && cargo fmt
 	cd tools/rsbench && cargo fmt
 
@@ -84,12 +93,13 @@ stress:
 # CMD goes through the environment unexpanded, so '$x' and quotes survive.
 vm: export RSLUB_VM_CMD = $(value CMD)
 vm:
-	@scripts/vm.sh "$(KDIR)" "$$RSLUB_VM_CMD"
+	@scripts/setup.sh $(SETUP_ARGS) >/dev/null || { echo "vm: setup failed (run make setup)"; exit 1; }
+	@scripts/vm.sh "$(BUILD_KDIR)" "$$RSLUB_VM_CMD"
 
 kdir:
-	@echo $(KDIR)
+	@echo $(BUILD_KDIR)
 
 clean:
-	$(MAKE) -C $(KDIR) M=$(ROOT) clean
+	$(KMAKE) clean
 	rm -f rust/shim_bindings.rs stress/modcycle
 	rm -rf rust/core/target tools/rslabinfo/target tools/rsbench/target

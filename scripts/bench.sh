@@ -70,7 +70,7 @@ BKDIR=$(scripts/setup.sh --flavor bench --print-kdir)
 
 # The modules are built for the bench kernel (with the counters compiled out)
 # in a copy of the tree, so the test build in the checkout stays as it is.
-BUILD=$HOME/.cache/rslub/bench-build
+BUILD=${RSLUB_CACHE:-$HOME/.cache/rslub}/bench-build
 mkdir -p "$BUILD"
 # Excluded files are also kept from --delete: the build outputs stay.
 rsync -a --delete --exclude /results --exclude target --exclude .git \
@@ -79,7 +79,7 @@ rsync -a --delete --exclude /results --exclude target --exclude .git \
 	--exclude /rust/shim_bindings.rs \
 	"$ROOT/" "$BUILD/"
 echo "bench: building modules for $BKDIR (STATS=0) in $BUILD"
-make -s -C "$BKDIR" M="$BUILD" STATS=0 modules
+make -s -C "$BUILD" KDIR="$BKDIR" STATS=0 modules
 
 echo "bench: building tools/rsbench"
 (cd tools/rsbench && cargo build --release --quiet)

@@ -4,7 +4,15 @@
 # is already there, so a second run finishes in seconds.
 #
 # Usage: scripts/setup.sh [--flavor test|bench] [--print-kdir] [--tools-only]
+#                         [--dry-run]
 # Environment: RSLUB_CACHE (default ~/.cache/rslub), JOBS (default nproc+1).
+#
+# --dry-run prints the decisions ("tools: ...", "kernel: build|cached ...")
+# and changes nothing: scripts/test-setup-logic.sh checks them.
+#
+# Both flavors are built with LLVM ($LLVM_SUFFIX, the major of rustc's LLVM)
+# and CONFIG_RUST_INLINE_HELPERS, so that rslub's C shim is inlined into its
+# Rust (see Kbuild); the toolchain is part of the cache key.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,6 +21,7 @@ CACHE=${RSLUB_CACHE:-$HOME/.cache/rslub}
 FLAVOR=test
 PRINT_KDIR=0
 TOOLS_ONLY=0
+DRY_RUN=0
 KVER_MAJOR=7.3
 JOBS=${JOBS:-$(($(nproc) + 1))}
 LOGDIR=$CACHE/logs
@@ -23,6 +32,7 @@ while [ $# -gt 0 ]; do
 	--flavor) FLAVOR=$2; shift ;;
 	--print-kdir) PRINT_KDIR=1 ;;
 	--tools-only) TOOLS_ONLY=1 ;;
+	--dry-run) DRY_RUN=1 ;;
 	*) echo "setup: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 	shift
@@ -50,7 +60,13 @@ check_host() {
 }
 
 RUSTC_VER=$(rustc --version 2>/dev/null | awk '{print $2}')
-APT_PKGS="bc flex bison libelf-dev libssl-dev cpio xz-utils make gcc python3 udev libclang-19-dev rsync kmod fonts-dejavu-core"
+# The kernel is built with the LLVM whose major matches rustc's (needed by
+# CONFIG_RUST_INLINE_HELPERS); bindgen loads the same libclang.
+LLVM_MAJOR=$(rustc --version --verbose 2>/dev/null | awk '/^LLVM version/ {split($3, v, "."); print v[1]}')
+LLVM_SUFFIX=-${LLVM_MAJOR:-22}
+export LIBCLANG_PATH=/usr/lib/llvm$LLVM_SUFFIX/lib
+APT_PKGS="bc flex bison libelf-dev libssl-dev cpio xz-utils make gcc python3 udev rsync kmod fonts-dejavu-core
+clang$LLVM_SUFFIX lld$LLVM_SUFFIX llvm$LLVM_SUFFIX libclang$LLVM_SUFFIX-dev"
 
 apt_sources() {
 	local changed=0
@@ -121,8 +137,9 @@ install_bindgen() {
 		say "bindgen $v: present"
 		return
 	fi
-	run "cargo install bindgen-cli (about 3 min)" "$LOGDIR/bindgen.log" \
-		env LIBCLANG_PATH=/usr/lib/llvm-19/lib cargo install bindgen-cli --locked
+	# bindgen-cli loads libclang at run time: it builds without it.
+	run "cargo install bindgen-cli (about 3 min, beside the packages)" "$LOGDIR/bindgen.log" \
+		cargo install bindgen-cli --locked
 }
 
 # pip puts vng next to the interpreter, which need not be on PATH.
@@ -146,7 +163,7 @@ kernel_key() {
 	local ver
 	ver=$(dpkg-query -W -f='${Version}' linux-source-$KVER_MAJOR 2>/dev/null || echo none)
 	{
-		echo "$ver"
+		echo "$ver LLVM=$LLVM_SUFFIX"
 		cat "$ROOT/config/base.config" "$ROOT/config/$FLAVOR.config"
 	} | sha256sum | cut -c1-12 | sed "s/^/$ver-$FLAVOR-/"
 }
@@ -163,6 +180,10 @@ build_kernel() {
 		say "kernel $key: cached at $kdir"
 		return
 	fi
+	if [ "$DRY_RUN" = 1 ]; then
+		say "kernel $key: build into $kdir"
+		return
+	fi
 	local tarball=/usr/src/linux-source-$KVER_MAJOR.tar.xz
 	[ -f "$tarball" ] || die "kernel source $tarball missing (package linux-source-$KVER_MAJOR)"
 	log=$LOGDIR/kernel-$key
@@ -174,11 +195,11 @@ build_kernel() {
 		touch "$kdir/.rslub-extracted"
 	fi
 	export RUST_LIB_SRC=/usr/src/rustc-$RUSTC_VER/library
-	export LIBCLANG_PATH=/usr/lib/llvm-19/lib
 	export PATH=$HOME/.cargo/bin:$PATH
-	run "configure kernel ($FLAVOR)" "$log-config.log" \
+	export LLVM=$LLVM_SUFFIX
+	run "configure kernel ($FLAVOR, LLVM=$LLVM)" "$log-config.log" \
 		"$ROOT/scripts/kconfig.sh" "$kdir" "$ROOT/config/base.config" "$ROOT/config/$FLAVOR.config"
-	run "build kernel $key with -j$JOBS (about 13 min cold on 2 cores)" "$log-build.log" \
+	run "build kernel $key with -j$JOBS (about 20 min cold on 2 cores)" "$log-build.log" \
 		make -C "$kdir" -j"$JOBS" all
 	touch "$kdir/.rslub-built"
 	# Drop stale builds of the same flavor so the cache does not grow without bound.
@@ -193,10 +214,19 @@ if [ "$PRINT_KDIR" = 1 ]; then
 	build_kernel
 	exit 0
 fi
+if [ "$DRY_RUN" = 1 ]; then
+	say "tools: check and install what is missing"
+	if [ "$TOOLS_ONLY" = 1 ]; then say "kernel: not set up (tools only)"; else build_kernel; fi
+	exit 0
+fi
 check_host
 mkdir -p "$LOGDIR"
+# bindgen-cli compiles for minutes and needs nothing from apt (gcc is there):
+# it builds beside the package installs.
+install_bindgen &
+bindgen_pid=$!
 install_packages
-install_bindgen
 install_vng
+wait $bindgen_pid || exit 1
 [ "$TOOLS_ONLY" = 1 ] || build_kernel
 say "done"

@@ -41,7 +41,7 @@ fn main() {
     let bindgen = env::var("BINDGEN").unwrap_or_else(|_| "bindgen".into());
     let mut cmd = Command::new(&bindgen);
     if env::var_os("LIBCLANG_PATH").is_none() {
-        cmd.env("LIBCLANG_PATH", "/usr/lib/llvm-19/lib");
+        cmd.env("LIBCLANG_PATH", "/usr/lib/llvm-22/lib");
     }
     let status = cmd
         .arg(&wrapper)
