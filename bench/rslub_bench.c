@@ -14,6 +14,11 @@
  * Workloads (param workloads=, comma separated), per object size:
  *   pair      alloc immediately followed by free; cost per pair
  *   repeat    N allocations, then N frees; cost per alloc and per free
+ *   fifo      a FIFO queue of N live objects: each step allocates one at the
+ *             tail and frees the oldest at the head; cost per step (a free
+ *             that lands on an older slab than the CPU's, like a ring buffer)
+ *   shuffle   N allocations, then the N frees in a random order (fixed seed,
+ *             shuffled before timing); cost per free
  *   bulk      alloc_bulk + free_bulk of each batch size; cost per object
  *   remote    a kthread on one CPU allocates batches, a kthread on another
  *             frees them; cost per alloc, per free, per object, objects/s.
@@ -61,7 +66,7 @@ MODULE_PARM_DESC(mode, "icount (QEMU -icount: ticks are instructions), cycles (r
 
 static char *workloads = "pair,repeat,bulk,remote";
 module_param(workloads, charp, 0444);
-MODULE_PARM_DESC(workloads, "comma list of pair,repeat,bulk,remote,parallel,churn");
+MODULE_PARM_DESC(workloads, "comma list of pair,repeat,fifo,shuffle,bulk,remote,parallel,churn");
 
 static char *allocs = "slub,rslub,floor";
 module_param(allocs, charp, 0444);
@@ -565,6 +570,67 @@ static void run_repeat(struct subject *s, unsigned int size, unsigned int r,
 	cost("repeat", "free", size, 1, s, r, t2 - t1, n);
 }
 
+static void run_fifo(struct subject *s, unsigned int size, unsigned int r,
+		     void **scratch)
+{
+	unsigned int i, n = held_objects(size), head = 0, done;
+	void *c = s->cache, *o;
+	u64 t0, t1;
+
+	for (i = 0; i < n; i++) {
+		scratch[i] = s->ops->alloc(c);
+		if (!scratch[i]) {
+			while (i--)
+				s->ops->free(c, scratch[i]);
+			return note_oom(s, "fifo", size);
+		}
+	}
+	/* scratch[] is a ring: the oldest object is at head. */
+	t0 = now();
+	for (i = 0; i < ops; i++) {
+		o = s->ops->alloc(c);
+		if (unlikely(!o))
+			break;
+		s->ops->free(c, scratch[head]);
+		scratch[head] = o;
+		head = head + 1 == n ? 0 : head + 1;
+	}
+	t1 = now();
+	done = i;
+	for (i = 0; i < n; i++)
+		s->ops->free(c, scratch[i]);
+	if (done < ops)
+		return note_oom(s, "fifo", size);
+	cost("fifo", "step", size, 1, s, r, t1 - t0, ops);
+}
+
+static void run_shuffle(struct subject *s, unsigned int size, unsigned int r,
+			void **scratch)
+{
+	unsigned int i, n = held_objects(size);
+	struct rnd_state rnd;
+	void *c = s->cache;
+	u64 t0, t1;
+
+	for (i = 0; i < n; i++) {
+		scratch[i] = s->ops->alloc(c);
+		if (!scratch[i]) {
+			while (i--)
+				s->ops->free(c, scratch[i]);
+			return note_oom(s, "shuffle", size);
+		}
+	}
+	/* The same order for every allocator and round of this size. */
+	prandom_seed_state(&rnd, size);
+	for (i = n - 1; i > 0; i--)
+		swap(scratch[i], scratch[prandom_u32_state(&rnd) % (i + 1)]);
+	t0 = now();
+	for (i = 0; i < n; i++)
+		s->ops->free(c, scratch[i]);
+	t1 = now();
+	cost("shuffle", "free", size, 1, s, r, t1 - t0, n);
+}
+
 static void run_bulk(struct subject *s, unsigned int size, unsigned int r,
 		     void **scratch)
 {
@@ -900,10 +966,10 @@ static void free_churns(void)
 
 /* --- driver -------------------------------------------------------------- */
 
-enum workload { PAIR, REPEAT, BULK, REMOTE, PARALLEL, CHURN, NR_WORKLOADS };
+enum workload { PAIR, REPEAT, FIFO, SHUFFLE, BULK, REMOTE, PARALLEL, CHURN, NR_WORKLOADS };
 
 static const char * const workload_names[NR_WORKLOADS] = {
-	"pair", "repeat", "bulk", "remote", "parallel", "churn"
+	"pair", "repeat", "fifo", "shuffle", "bulk", "remote", "parallel", "churn"
 };
 
 struct bench_mem {
@@ -939,6 +1005,12 @@ static int run_workload(enum workload w, struct bench_mem *m)
 					break;
 				case REPEAT:
 					run_repeat(s, size, r, m->scratch);
+					break;
+				case FIFO:
+					run_fifo(s, size, r, m->scratch);
+					break;
+				case SHUFFLE:
+					run_shuffle(s, size, r, m->scratch);
 					break;
 				case BULK:
 					run_bulk(s, size, r, m->scratch);

@@ -4,7 +4,7 @@
 # rslub's counters compiled out), built into the kernel cache if needed.
 #
 #   icount boot (2 vCPUs, -icount shift=0,sleep=off; ticks = instructions):
-#       pair, repeat, bulk, remote, churn over every size
+#       pair, repeat, fifo, shuffle, bulk, remote, churn over every size
 #   wall boot (BENCH_CPUS vCPUs, multi-threaded TCG; nanoseconds):
 #       parallel scaling over 1..BENCH_CPUS, remote objects/s, pair
 #
@@ -31,7 +31,7 @@ ROUNDS=${ROUNDS:-5}
 CHURN_ROUNDS=${CHURN_ROUNDS:-3}
 BENCH_CPUS=${BENCH_CPUS:-4}
 ALLOCS=${ALLOCS:-slub,rslub,floor}
-WORKLOADS_ICOUNT=${WORKLOADS_ICOUNT:-pair repeat bulk remote churn}
+WORKLOADS_ICOUNT=${WORKLOADS_ICOUNT:-pair repeat fifo shuffle bulk remote churn}
 WORKLOADS_WALL=${WORKLOADS_WALL:-parallel remote pair}
 WALL_SIZES=${WALL_SIZES:-$SIZES}
 WALL_ROUNDS=${WALL_ROUNDS:-7}	# wall mode is noisy: more rounds
