@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# make check: setup if needed, host tests, lint, module build, then KUnit in
-# two VM shapes (2 CPUs; 4 CPUs on 2 NUMA nodes), with the module lifecycle
-# test in the first and a short stress (CHECK_STRESS_SECONDS, 15) with CPU
-# hotplug in the second. Fails on any failed,
+# make check: the setup-logic test, setup if needed, module build, then
+# KUnit in two VM shapes (2 CPUs; 4 CPUs on 2 NUMA nodes), with the module
+# lifecycle test in the first and a short stress (CHECK_STRESS_SECONDS, 15)
+# with CPU hotplug in the second, while the host tests, tool tests and lint
+# run beside the VMs. The VMs boot from a snapshot of the built tree
+# ($OUT/tree), so lint's rebuild cannot change what they load. CHECK_VMS=seq
+# runs the two VMs one after the other instead of at once. Fails on any failed,
 # crashed or missing suite or case, on a kernel WARNING/BUG/Oops/lockdep or
 # context report, and on a guest timeout. Ends with "N passed, M failed".
 set -uo pipefail
@@ -19,7 +22,12 @@ rm -rf "$OUT"
 mkdir -p "$OUT"
 T0=$(date +%s)
 step() { echo "check: [$(($(date +%s) - T0))s] $*"; }
-fail() { echo "check: FAILED: $*"; echo "0 passed, 1 failed"; exit 1; }
+# VMs run as background jobs, each its own process group (set -m): a failure
+# elsewhere stops them (scripts/vm.sh then stops its QEMU).
+set -m
+vm_jobs=""
+stop_vms() { local p; for p in $vm_jobs; do kill -TERM -- "-$p" 2>/dev/null; done; wait; }
+fail() { echo "check: FAILED: $*"; stop_vms; echo "0 passed, 1 failed"; exit 1; }
 
 total_pass=0
 total_fail=0
@@ -48,20 +56,6 @@ make -s setup || fail "setup (see the line above)"
 KDIR=$(make -s kdir)
 [ -n "$KDIR" ] && [ -d "$KDIR" ] || fail "no kernel build directory (make -s kdir printed '$KDIR')"
 
-step "host tests (cargo test, log: $OUT/host-test.log)"
-make -s host-test >"$OUT/host-test.log" 2>&1 || { tail -n 30 "$OUT/host-test.log"; fail "host tests"; }
-host_pass=$(grep -E "^test result" "$OUT/host-test.log" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" | paste -sd+ | bc)
-echo "  host: ${host_pass:-0} tests passed"
-
-step "tools: rslabinfo and rsbench, build and test (log: $OUT/tools.log)"
-(cd tools/rslabinfo && cargo build --release --quiet && cargo test --quiet &&
-	cd ../rsbench && cargo build --release --quiet && cargo test --quiet) >"$OUT/tools.log" 2>&1 ||
-	{ tail -n 30 "$OUT/tools.log"; fail "tools build or tests"; }
-tool_pass=$(grep -E "^test result" "$OUT/tools.log" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" | paste -sd+ | bc)
-echo "  tools: ${tool_pass:-0} tests passed"
-host_pass=$((${host_pass:-0} + ${tool_pass:-0}))
-total_pass=$((total_pass + host_pass))
-
 step "build modules (log: $OUT/build.log)"
 make -s modules >"$OUT/build.log" 2>&1 || { tail -n 40 "$OUT/build.log"; fail "module build"; }
 if grep -qiE "warning:" "$OUT/build.log"; then
@@ -69,15 +63,11 @@ if grep -qiE "warning:" "$OUT/build.log"; then
 	fail "module build printed warnings"
 fi
 
-step "lint (log: $OUT/lint.log)"
-make -s lint >"$OUT/lint.log" 2>&1 || { tail -n 40 "$OUT/lint.log"; fail "lint (make lint)"; }
-if grep -qiE "warning:" "$OUT/lint.log"; then
-	grep -iE -A3 "warning:" "$OUT/lint.log" | head -n 40
-	fail "clippy printed warnings"
-fi
 
-# run_shape NAME CPUS NUMA LIFECYCLE_CYCLES STRESS_SECONDS (0: not run)
-run_shape() {
+# start_shape NAME CPUS NUMA LIFECYCLE_CYCLES STRESS_SECONDS (0: not run):
+# boots the VM in the background from the snapshot; its exit status goes to
+# $OUT/vm-NAME.rc.
+start_shape() {
 	local name=$1 cpus=$2 numa=$3 cycles=$4 secs=$5 log=$OUT/vm-$1.log
 	step "VM $name: $cpus CPUs, $numa NUMA node(s) (log: $log)"
 	local env=""
@@ -85,9 +75,20 @@ run_shape() {
 	[ "$secs" = 0 ] || env="$env RSLUB_STRESS=$secs"
 	# Through a pipe: the guest tools reopen /dev/stdout, which on a plain
 	# file would start writing at offset 0 again.
-	VM_CPUS=$cpus VM_NUMA=$numa VM_TIMEOUT=${VM_TIMEOUT:-600} \
-		scripts/vm.sh "$KDIR" "$env scripts/guest-kunit.sh" 2>&1 | cat >"$log"
-	local rc=$?
+	(
+		cd "$TREE" || exit 2
+		VM_CPUS=$cpus VM_NUMA=$numa VM_TIMEOUT=${VM_TIMEOUT:-600} \
+			scripts/vm.sh "$KDIR" "$env scripts/guest-kunit.sh" 2>&1 | cat >"$log"
+		echo "${PIPESTATUS[0]}" >"$OUT/vm-$name.rc"
+	) &
+	vm_jobs="$vm_jobs $!"
+}
+
+# judge_shape NAME LIFECYCLE_CYCLES STRESS_SECONDS: counts the VM's results.
+judge_shape() {
+	local name=$1 cycles=$2 secs=$3 log=$OUT/vm-$1.log
+	local rc
+	rc=$(cat "$OUT/vm-$name.rc" 2>/dev/null || echo 2)
 	if [ $rc = 124 ] || [ $rc = 137 ]; then
 		problems="$problems\n  $name: guest timed out (VM_TIMEOUT=${VM_TIMEOUT:-600}s)"
 		total_fail=$((total_fail + 1))
@@ -129,8 +130,47 @@ run_shape() {
 	total_skip=$((total_skip + skip))
 }
 
-run_shape smp2 2 1 50 0
-run_shape numa4 4 2 0 "$CHECK_STRESS_SECONDS"
+# The guest tools: rslabinfo runs in the guest.
+step "build rslabinfo (log: $OUT/rslabinfo-build.log)"
+(cd tools/rslabinfo && cargo build --release --quiet) >"$OUT/rslabinfo-build.log" 2>&1 ||
+	{ tail -n 30 "$OUT/rslabinfo-build.log"; fail "rslabinfo build"; }
+
+# What the VMs load: a snapshot of the built tree (no sources of cargo's, no git).
+TREE=$OUT/tree
+rsync -a --exclude /.git --exclude /results --exclude target --exclude '*.o' --exclude '*.bc' \
+	"$ROOT/" "$TREE/" && mkdir -p "$TREE/tools/rslabinfo/target/release" &&
+	cp tools/rslabinfo/target/release/rslabinfo "$TREE/tools/rslabinfo/target/release/" ||
+	fail "snapshot of the built tree into $TREE"
+
+start_shape smp2 2 1 50 0
+[ "${CHECK_VMS:-par}" = seq ] && wait
+start_shape numa4 4 2 0 "$CHECK_STRESS_SECONDS"
+
+step "host tests (cargo test, log: $OUT/host-test.log)"
+make -s host-test >"$OUT/host-test.log" 2>&1 || { tail -n 30 "$OUT/host-test.log"; fail "host tests"; }
+host_pass=$(grep -E "^test result" "$OUT/host-test.log" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" | paste -sd+ | bc)
+echo "  host: ${host_pass:-0} tests passed"
+
+step "tools: rslabinfo and rsbench, build and test (log: $OUT/tools.log)"
+(cd tools/rslabinfo && cargo build --release --quiet && cargo test --quiet &&
+	cd ../rsbench && cargo build --release --quiet && cargo test --quiet) >"$OUT/tools.log" 2>&1 ||
+	{ tail -n 30 "$OUT/tools.log"; fail "tools build or tests"; }
+tool_pass=$(grep -E "^test result" "$OUT/tools.log" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" | paste -sd+ | bc)
+echo "  tools: ${tool_pass:-0} tests passed"
+host_pass=$((${host_pass:-0} + ${tool_pass:-0}))
+total_pass=$((total_pass + host_pass))
+
+step "lint (log: $OUT/lint.log)"
+make -s lint >"$OUT/lint.log" 2>&1 || { tail -n 40 "$OUT/lint.log"; fail "lint (make lint)"; }
+if grep -qiE "warning:" "$OUT/lint.log"; then
+	grep -iE -A3 "warning:" "$OUT/lint.log" | head -n 40
+	fail "clippy printed warnings"
+fi
+
+step "waiting for the VMs"
+wait
+judge_shape smp2 50 0
+judge_shape numa4 0 "$CHECK_STRESS_SECONDS"
 
 step "done"
 if [ -n "$problems" ]; then

@@ -58,6 +58,8 @@ pid=$!
 	kill -KILL -- "-$pid" 2>/dev/null
 ) 2>/dev/null &
 watchdog=$!
+# Stopped from outside (make check failing elsewhere): stop the guest too.
+trap 'kill -TERM -- "-$pid" 2>/dev/null; kill "$watchdog" 2>/dev/null; exit 143' TERM INT
 wait "$pid"
 rc=$?
 pkill -P "$watchdog" 2>/dev/null
