@@ -19,7 +19,7 @@ pub mod layout;
 pub mod platform;
 #[path = "core/slab.rs"]
 pub mod slab;
-#[path = "core/slub.rs"]
+#[path = "core/slub/mod.rs"]
 pub mod slub;
 #[path = "core/stat.rs"]
 pub mod stat;

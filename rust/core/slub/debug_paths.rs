@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The paths of debug caches, one object at a time under the node's
+//! list_lock.
+//!
+//! Debug caches have no CPU slabs, CPU partial lists or lockless paths:
+//! every allocation and free takes the node's list_lock and checks the
+//! object (upstream does the same for `kmem_cache_debug` caches). Their
+//! slabs are never frozen; a slab with free objects is on the node's
+//! partial list, a full one on its full list (*debug full*), so `validate`
+//! sees all.
+
+use super::report::Problem;
+use super::{Cache, Discards, Node, NodeLists, MAX_NODES};
+use crate::debug::{self, Track};
+use crate::platform::Platform;
+use crate::slab::{
+    free_pointer_ok, get_free_pointer, inuse, set_free_pointer, FreeError, SlabHeader, FROZEN,
+};
+use crate::stat::Stat;
+use core::ptr;
+
+impl<P: Platform> Cache<P> {
+    fn owner_track(&self) -> Track {
+        Track {
+            addr: P::api_caller(),
+            when: P::jiffies(),
+            cpu_pid: P::current_cpu() as usize | ((P::current_pid() as u32 as usize) << 32),
+        }
+    }
+
+    pub(super) fn debug_alloc(&self, gfp: u32, node: i32) -> *mut u8 {
+        let track = if self.layout.store_user() {
+            self.owner_track()
+        } else {
+            Track::default()
+        };
+        self.stat(Stat::AllocSlowpath);
+        let local = if node >= 0 { node } else { P::numa_node_id() };
+        let mut order = [0i32; MAX_NODES];
+        order[0] = local;
+        let mut n = 1;
+        if node < 0 {
+            n += P::fallback_nodes(local, &mut order[1..]);
+        }
+        loop {
+            for &nid in &order[..n] {
+                if (nid as usize) >= self.nr_nodes {
+                    continue;
+                }
+                let nd = self.node(nid);
+                let _g = P::node_lock(&nd.list_lock);
+                // SAFETY: list_lock held.
+                let lists = unsafe { &mut *nd.lists.get() };
+                loop {
+                    let slab = lists.partial.first();
+                    if slab.is_null() {
+                        break;
+                    }
+                    if let Some(obj) = self.debug_take(nd, lists, slab, &track) {
+                        return obj;
+                    }
+                }
+            }
+            // No partial slab: an empty cached one, else new pages.
+            let mut slab = ptr::null_mut();
+            for &nid in &order[..n] {
+                slab = self.take_empty(nid);
+                if !slab.is_null() {
+                    self.stat(Stat::EmptyCacheHit);
+                    break;
+                }
+            }
+            if slab.is_null() {
+                slab = self.new_slab(gfp, node);
+                if slab.is_null() {
+                    return ptr::null_mut();
+                }
+                self.stat(Stat::AllocSlab);
+            }
+            // SAFETY: a private slab; its node id is in range.
+            let nd = self.node(unsafe { (*slab).node });
+            let _g = P::node_lock(&nd.list_lock);
+            // SAFETY: list_lock held.
+            let lists = unsafe { &mut *nd.lists.get() };
+            Self::add_partial(nd, lists, slab, false);
+            if let Some(obj) = self.debug_take(nd, lists, slab, &track) {
+                return obj;
+            }
+        }
+    }
+
+    /// Takes the first free object of `slab` (on `node`'s partial list,
+    /// list_lock held) after checking the slab and the object. On damage
+    /// the slab is reported, taken off the list and isolated: None.
+    fn debug_take(
+        &self,
+        node: &Node<P>,
+        lists: &mut NodeLists,
+        slab: *mut SlabHeader,
+        t: &Track,
+    ) -> Option<*mut u8> {
+        let l = &self.layout;
+        // SAFETY: list_lock held; a debug slab's pair changes only under it.
+        let [fl, counters] = unsafe { (*slab).read_pair() };
+        let obj = fl as *mut u8;
+        let used = inuse(counters) as usize;
+        let mut next = ptr::null_mut();
+        // SAFETY: the slab is on a node list, so live (the magic is checked
+        // first); `obj` is read only once it is known to be an object start.
+        let problem = unsafe {
+            if !(*slab).is_live_for(self.owner()) {
+                Some(Problem::Slab("header magic does not match this cache"))
+            } else if fl == 0 || used >= l.objects || counters & FROZEN != 0 {
+                Some(Problem::Slab(
+                    "counters say full or frozen, but the slab is on the partial list",
+                ))
+            } else if !free_pointer_ok(obj, slab, l) {
+                Some(Problem::FreePointer {
+                    from: ptr::null(),
+                    bad: obj,
+                })
+            } else {
+                next = get_free_pointer(obj, l);
+                if !free_pointer_ok(next, slab, l) {
+                    Some(Problem::FreePointer {
+                        from: obj,
+                        bad: next,
+                    })
+                } else {
+                    debug::check_red_zones(obj, l, debug::RED_INACTIVE)
+                        .or_else(|| {
+                            if self.poisoned {
+                                debug::check_poison(obj, l)
+                            } else {
+                                None
+                            }
+                        })
+                        .map(|damage| Problem::Object {
+                            obj,
+                            damage,
+                            free: true,
+                        })
+                }
+            }
+        };
+        if let Some(p) = problem {
+            self.report_problem(slab, p, "allocation");
+            Self::remove_partial(node, lists, slab);
+            self.isolate(slab);
+            return None;
+        }
+        // SAFETY: as above; the cmpxchg cannot race with another list
+        // holder, only keeps the pair's protocol.
+        unsafe {
+            while !P::cmpxchg_pair(
+                (*slab).pair_ptr(),
+                [fl, counters],
+                [next as usize, counters + 1],
+            ) {}
+            if next.is_null() {
+                Self::remove_partial(node, lists, slab);
+                lists.full.push_front(slab);
+            }
+            debug::set_red_zones(obj, l, debug::RED_ACTIVE);
+            debug::set_track(obj, l, false, *t);
+        }
+        Some(obj)
+    }
+
+    /// Frees `obj` of `slab` in a debug cache.
+    pub(super) fn debug_free(&self, slab: *mut SlabHeader, obj: *mut u8) {
+        let l = &self.layout;
+        let t = if l.store_user() {
+            self.owner_track()
+        } else {
+            Track::default()
+        };
+        self.stat(Stat::FreeSlowpath);
+        // SAFETY: validated by the caller.
+        let node = self.node(unsafe { (*slab).node });
+        let mut d = Discards(ptr::null_mut());
+        {
+            let _g = P::node_lock(&node.list_lock);
+            // SAFETY: list_lock held.
+            let lists = unsafe { &mut *node.lists.get() };
+            // SAFETY: slab memory stays mapped; isolation happens under
+            // list_lock, so the magic is stable here.
+            if unsafe { !(*slab).is_live_for(self.owner()) } {
+                drop(_g);
+                return self.report(obj, FreeError::Isolated);
+            }
+            // SAFETY: as above.
+            let [fl, counters] = unsafe { (*slab).read_pair() };
+            let used = inuse(counters) as usize;
+            // SAFETY: `obj` is an object start of the live slab; pointers
+            // on its freelist are followed only once checked.
+            let problem = unsafe {
+                if fl == obj as usize
+                    || debug::red_zones_are(obj, l, debug::RED_INACTIVE)
+                    || self.on_freelist(slab, fl, obj)
+                {
+                    Some(Problem::DoubleFree(obj))
+                } else if used == 0 || used > l.objects || counters & FROZEN != 0 {
+                    Some(Problem::Slab("inuse out of range on free"))
+                } else if !free_pointer_ok(fl as *const u8, slab, l) {
+                    Some(Problem::FreePointer {
+                        from: ptr::null(),
+                        bad: fl as *const u8,
+                    })
+                } else {
+                    debug::check_red_zones(obj, l, debug::RED_ACTIVE).map(|damage| {
+                        Problem::Object {
+                            obj,
+                            damage,
+                            free: false,
+                        }
+                    })
+                }
+            };
+            if let Some(p) = problem {
+                let isolate = !matches!(p, Problem::DoubleFree(_));
+                self.report_problem(slab, p, "free");
+                if isolate {
+                    // SAFETY: under list_lock; a debug slab with free
+                    // objects is on the partial list, a full one on `full`.
+                    unsafe {
+                        if fl == 0 {
+                            lists.full.remove(slab);
+                        } else {
+                            Self::remove_partial(node, lists, slab);
+                        }
+                    }
+                    self.isolate(slab);
+                }
+                return;
+            }
+            // SAFETY: the object is ours (checked above); under list_lock.
+            unsafe {
+                debug::set_track(obj, l, true, t);
+                if self.poisoned {
+                    debug::poison(obj, l);
+                }
+                debug::set_red_zones(obj, l, debug::RED_INACTIVE);
+                set_free_pointer(obj, l, fl as *mut u8);
+                while !P::cmpxchg_pair((*slab).pair_ptr(), [fl, counters], [obj as usize, used - 1])
+                {
+                }
+                if fl == 0 {
+                    lists.full.remove(slab);
+                    Self::add_partial(node, lists, slab, false);
+                }
+            }
+            if used == 1 && self.enough_partial(lists.partial.len() - 1) {
+                Self::remove_partial(node, lists, slab);
+                self.stat(Stat::FreeRemovePartial);
+                self.discard_locked(node, lists, slab, &mut d);
+            }
+        }
+        self.free_discards(d);
+    }
+
+    /// Whether `obj` is on the freelist starting at `fl` (bounded walk;
+    /// stops at a pointer that is not an object of the slab).
+    ///
+    /// # Safety
+    /// `slab` is live, its list_lock held.
+    unsafe fn on_freelist(&self, slab: *mut SlabHeader, fl: usize, obj: *mut u8) -> bool {
+        let mut cur = fl as *const u8;
+        let mut n = 0;
+        while !cur.is_null() && n <= self.layout.objects && free_pointer_ok(cur, slab, &self.layout)
+        {
+            if cur == obj.cast_const() {
+                return true;
+            }
+            n += 1;
+            // SAFETY: an object start of the slab.
+            cur = unsafe { get_free_pointer(cur, &self.layout) };
+        }
+        false
+    }
+
+    /// With owner tracking, lists up to 16 live objects (destroy with live
+    /// objects). Node lists only: a debug cache has no CPU slabs.
+    pub(super) fn report_live_objects(&self) {
+        if !self.layout.store_user() {
+            return;
+        }
+        let l = &self.layout;
+        let mut shown = 0;
+        P::report(format_args!(
+            "cache {}: objects still allocated at destroy (up to 16 shown):",
+            self.name_str()
+        ));
+        for n in 0..self.nr_nodes {
+            let node = self.node(n as i32);
+            let _g = P::node_lock(&node.list_lock);
+            // SAFETY: list_lock held.
+            let lists = unsafe { &*node.lists.get() };
+            for list in [&lists.partial, &lists.full] {
+                let mut cur = list.first();
+                while !cur.is_null() && shown < 16 {
+                    for idx in 0..l.objects {
+                        let obj = (cur as usize + l.object_offset(idx)) as *const u8;
+                        // SAFETY: object starts of a live listed slab.
+                        if unsafe { debug::red_zones_are(obj, l, debug::RED_ACTIVE) }
+                            || (!l.red_zone() && {
+                                // SAFETY: as above.
+                                let fl = unsafe { (*cur).read_pair()[0] };
+                                // SAFETY: list_lock held.
+                                !unsafe { self.on_freelist(cur, fl, obj.cast_mut()) }
+                            })
+                        {
+                            P::report(format_args!("  live object {:p}", obj));
+                            self.report_owners(obj);
+                            shown += 1;
+                            if shown == 16 {
+                                break;
+                            }
+                        }
+                    }
+                    // SAFETY: list member, under list_lock.
+                    cur = unsafe { (*cur).next };
+                }
+            }
+        }
+    }
+}
