@@ -463,7 +463,8 @@ pub unsafe extern "C" fn rslub_cache_destroy(s: *mut Cache) -> c_int {
 pub extern "C" fn rslub_rust_cpu_dead(cpu: c_uint) {
     let reg = CACHES.lock();
     for c in reg.caches.iter() {
-        // SAFETY: registered caches are live while the registry lock is held.
+        // SAFETY: registered caches are live while the registry lock is
+        // held; the hotplug core calls this for a dead CPU, once.
         unsafe { (*c.cache).flush_dead_cpu(cpu) };
     }
 }

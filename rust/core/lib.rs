@@ -5,6 +5,8 @@
 //! (c_shim/host_shim.c), so they can be tested with `cargo test`.
 
 #![warn(clippy::undocumented_unsafe_blocks)]
+// As in the kernel build (edition 2021 allows it by default).
+#![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod debug;
 pub mod layout;

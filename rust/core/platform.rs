@@ -18,24 +18,27 @@ pub type Pcpu = usize;
 /// against every CPU; `cpu_lock` keeps the caller on its CPU and excludes
 /// every other holder of the same CPU's lock, including interrupt handlers.
 pub unsafe trait Platform: Sized + 'static {
-    /// Lock of one node's lists.
-    type NodeLock: Send + Sync;
-    /// Proof that a `NodeLock` is held.
-    type NodeGuard<'a>;
+    /// An irq-safe lock that owns the data it protects (one node's lists):
+    /// the guard is the only way to reach the data.
+    type NodeLock<T: Send + Unpin>: Send + Sync;
+    /// Proof that a `NodeLock<T>` is held; gives access to its `T` and
+    /// releases the lock when dropped.
+    type NodeGuard<'a, T: Send + Unpin + 'a>: core::ops::DerefMut<Target = T>;
 
-    /// Initializes a node lock in place.
+    /// Initializes a node lock holding `data` in place.
     ///
     /// # Safety
     /// `slot` is valid, suitably aligned, uninitialized memory that is not
     /// moved afterwards.
-    unsafe fn node_lock_init(slot: *mut Self::NodeLock) -> bool;
-    /// Tears down a node lock in place.
+    unsafe fn node_lock_init<T: Send + Unpin>(slot: *mut Self::NodeLock<T>, data: T) -> bool;
+    /// Tears down a node lock (and drops its data) in place.
     ///
     /// # Safety
-    /// `slot` was initialized by `node_lock_init` and is not held.
-    unsafe fn node_lock_drop(slot: *mut Self::NodeLock);
+    /// `slot` was initialized by `node_lock_init`, is not held and is not
+    /// used afterwards.
+    unsafe fn node_lock_drop<T: Send + Unpin>(slot: *mut Self::NodeLock<T>);
     /// Takes a node lock (irq-safe).
-    fn node_lock(lock: &Self::NodeLock) -> Self::NodeGuard<'_>;
+    fn node_lock<T: Send + Unpin>(lock: &Self::NodeLock<T>) -> Self::NodeGuard<'_, T>;
 
     /// Allocates `size` bytes of zeroed bookkeeping memory on `node`.
     fn alloc_meta(size: usize, node: i32) -> *mut u8;

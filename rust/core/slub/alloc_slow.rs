@@ -3,7 +3,7 @@
 //! slab's own freelist (remote frees), the CPU partial list, the node
 //! partial lists (by distance), the empty-slab caches, then new pages.
 
-use super::{Cache, CpuGuard, CpuSlab, MAX_NODES};
+use super::{Cache, CpuGuard, MAX_NODES};
 use crate::debug;
 use crate::platform::Platform;
 use crate::slab::{free_pointer_ok, get_free_pointer, inuse, SlabHeader, FROZEN};
@@ -12,56 +12,47 @@ use core::ptr;
 use core::sync::atomic::Ordering;
 
 impl<P: Platform> Cache<P> {
-    pub(super) fn cpu_lock(&self) -> CpuGuard {
-        let (cpu, token) = P::cpu_lock();
-        CpuGuard {
-            c: P::per_cpu_ptr(self.pcpu, cpu).cast(),
-            token,
-        }
-    }
-
-    pub(super) fn cpu_unlock(g: CpuGuard) {
-        P::cpu_unlock(g.token);
+    /// Takes the lock of the CPU the caller runs on.
+    pub(super) fn cpu_lock(&self) -> CpuGuard<P> {
+        CpuGuard::lock(self.pcpu)
     }
 
     pub(super) fn alloc_slow(&self, gfp: u32, node: i32) -> *mut u8 {
         let mut g = self.cpu_lock();
-        Self::stat_locked(g.c, Stat::AllocSlowpath);
-        let obj = self.slab_alloc_locked(&mut g, gfp, node);
-        Self::cpu_unlock(g);
-        obj
+        g.stat(Stat::AllocSlowpath);
+        self.slab_alloc_locked(&mut g, gfp, node)
     }
 
     /// Takes the first object of `freelist` (a chain of the CPU slab) for
     /// the CPU and keeps the rest as its lockless freelist. If the head or
     /// its free pointer is not an object of the slab, the freelist is
     /// corrupt: it is reported, the CPU slab is isolated, and None returned.
-    pub(super) fn load_freelist(&self, c: *mut CpuSlab, freelist: *mut u8) -> Option<*mut u8> {
-        // SAFETY: CPU lock held.
-        let slab = unsafe { (*c).slab };
+    pub(super) fn load_freelist(&self, g: &mut CpuGuard<P>, freelist: *mut u8) -> Option<*mut u8> {
+        let slab = g.slab;
         let next = if free_pointer_ok(freelist, slab, &self.layout) {
-            // SAFETY: `freelist` is an object of the CPU slab.
+            // SAFETY: `freelist` is an object of the CPU slab, which stays
+            // mapped while it is this CPU's.
             let next = unsafe { get_free_pointer(freelist, &self.layout) };
             if free_pointer_ok(next, slab, &self.layout) {
                 Some(next)
             } else {
-                self.report_free_pointer(slab, freelist, next);
+                // SAFETY: `freelist` is an object of the CPU slab.
+                unsafe { self.report_free_pointer(slab, freelist, next) };
                 None
             }
         } else {
-            self.report_free_pointer(slab, ptr::null(), freelist);
+            // SAFETY: the CPU slab is a slab of this cache.
+            unsafe { self.report_free_pointer(slab, ptr::null(), freelist) };
             None
         };
-        // SAFETY: CPU lock held; `c`'s fields are ours.
-        unsafe {
-            (*c).tid = (*c).tid.wrapping_add(self.tid_step);
-            match next {
-                Some(next) => (*c).freelist = next,
-                None => {
-                    (*c).freelist = ptr::null_mut();
-                    (*c).slab = ptr::null_mut();
-                    self.isolate(slab);
-                }
+        g.tid = g.tid.wrapping_add(self.tid_step);
+        match next {
+            Some(next) => g.freelist = next,
+            None => {
+                g.freelist = ptr::null_mut();
+                g.slab = ptr::null_mut();
+                // SAFETY: the former CPU slab is live and on no list.
+                unsafe { self.isolate(slab) };
             }
         }
         next.map(|_| freelist)
@@ -69,33 +60,28 @@ impl<P: Platform> Cache<P> {
 
     /// The slow path proper: CPU lock held on entry and exit (it may be
     /// dropped to allocate pages, after which `g` may name another CPU).
-    pub(super) fn slab_alloc_locked(&self, g: &mut CpuGuard, gfp: u32, node: i32) -> *mut u8 {
+    pub(super) fn slab_alloc_locked(&self, g: &mut CpuGuard<P>, gfp: u32, node: i32) -> *mut u8 {
         loop {
-            let c = g.c;
-            // SAFETY: CPU lock held: `c`'s fields are ours.
-            let slab = unsafe { (*c).slab };
+            let slab = g.slab;
             if !slab.is_null() {
                 if !Self::node_match(slab, node) {
-                    Self::stat_locked(c, Stat::AllocNodeMismatch);
-                    self.deactivate_cpu_slab(c);
+                    g.stat(Stat::AllocNodeMismatch);
+                    self.deactivate_cpu_slab(g);
                 } else {
-                    // SAFETY: CPU lock held.
-                    let mut freelist = unsafe { (*c).freelist };
+                    let mut freelist = g.freelist;
                     if freelist.is_null() {
-                        freelist = self.get_freelist(slab);
+                        // SAFETY: `slab` is this CPU's slab (lock held).
+                        freelist = unsafe { self.get_freelist(slab) };
                         if freelist.is_null() {
                             // The slab is full and now unfrozen, on no list.
-                            // SAFETY: CPU lock held.
-                            unsafe {
-                                (*c).slab = ptr::null_mut();
-                                (*c).tid = (*c).tid.wrapping_add(self.tid_step);
-                            }
-                            Self::stat_locked(c, Stat::DeactivateBypass);
+                            g.slab = ptr::null_mut();
+                            g.tid = g.tid.wrapping_add(self.tid_step);
+                            g.stat(Stat::DeactivateBypass);
                             continue;
                         }
-                        Self::stat_locked(c, Stat::AllocRefill);
+                        g.stat(Stat::AllocRefill);
                     }
-                    match self.load_freelist(c, freelist) {
+                    match self.load_freelist(g, freelist) {
                         Some(obj) => return obj,
                         None => continue,
                     }
@@ -103,72 +89,82 @@ impl<P: Platform> Cache<P> {
             }
 
             // No usable CPU slab. CPU partial list first.
-            // SAFETY: CPU lock held.
-            unsafe {
-                let p = (*c).partial;
-                if !p.is_null() {
-                    (*c).partial = (*p).next;
-                    (*c).partial_slabs -= 1;
+            let p = g.partial;
+            if !p.is_null() {
+                // SAFETY: members of the CPU partial list are frozen slabs
+                // of this CPU; their `next` link is ours under the lock.
+                unsafe {
+                    g.partial = (*p).next;
                     (*p).next = ptr::null_mut();
-                    (*c).slab = p;
-                    (*c).tid = (*c).tid.wrapping_add(self.tid_step);
-                    Self::stat_locked(c, Stat::CpuPartialAlloc);
-                    continue;
                 }
+                g.partial_slabs -= 1;
+                g.slab = p;
+                g.tid = g.tid.wrapping_add(self.tid_step);
+                g.stat(Stat::CpuPartialAlloc);
+                continue;
             }
 
             // Node partial lists, then empty-slab caches.
-            let freelist = self.get_partial(c, node);
+            let freelist = self.get_partial(g, node);
             if !freelist.is_null() {
-                match self.load_freelist(c, freelist) {
+                match self.load_freelist(g, freelist) {
                     Some(obj) => return obj,
                     None => continue,
                 }
             }
 
-            // A new slab from the page allocator.
-            let blocking = P::gfp_allows_blocking(gfp);
-            if blocking {
-                Self::cpu_unlock(CpuGuard {
-                    c: g.c,
-                    token: g.token,
-                });
-            }
-            let slab = self.new_slab(gfp, node);
-            if blocking {
-                *g = self.cpu_lock();
-            }
+            // A new slab from the page allocator, with the CPU lock dropped
+            // when the allocation may sleep.
+            let slab = if P::gfp_allows_blocking(gfp) {
+                g.unlocked(|| self.new_slab(gfp, node))
+            } else {
+                self.new_slab(gfp, node)
+            };
             if slab.is_null() {
                 return ptr::null_mut();
             }
-            let c = g.c;
-            Self::stat_locked(c, Stat::AllocSlab);
-            // SAFETY: CPU lock held; the new slab is private until installed.
-            unsafe {
-                if !(*c).slab.is_null() {
-                    // Refilled meanwhile (an interrupt, or another task
-                    // after a migration): make room.
-                    Self::stat_locked(c, Stat::CpuslabFlush);
-                    self.deactivate_cpu_slab(c);
-                }
-                let [freelist, _] = (*slab).read_pair();
-                (*slab).set_pair_private([0, (*slab).objects as usize | FROZEN]);
-                (*c).slab = slab;
-                match self.load_freelist(c, freelist as *mut u8) {
-                    Some(obj) => return obj,
-                    None => continue,
-                }
+            g.stat(Stat::AllocSlab);
+            if !g.slab.is_null() {
+                // Refilled meanwhile (an interrupt, or another task after a
+                // migration): make room.
+                g.stat(Stat::CpuslabFlush);
+                self.deactivate_cpu_slab(g);
             }
+            // SAFETY: the new slab is private until installed.
+            let freelist = unsafe { self.install_private(g, slab) };
+            match self.load_freelist(g, freelist) {
+                Some(obj) => return obj,
+                None => continue,
+            }
+        }
+    }
+
+    /// Makes a private slab (new, or from an empty-slab cache) the CPU slab:
+    /// frozen, every object taken; returns its freelist.
+    ///
+    /// # Safety
+    /// `slab` is a live slab of this cache on no list that no other CPU can
+    /// reach.
+    unsafe fn install_private(&self, g: &mut CpuGuard<P>, slab: *mut SlabHeader) -> *mut u8 {
+        // SAFETY: per the caller, the slab is live and private.
+        unsafe {
+            let [freelist, _] = (*slab).read_pair();
+            (*slab).set_pair_private([0, (*slab).objects as usize | FROZEN]);
+            g.slab = slab;
+            freelist as *mut u8
         }
     }
 
     /// Takes the whole slab freelist of the (frozen) CPU slab; when it is
     /// empty the slab is unfrozen instead (it is full).
-    fn get_freelist(&self, slab: *mut SlabHeader) -> *mut u8 {
+    ///
+    /// # Safety
+    /// `slab` is the CPU slab of the CPU whose lock the caller holds.
+    unsafe fn get_freelist(&self, slab: *mut SlabHeader) -> *mut u8 {
         loop {
-            // SAFETY: `slab` is this CPU's live slab.
+            // SAFETY: per the caller, `slab` is live.
             let [freelist, counters] = unsafe { (*slab).read_pair() };
-            // SAFETY: as above.
+            // SAFETY: `objects` is written once, at slab creation.
             let objects = unsafe { (*slab).objects } as usize;
             let new = if freelist == 0 {
                 inuse(counters) as usize
@@ -185,7 +181,7 @@ impl<P: Platform> Cache<P> {
 
     /// Fills the CPU slab (and CPU partial list) from node partial lists,
     /// then from empty-slab caches. Returns the CPU slab's freelist or null.
-    fn get_partial(&self, c: *mut CpuSlab, node: i32) -> *mut u8 {
+    fn get_partial(&self, g: &mut CpuGuard<P>, node: i32) -> *mut u8 {
         let local = if node >= 0 { node } else { P::numa_node_id() };
         let mut order = [0i32; MAX_NODES];
         order[0] = local;
@@ -194,7 +190,7 @@ impl<P: Platform> Cache<P> {
             n += P::fallback_nodes(local, &mut order[1..]);
         }
         for &nid in &order[..n] {
-            let freelist = self.get_partial_node(c, nid);
+            let freelist = self.get_partial_node(g, nid);
             if !freelist.is_null() {
                 return freelist;
             }
@@ -202,21 +198,15 @@ impl<P: Platform> Cache<P> {
         for &nid in &order[..n] {
             let slab = self.take_empty(nid);
             if !slab.is_null() {
-                Self::stat_locked(c, Stat::EmptyCacheHit);
-                // SAFETY: the slab came off the empty cache and is private;
-                // CPU lock held for `c`.
-                unsafe {
-                    let [freelist, _] = (*slab).read_pair();
-                    (*slab).set_pair_private([0, (*slab).objects as usize | FROZEN]);
-                    (*c).slab = slab;
-                    return freelist as *mut u8;
-                }
+                g.stat(Stat::EmptyCacheHit);
+                // SAFETY: the slab came off the empty cache: live, private.
+                return unsafe { self.install_private(g, slab) };
             }
         }
         ptr::null_mut()
     }
 
-    fn get_partial_node(&self, c: *mut CpuSlab, nid: i32) -> *mut u8 {
+    fn get_partial_node(&self, g: &mut CpuGuard<P>, nid: i32) -> *mut u8 {
         if (nid as usize) >= self.nr_nodes {
             return ptr::null_mut();
         }
@@ -226,9 +216,7 @@ impl<P: Platform> Cache<P> {
         }
         let limit = self.cpu_partial_slabs.load(Ordering::Relaxed);
         let ge = self.fill_ge.load(Ordering::Relaxed);
-        let _g = P::node_lock(&node.list_lock);
-        // SAFETY: list_lock held.
-        let lists = unsafe { &mut *node.lists.get() };
+        let mut lists = P::node_lock(&node.lists);
         let mut freelist: *mut u8 = ptr::null_mut();
         let mut moved = 0u32;
         loop {
@@ -239,22 +227,21 @@ impl<P: Platform> Cache<P> {
             node.nr_partial
                 .store(lists.partial.len(), Ordering::Relaxed);
             if freelist.is_null() {
-                freelist = self.freeze(slab, true);
-                // SAFETY: CPU lock held for `c`.
-                unsafe {
-                    (*c).slab = slab;
-                }
-                Self::stat_locked(c, Stat::AllocFromPartial);
+                // SAFETY: by the `NodeLists` invariant `slab` is live; it was
+                // just unlinked under the node lock.
+                freelist = unsafe { self.freeze(slab, true) };
+                g.slab = slab;
+                g.stat(Stat::AllocFromPartial);
             } else {
-                self.freeze(slab, false);
-                // SAFETY: CPU lock held; `slab` is frozen and ours now.
-                unsafe {
-                    (*slab).next = (*c).partial;
-                    (*c).partial = slab;
-                    (*c).partial_slabs += 1;
-                }
+                // SAFETY: as for the first slab.
+                unsafe { self.freeze(slab, false) };
+                // SAFETY: `slab` is frozen for this CPU now: its `next` link
+                // belongs to the CPU partial list.
+                unsafe { (*slab).next = g.partial };
+                g.partial = slab;
+                g.partial_slabs += 1;
                 moved += 1;
-                Self::stat_locked(c, Stat::CpuPartialNode);
+                g.stat(Stat::CpuPartialNode);
             }
             let half = limit / 2;
             if limit == 0 || if ge { moved >= half } else { moved > half } {
@@ -266,11 +253,15 @@ impl<P: Platform> Cache<P> {
 
     /// Freezes a node-partial slab; with `take`, also takes its whole
     /// freelist (for the CPU slab) and returns it.
-    fn freeze(&self, slab: *mut SlabHeader, take: bool) -> *mut u8 {
+    ///
+    /// # Safety
+    /// `slab` is a live slab of this cache that the caller has just taken
+    /// off its node's partial list (with the node lock held).
+    unsafe fn freeze(&self, slab: *mut SlabHeader, take: bool) -> *mut u8 {
         loop {
-            // SAFETY: `slab` is live and was just unlinked under list_lock.
+            // SAFETY: per the caller, `slab` is live.
             let [freelist, counters] = unsafe { (*slab).read_pair() };
-            // SAFETY: as above.
+            // SAFETY: `objects` is written once, at slab creation.
             let objects = unsafe { (*slab).objects } as usize;
             let new = if take {
                 [0, objects | FROZEN]
@@ -294,9 +285,7 @@ impl<P: Platform> Cache<P> {
             return ptr::null_mut();
         }
         let node = self.node(nid);
-        let _g = P::node_lock(&node.list_lock);
-        // SAFETY: list_lock held.
-        unsafe { (*node.lists.get()).empty.pop_front() }
+        P::node_lock(&node.lists).empty.pop_front()
     }
 
     pub(super) fn new_slab(&self, gfp: u32, node: i32) -> *mut SlabHeader {

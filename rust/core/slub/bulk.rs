@@ -38,45 +38,40 @@ impl<P: Platform> Cache<P> {
         let mut g = self.cpu_lock();
         let mut i = 0;
         while i < out.len() {
-            let c = g.c;
-            // SAFETY: CPU lock held.
-            let obj = unsafe { (*c).freelist };
+            let obj = g.freelist;
             let obj = if obj.is_null() {
-                Self::stat_locked(c, Stat::AllocSlowpath);
+                g.stat(Stat::AllocSlowpath);
                 let o = self.slab_alloc_locked(&mut g, gfp, NO_NODE);
                 if o.is_null() {
-                    Self::cpu_unlock(g);
+                    drop(g);
                     // SAFETY: these objects were just allocated for the caller.
                     unsafe { self.free_bulk(&mut out[..i]) };
                     return false;
                 }
                 o
             } else {
-                // SAFETY: CPU lock held; `obj` heads our freelist, so it is
-                // an object of the CPU slab.
+                // SAFETY: `obj` heads the locked CPU's freelist, so it is an
+                // object of the CPU slab, which stays mapped.
                 let next = unsafe { get_free_pointer_as::<H>(obj, &self.layout) };
-                // SAFETY: CPU lock held.
-                let slab = unsafe { (*c).slab };
-                if H && !free_pointer_ok(next, slab, &self.layout) {
+                if H && !free_pointer_ok(next, g.slab, &self.layout) {
                     // Checked again under the lock: reports and isolates the
                     // CPU slab (then retry elsewhere).
-                    if let Some(o) = self.load_freelist(c, obj) {
+                    if let Some(o) = self.load_freelist(&mut g, obj) {
                         out[i] = o;
                         i += 1;
                     }
                     continue;
                 }
-                // SAFETY: CPU lock held.
-                unsafe { (*c).freelist = next };
-                Self::stat_locked(c, Stat::AllocFastpath);
+                g.freelist = next;
+                g.stat(Stat::AllocFastpath);
                 obj
             };
             out[i] = obj;
             i += 1;
         }
-        // SAFETY: CPU lock held; the freelist changed, so bump the tid.
-        unsafe { (*g.c).tid = (*g.c).tid.wrapping_add(self.tid_step) };
-        Self::cpu_unlock(g);
+        // The freelist changed: bump the tid.
+        g.tid = g.tid.wrapping_add(self.tid_step);
+        drop(g);
         if gfp & self.gfp_zero != 0 {
             for &obj in out.iter() {
                 // SAFETY: freshly allocated objects.
@@ -159,7 +154,9 @@ impl<P: Platform> Cache<P> {
                     *slot = ptr::null_mut();
                 }
             }
-            self.free_chain::<H>(slab, head, tail, cnt);
+            // SAFETY: `slab` was validated; `head..=tail` are `cnt` of its
+            // objects handed over by the caller, linked the `H` way.
+            unsafe { self.free_chain::<H>(slab, head, tail, cnt) };
         }
     }
 }

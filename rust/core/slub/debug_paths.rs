@@ -48,15 +48,14 @@ impl<P: Platform> Cache<P> {
                     continue;
                 }
                 let nd = self.node(nid);
-                let _g = P::node_lock(&nd.list_lock);
-                // SAFETY: list_lock held.
-                let lists = unsafe { &mut *nd.lists.get() };
+                let mut lists = P::node_lock(&nd.lists);
                 loop {
                     let slab = lists.partial.first();
                     if slab.is_null() {
                         break;
                     }
-                    if let Some(obj) = self.debug_take(nd, lists, slab, &track) {
+                    // SAFETY: `slab` heads the node's partial list.
+                    if let Some(obj) = unsafe { self.debug_take(nd, &mut lists, slab, &track) } {
                         return obj;
                     }
                 }
@@ -79,12 +78,14 @@ impl<P: Platform> Cache<P> {
             }
             // SAFETY: a private slab; its node id is in range.
             let nd = self.node(unsafe { (*slab).node });
-            let _g = P::node_lock(&nd.list_lock);
-            // SAFETY: list_lock held.
-            let lists = unsafe { &mut *nd.lists.get() };
-            Self::add_partial(nd, lists, slab, false);
-            if let Some(obj) = self.debug_take(nd, lists, slab, &track) {
-                return obj;
+            let mut lists = P::node_lock(&nd.lists);
+            // SAFETY: a live, unfrozen, private slab of this node, then on
+            // its partial list.
+            unsafe {
+                Self::add_partial(nd, &mut lists, slab, false);
+                if let Some(obj) = self.debug_take(nd, &mut lists, slab, &track) {
+                    return obj;
+                }
             }
         }
     }
@@ -92,7 +93,10 @@ impl<P: Platform> Cache<P> {
     /// Takes the first free object of `slab` (on `node`'s partial list,
     /// list_lock held) after checking the slab and the object. On damage
     /// the slab is reported, taken off the list and isolated: None.
-    fn debug_take(
+    ///
+    /// # Safety
+    /// `slab` is on `lists.partial`, the partial list of `node`.
+    unsafe fn debug_take(
         &self,
         node: &Node<P>,
         lists: &mut NodeLists,
@@ -100,7 +104,8 @@ impl<P: Platform> Cache<P> {
         t: &Track,
     ) -> Option<*mut u8> {
         let l = &self.layout;
-        // SAFETY: list_lock held; a debug slab's pair changes only under it.
+        // SAFETY: per the caller the slab is listed, so live (`NodeLists`
+        // invariant); a debug slab's pair changes only under the node lock.
         let [fl, counters] = unsafe { (*slab).read_pair() };
         let obj = fl as *mut u8;
         let used = inuse(counters) as usize;
@@ -144,13 +149,18 @@ impl<P: Platform> Cache<P> {
             }
         };
         if let Some(p) = problem {
-            self.report_problem(slab, p, "allocation");
-            Self::remove_partial(node, lists, slab);
-            self.isolate(slab);
+            // SAFETY: per the caller the slab is on the partial list (then
+            // on none); `p` names objects checked to be object starts.
+            unsafe {
+                self.report_problem(slab, p, "allocation");
+                Self::remove_partial(node, lists, slab);
+                self.isolate(slab);
+            }
             return None;
         }
-        // SAFETY: as above; the cmpxchg cannot race with another list
-        // holder, only keeps the pair's protocol.
+        // SAFETY: the slab is live and listed (per the caller); the cmpxchg
+        // cannot race with another list holder, it only keeps the pair's
+        // protocol; `obj` was checked to be a free object of the slab.
         unsafe {
             while !P::cmpxchg_pair(
                 (*slab).pair_ptr(),
@@ -168,7 +178,11 @@ impl<P: Platform> Cache<P> {
     }
 
     /// Frees `obj` of `slab` in a debug cache.
-    pub(super) fn debug_free(&self, slab: *mut SlabHeader, obj: *mut u8) {
+    ///
+    /// # Safety
+    /// `slab` is a slab of this cache validated by `object_slab`, `obj` one
+    /// of its objects handed over by the caller.
+    pub(super) unsafe fn debug_free(&self, slab: *mut SlabHeader, obj: *mut u8) {
         let l = &self.layout;
         let t = if l.store_user() {
             self.owner_track()
@@ -176,20 +190,19 @@ impl<P: Platform> Cache<P> {
             Track::default()
         };
         self.stat(Stat::FreeSlowpath);
-        // SAFETY: validated by the caller.
+        // SAFETY: per the caller, the slab's memory is valid; `node` never
+        // changes.
         let node = self.node(unsafe { (*slab).node });
-        let mut d = Discards(ptr::null_mut());
+        let mut d = Discards::new();
         {
-            let _g = P::node_lock(&node.list_lock);
-            // SAFETY: list_lock held.
-            let lists = unsafe { &mut *node.lists.get() };
+            let mut lists = P::node_lock(&node.lists);
             // SAFETY: slab memory stays mapped; isolation happens under
             // list_lock, so the magic is stable here.
             if unsafe { !(*slab).is_live_for(self.owner()) } {
-                drop(_g);
+                drop(lists);
                 return self.report(obj, FreeError::Isolated);
             }
-            // SAFETY: as above.
+            // SAFETY: the slab is live (checked under the lock).
             let [fl, counters] = unsafe { (*slab).read_pair() };
             let used = inuse(counters) as usize;
             // SAFETY: `obj` is an object start of the live slab; pointers
@@ -219,7 +232,9 @@ impl<P: Platform> Cache<P> {
             };
             if let Some(p) = problem {
                 let isolate = !matches!(p, Problem::DoubleFree(_));
-                self.report_problem(slab, p, "free");
+                // SAFETY: the slab is live; `p` names `obj` (validated by
+                // the caller) or checked object starts.
+                unsafe { self.report_problem(slab, p, "free") };
                 if isolate {
                     // SAFETY: under list_lock; a debug slab with free
                     // objects is on the partial list, a full one on `full`.
@@ -227,10 +242,10 @@ impl<P: Platform> Cache<P> {
                         if fl == 0 {
                             lists.full.remove(slab);
                         } else {
-                            Self::remove_partial(node, lists, slab);
+                            Self::remove_partial(node, &mut lists, slab);
                         }
+                        self.isolate(slab);
                     }
-                    self.isolate(slab);
                 }
                 return;
             }
@@ -247,13 +262,17 @@ impl<P: Platform> Cache<P> {
                 }
                 if fl == 0 {
                     lists.full.remove(slab);
-                    Self::add_partial(node, lists, slab, false);
+                    Self::add_partial(node, &mut lists, slab, false);
                 }
             }
             if used == 1 && self.enough_partial(lists.partial.len() - 1) {
-                Self::remove_partial(node, lists, slab);
-                self.stat(Stat::FreeRemovePartial);
-                self.discard_locked(node, lists, slab, &mut d);
+                // SAFETY: the slab has free objects, so it is on the partial
+                // list; once off it, it is empty and unlisted.
+                unsafe {
+                    Self::remove_partial(node, &mut lists, slab);
+                    self.stat(Stat::FreeRemovePartial);
+                    self.discard_locked(node, &mut lists, slab, &mut d);
+                }
             }
         }
         self.free_discards(d);
@@ -293,21 +312,21 @@ impl<P: Platform> Cache<P> {
         ));
         for n in 0..self.nr_nodes {
             let node = self.node(n as i32);
-            let _g = P::node_lock(&node.list_lock);
-            // SAFETY: list_lock held.
-            let lists = unsafe { &*node.lists.get() };
+            let lists = P::node_lock(&node.lists);
             for list in [&lists.partial, &lists.full] {
                 let mut cur = list.first();
                 while !cur.is_null() && shown < 16 {
                     for idx in 0..l.objects {
                         let obj = (cur as usize + l.object_offset(idx)) as *const u8;
-                        // SAFETY: object starts of a live listed slab.
+                        // SAFETY: `obj` is an object start of `cur`, a
+                        // listed slab, so live (`NodeLists` invariant).
                         if unsafe { debug::red_zones_are(obj, l, debug::RED_ACTIVE) }
                             || (!l.red_zone() && {
-                                // SAFETY: as above.
-                                let fl = unsafe { (*cur).read_pair()[0] };
-                                // SAFETY: list_lock held.
-                                !unsafe { self.on_freelist(cur, fl, obj.cast_mut()) }
+                                // SAFETY: `cur` is live and its node lock
+                                // held (`lists`).
+                                unsafe {
+                                    !self.on_freelist(cur, (*cur).read_pair()[0], obj.cast_mut())
+                                }
                             })
                         {
                             P::report(format_args!("  live object {:p}", obj));

@@ -147,45 +147,30 @@ impl<P: Platform> Cache<P> {
             Ok(s) => s,
             Err(e) => return self.report(obj, e),
         };
-        if self.mode == MODE_HARDENED {
-            self.free_fast::<true>(slab, obj);
-        } else if self.mode == MODE_PLAIN {
-            self.free_fast::<false>(slab, obj);
-        } else {
-            self.debug_free(slab, obj);
+        // SAFETY: `slab` was validated just now and the caller gives up
+        // `obj`, a chain of one.
+        unsafe {
+            if self.mode == MODE_HARDENED {
+                self.free_chain::<true>(slab, obj, obj, 1);
+            } else if self.mode == MODE_PLAIN {
+                self.free_chain::<false>(slab, obj, obj, 1);
+            } else {
+                self.debug_free(slab, obj);
+            }
         }
     }
 
-    /// Frees `obj` of the validated `slab`: the lockless push when it is
-    /// this CPU's slab, else `slab_free`.
+    /// Frees a chain `head..=tail` of `cnt` objects of `slab`: the lockless
+    /// push onto this CPU's freelist when `slab` is this CPU's slab (one
+    /// per-CPU cmpxchg16b), else `slab_free`. A single free is a chain of
+    /// one; hardened (`H`) or plain free pointers.
+    ///
+    /// # Safety
+    /// `slab` is a slab of this cache validated by `object_slab`; `head` to
+    /// `tail` are `cnt` of its objects owned by the caller, linked through
+    /// their free pointers (written the `H` way).
     #[inline(always)]
-    fn free_fast<const HARDENED: bool>(&self, slab: *mut SlabHeader, obj: *mut u8) {
-        loop {
-            let (freelist, tid, cpu_slab) = self.cpu_snapshot();
-            if cpu_slab != slab {
-                break;
-            }
-            if freelist == obj as usize {
-                return self.report(obj, FreeError::DoubleFree);
-            }
-            // SAFETY: the object is ours to free; its free pointer slot is
-            // ours to write until the cmpxchg publishes it.
-            unsafe { set_free_pointer_as::<HARDENED>(obj, &self.layout, freelist as *mut u8) };
-            if P::this_cpu_cmpxchg_pair(
-                self.pcpu,
-                [freelist, tid],
-                [obj as usize, tid.wrapping_add(self.tid_step)],
-            ) {
-                self.stat(Stat::FreeFastpath);
-                return;
-            }
-            self.stat(Stat::CmpxchgDoubleCpuFail);
-        }
-        self.slab_free(slab, obj, obj, 1);
-    }
-
-    #[inline(always)]
-    pub(super) fn free_chain<const H: bool>(
+    pub(super) unsafe fn free_chain<const H: bool>(
         &self,
         slab: *mut SlabHeader,
         head: *mut u8,
@@ -200,7 +185,8 @@ impl<P: Platform> Cache<P> {
             if cnt == 1 && freelist == head as usize {
                 return self.report(head, FreeError::DoubleFree);
             }
-            // SAFETY: `tail` is ours until published.
+            // SAFETY: per the caller, `tail` is ours until the cmpxchg
+            // publishes it.
             unsafe { set_free_pointer_as::<H>(tail, &self.layout, freelist as *mut u8) };
             if P::this_cpu_cmpxchg_pair(
                 self.pcpu,
@@ -212,6 +198,7 @@ impl<P: Platform> Cache<P> {
             }
             self.stat(Stat::CmpxchgDoubleCpuFail);
         }
-        self.slab_free(slab, head, tail, cnt);
+        // SAFETY: per the caller.
+        unsafe { self.slab_free(slab, head, tail, cnt) };
     }
 }

@@ -2,41 +2,48 @@
 //! Giving back what the CPUs hold (`flush_all`, a dead CPU) and returning
 //! empty slabs to the page allocator (`shrink`).
 
-use super::{Cache, CpuSlab, Discards};
+use super::{Cache, CpuGuard, Discards};
 use crate::platform::Platform;
 use crate::slab::inuse;
 use crate::stat::Stat;
 use core::ptr;
-use core::sync::atomic::Ordering;
 
 impl<P: Platform> Cache<P> {
-    /// Returns `c`'s CPU slab and CPU partial list to the nodes. The caller
-    /// holds that CPU's lock, or the CPU is dead.
-    fn flush_cpu(&self, c: *mut CpuSlab) {
-        // SAFETY: per the caller, nothing else uses `c`.
-        let partial = unsafe {
-            if !(*c).slab.is_null() {
-                Self::stat_locked(c, Stat::CpuslabFlush);
-                self.deactivate_cpu_slab(c);
-            }
-            let p = (*c).partial;
-            (*c).partial = ptr::null_mut();
-            (*c).partial_slabs = 0;
-            p
-        };
+    /// Returns the CPU slab and CPU partial list of the CPU `g` holds to the
+    /// nodes.
+    fn flush_cpu(&self, g: &mut CpuGuard<P>) {
+        if !g.slab.is_null() {
+            g.stat(Stat::CpuslabFlush);
+            self.deactivate_cpu_slab(g);
+        }
+        let partial = g.partial;
+        g.partial = ptr::null_mut();
+        g.partial_slabs = 0;
         if !partial.is_null() {
-            self.unfreeze_partials(partial);
+            // SAFETY: the CPU's partial list, detached under its lock.
+            unsafe { self.unfreeze_partials(partial) };
         }
     }
 
     /// Flushes every online CPU's slab and partial list.
     pub fn flush_all(&self) {
-        P::for_each_cpu_locked(&|cpu| self.flush_cpu(P::per_cpu_ptr(self.pcpu, cpu).cast()));
+        P::for_each_cpu_locked(&|cpu| {
+            // SAFETY: `for_each_cpu_locked` holds `cpu`'s lock around this
+            // call, which outlives the guard.
+            let mut g = unsafe { CpuGuard::assume_locked(self.pcpu, cpu) };
+            self.flush_cpu(&mut g);
+        });
     }
 
     /// Flushes a CPU that went offline.
-    pub fn flush_dead_cpu(&self, cpu: u32) {
-        self.flush_cpu(P::per_cpu_ptr(self.pcpu, cpu).cast());
+    ///
+    /// # Safety
+    /// `cpu` is dead (offline and not coming back while this runs), and
+    /// nothing else flushes it meanwhile.
+    pub unsafe fn flush_dead_cpu(&self, cpu: u32) {
+        // SAFETY: per the caller, nothing runs on `cpu`.
+        let mut g = unsafe { CpuGuard::assume_locked(self.pcpu, cpu) };
+        self.flush_cpu(&mut g);
     }
 
     /// Returns every empty slab (partial-list and cached) to the page
@@ -45,25 +52,21 @@ impl<P: Platform> Cache<P> {
         self.flush_all();
         for n in 0..self.nr_nodes {
             let node = self.node(n as i32);
-            let mut d = Discards(ptr::null_mut());
+            let mut d = Discards::new();
             {
-                let _g = P::node_lock(&node.list_lock);
-                // SAFETY: list_lock held.
-                let lists = unsafe { &mut *node.lists.get() };
+                let mut lists = P::node_lock(&node.lists);
                 let mut cur = lists.partial.first();
                 while !cur.is_null() {
-                    // SAFETY: members of the list, under list_lock.
-                    let next = unsafe { (*cur).next };
-                    // SAFETY: as above.
-                    if inuse(unsafe { (*cur).read_pair() }[1]) == 0 {
-                        Self::remove_partial(node, lists, cur);
-                        node.nr_slabs.fetch_sub(1, Ordering::Relaxed);
-                        // SAFETY: off every list now.
+                    // SAFETY: a member of the partial list, whose links the
+                    // held lock protects (`NodeLists` invariant: live).
+                    let (next, counters) = unsafe { ((*cur).next, (*cur).read_pair()[1]) };
+                    if inuse(counters) == 0 {
+                        // SAFETY: `cur` is on the partial list; once off it,
+                        // empty and unlisted (frees need an object in use).
                         unsafe {
-                            (*cur).kill();
-                            (*cur).next = d.0;
+                            Self::remove_partial(node, &mut lists, cur);
+                            d.kill_and_queue(node, cur);
                         }
-                        d.0 = cur;
                     }
                     cur = next;
                 }

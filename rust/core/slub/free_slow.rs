@@ -14,34 +14,41 @@ use core::sync::atomic::Ordering;
 impl<P: Platform> Cache<P> {
     /// Puts a slab a free has just frozen on this CPU's partial list,
     /// draining the list to the nodes first when it is full.
-    fn put_cpu_partial(&self, slab: *mut SlabHeader) {
-        let g = self.cpu_lock();
-        let c = g.c;
+    ///
+    /// # Safety
+    /// `slab` is a live slab of this cache that the caller has just frozen
+    /// (so it is on no list and its `next` link is the caller's).
+    unsafe fn put_cpu_partial(&self, slab: *mut SlabHeader) {
+        let mut g = self.cpu_lock();
         let limit = self.cpu_partial_slabs.load(Ordering::Relaxed);
-        // SAFETY: CPU lock held.
-        let drain = unsafe {
-            let mut drain = ptr::null_mut();
-            if (*c).partial_slabs >= limit {
-                drain = (*c).partial;
-                (*c).partial = ptr::null_mut();
-                (*c).partial_slabs = 0;
-                Self::stat_locked(c, Stat::CpuPartialDrain);
-            }
-            (*slab).next = (*c).partial;
-            (*c).partial = slab;
-            (*c).partial_slabs += 1;
-            drain
-        };
-        Self::stat_locked(c, Stat::CpuPartialFree);
-        Self::cpu_unlock(g);
+        let mut drain = ptr::null_mut();
+        if g.partial_slabs >= limit {
+            drain = g.partial;
+            g.partial = ptr::null_mut();
+            g.partial_slabs = 0;
+            g.stat(Stat::CpuPartialDrain);
+        }
+        // SAFETY: per the caller, `next` is ours to set.
+        unsafe { (*slab).next = g.partial };
+        g.partial = slab;
+        g.partial_slabs += 1;
+        g.stat(Stat::CpuPartialFree);
+        drop(g);
         if !drain.is_null() {
-            self.unfreeze_partials(drain);
+            // SAFETY: the drained list was this CPU's partial list, detached
+            // under its lock: frozen slabs of this cache, now ours.
+            unsafe { self.unfreeze_partials(drain) };
         }
     }
 
     /// Frees a chain `head..=tail` of `cnt` objects of `slab` (not the CPU
     /// slab of this CPU, or it was when checked) onto the slab's freelist.
-    pub(super) fn slab_free(
+    ///
+    /// # Safety
+    /// `slab` is a slab of this cache validated by `object_slab`; `head` to
+    /// `tail` are `cnt` of its objects owned by the caller, linked through
+    /// their free pointers.
+    pub(super) unsafe fn slab_free(
         &self,
         slab: *mut SlabHeader,
         head: *mut u8,
@@ -49,17 +56,17 @@ impl<P: Platform> Cache<P> {
         cnt: usize,
     ) {
         self.stat(Stat::FreeSlowpath);
-        // SAFETY: `slab` is live (validated by the caller).
+        // SAFETY: per the caller, `slab` is live; `node` never changes.
         let node = self.node(unsafe { (*slab).node });
-        let mut guard = None;
+        let mut lists = None;
         let (prior, new_counters, was_frozen, froze) = loop {
-            // SAFETY: as above.
+            // SAFETY: per the caller, `slab` is live.
             let [prior, counters] = unsafe { (*slab).read_pair() };
             if (cnt == 1 && prior == head as usize) || (inuse(counters) as usize) < cnt {
-                drop(guard);
+                drop(lists);
                 return self.report(head, FreeError::DoubleFree);
             }
-            // SAFETY: `tail` is ours until published.
+            // SAFETY: per the caller, `tail` is ours until published.
             unsafe { set_free_pointer(tail, &self.layout, prior as *mut u8) };
             let was_frozen = counters & FROZEN != 0;
             let new_inuse = inuse(counters) as usize - cnt;
@@ -74,11 +81,11 @@ impl<P: Platform> Cache<P> {
                     // onto this CPU's partial list, no list_lock needed.
                     new |= FROZEN;
                     froze = true;
-                } else if (prior == 0 || new_inuse == 0) && guard.is_none() {
-                    guard = Some(P::node_lock(&node.list_lock));
+                } else if (prior == 0 || new_inuse == 0) && lists.is_none() {
+                    lists = Some(P::node_lock(&node.lists));
                 }
             }
-            // SAFETY: as above.
+            // SAFETY: the pair is 16-byte aligned inside the live header.
             if unsafe {
                 P::cmpxchg_pair((*slab).pair_ptr(), [prior, counters], [head as usize, new])
             } {
@@ -87,38 +94,40 @@ impl<P: Platform> Cache<P> {
             self.stat(Stat::CmpxchgDoubleFail);
         };
         if was_frozen {
-            drop(guard);
+            drop(lists);
             self.stat(Stat::FreeFrozen);
             return;
         }
         if froze {
-            drop(guard);
-            self.put_cpu_partial(slab);
+            drop(lists);
+            // SAFETY: this free froze the slab, so it is ours to list.
+            unsafe { self.put_cpu_partial(slab) };
             return;
         }
-        let Some(g) = guard else {
+        let Some(mut lists) = lists else {
             return;
         };
-        let mut d = Discards(ptr::null_mut());
-        {
-            // SAFETY: list_lock held (`g`).
-            let lists = unsafe { &mut *node.lists.get() };
-            // SAFETY: list membership is protected by list_lock.
-            let on_list = unsafe { (*slab).on_list };
-            // Other partial slabs of the node: this one does not count.
-            let others = lists.partial.len() - usize::from(on_list);
-            if inuse(new_counters) == 0 && self.enough_partial(others) {
-                if on_list {
-                    Self::remove_partial(node, lists, slab);
-                    self.stat(Stat::FreeRemovePartial);
-                }
-                self.discard_locked(node, lists, slab, &mut d);
-            } else if prior == 0 && !on_list {
-                Self::add_partial(node, lists, slab, true);
-                self.stat(Stat::FreeAddPartial);
+        let mut d = Discards::new();
+        // SAFETY: list membership changes only under the node lock (held).
+        let on_list = unsafe { (*slab).on_list };
+        // Other partial slabs of the node: this one does not count.
+        let others = lists.partial.len() - usize::from(on_list);
+        if inuse(new_counters) == 0 && self.enough_partial(others) {
+            if on_list {
+                // SAFETY: an unfrozen slab with `on_list` set is on its
+                // node's partial list (`NodeLists` invariant; debug caches
+                // do not come here).
+                unsafe { Self::remove_partial(node, &mut lists, slab) };
+                self.stat(Stat::FreeRemovePartial);
             }
-            drop(g);
+            // SAFETY: empty, unfrozen, on no list now.
+            unsafe { self.discard_locked(node, &mut lists, slab, &mut d) };
+        } else if prior == 0 && !on_list {
+            // SAFETY: it was full (on no list) and is unfrozen.
+            unsafe { Self::add_partial(node, &mut lists, slab, true) };
+            self.stat(Stat::FreeAddPartial);
         }
+        drop(lists);
         self.free_discards(d);
     }
 }

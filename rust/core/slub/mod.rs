@@ -48,10 +48,12 @@
 //!   cmpxchg16b.
 //!
 //! # Lock order
-//! CPU lock (irqs off on this CPU; upstream's `local_lock` on `cpu_slab`)
-//! → node `list_lock` (irq-safe spinlock). Only one node lock is held at a
-//! time. Page allocation and ctors run with neither held when the gfp flags
-//! allow sleeping.
+//! CPU lock (a `CpuGuard`: irqs off on this CPU; upstream's `local_lock`
+//! on `cpu_slab`) → node lock (`Node::lists`: an irq-safe spinlock that owns
+//! the node's `NodeLists`; upstream's `list_lock`). Only one node lock is
+//! held at a time. Page allocation and ctors run with neither held when the
+//! gfp flags allow sleeping (`CpuGuard::unlocked`). Debug caches take only
+//! node locks.
 //!
 //! # Why the fast path is safe without disabling anything
 //! The CPU's freelist and transaction id (`tid`) form one 16-byte pair,
@@ -69,7 +71,6 @@ use crate::layout::Layout;
 use crate::platform::{Pcpu, Platform};
 use crate::slab::{SlabHeader, SlabList};
 use crate::stat::Stat;
-use core::cell::UnsafeCell;
 use core::ffi::c_void;
 use core::marker::PhantomData;
 use core::mem::size_of;
@@ -99,7 +100,14 @@ pub struct CpuSlab {
     pub stats: [usize; Stat::COUNT],
 }
 
-/// One node's lists, protected by its `list_lock`.
+/// One node's lists. They live inside the node's lock (`Node::lists`), so
+/// holding its guard is the only way to reach them.
+///
+/// # Invariants
+/// Every slab linked on these lists is a live slab of the owning cache on
+/// this node, unfrozen, and on exactly one of the lists (`on_list` set);
+/// `Node::nr_partial` is updated to `partial.len()` whenever the partial
+/// list changes.
 struct NodeLists {
     partial: SlabList,
     empty: SlabList,
@@ -108,10 +116,14 @@ struct NodeLists {
     full: SlabList,
 }
 
+// SAFETY: the lists only link slabs owned by the cache; whichever CPU holds
+// the node lock may touch them.
+unsafe impl Send for NodeLists {}
+
 /// Per-node state.
 struct Node<P: Platform> {
-    list_lock: P::NodeLock,
-    lists: UnsafeCell<NodeLists>,
+    /// The node's `list_lock` and the lists it protects.
+    lists: P::NodeLock<NodeLists>,
     /// Slabs of this node (any state); for destroy and reporting.
     nr_slabs: AtomicUsize,
     /// Racy copy of `partial.len()` for the unlocked peek.
@@ -213,20 +225,145 @@ pub struct Cache<P: Platform> {
     _p: PhantomData<P>,
 }
 
-// SAFETY: all shared mutable state is per-CPU (CPU lock or cmpxchg16b),
-// per-node (list_lock) or atomic.
+// SAFETY: all shared mutable state is per-CPU (`CpuGuard` or the fast
+// paths' cmpxchg16b), inside a node lock (`NodeLists`) or atomic.
 unsafe impl<P: Platform> Sync for Cache<P> {}
-// SAFETY: as above; the raw pointers are owned by the cache.
+// SAFETY: the cache owns what its raw pointers reach (nodes, the per-CPU
+// area, slabs); none of it is tied to the creating thread.
 unsafe impl<P: Platform> Send for Cache<P> {}
 
-/// Holds the CPU lock; `c` is the locked CPU's state.
-struct CpuGuard {
+/// Exclusive access to one CPU's [`CpuSlab`] of a cache: the CPU lock held
+/// by this guard (released on drop), or the lock of a flush callback, or a
+/// dead CPU. Derefs to the CPU's state.
+///
+/// # Invariants
+/// `c` is the `CpuSlab` of a possible CPU of the cache whose per-CPU area is
+/// `pcpu`. While the guard exists no other code writes that `CpuSlab`
+/// except the per-CPU event counter increments made by this same context:
+/// either the guard holds that CPU's lock (`token` is `Some`: irqs off,
+/// the task pinned, so no fast path or interrupt runs there), or its
+/// creator holds the lock on the guard's behalf, or the CPU is dead.
+/// Other CPUs only read it racily (volatile loads, for reporting).
+struct CpuGuard<P: Platform> {
     c: *mut CpuSlab,
-    token: usize,
+    pcpu: Pcpu,
+    token: Option<usize>,
+    _p: PhantomData<P>,
 }
 
-/// Slabs to return to the page allocator once locks are dropped.
+impl<P: Platform> CpuGuard<P> {
+    /// Takes the lock of the CPU the caller runs on.
+    fn lock(pcpu: Pcpu) -> Self {
+        let (cpu, token) = P::cpu_lock();
+        // INVARIANT: `cpu` is the CPU whose lock was just taken.
+        Self {
+            c: P::per_cpu_ptr(pcpu, cpu).cast(),
+            pcpu,
+            token: Some(token),
+            _p: PhantomData,
+        }
+    }
+
+    /// Access to `cpu`'s state without taking its lock.
+    ///
+    /// # Safety
+    /// The caller holds `cpu`'s lock for the guard's whole life (a flush
+    /// callback), or `cpu` is dead and nothing else flushes it.
+    unsafe fn assume_locked(pcpu: Pcpu, cpu: u32) -> Self {
+        // INVARIANT: per the caller, nothing else writes `cpu`'s state.
+        Self {
+            c: P::per_cpu_ptr(pcpu, cpu).cast(),
+            pcpu,
+            token: None,
+            _p: PhantomData,
+        }
+    }
+
+    /// Runs `f` with the CPU lock dropped (a sleeping page allocation) and
+    /// takes it again, on whatever CPU the task then runs: afterwards the
+    /// guard may name another CPU's state. Must be a guard from `lock`.
+    fn unlocked<R>(&mut self, f: impl FnOnce() -> R) -> R {
+        let Some(token) = self.token else {
+            // Not ours to drop (a flush callback's or a dead CPU's lock).
+            return f();
+        };
+        P::cpu_unlock(token);
+        let r = f();
+        let (cpu, token) = P::cpu_lock();
+        // INVARIANT: the lock of `cpu` is held again, by this guard.
+        self.c = P::per_cpu_ptr(self.pcpu, cpu).cast();
+        self.token = Some(token);
+        r
+    }
+
+    /// Counts an event on the locked CPU.
+    #[inline(always)]
+    fn stat(&mut self, s: Stat) {
+        #[cfg(not(rslub_no_stats))]
+        {
+            self.stats[s as usize] += 1;
+        }
+        #[cfg(rslub_no_stats)]
+        let _ = s;
+    }
+}
+
+impl<P: Platform> core::ops::Deref for CpuGuard<P> {
+    type Target = CpuSlab;
+
+    fn deref(&self) -> &CpuSlab {
+        // SAFETY: by the type invariant `c` is valid and only this guard
+        // writes it.
+        unsafe { &*self.c }
+    }
+}
+
+impl<P: Platform> core::ops::DerefMut for CpuGuard<P> {
+    fn deref_mut(&mut self) -> &mut CpuSlab {
+        // SAFETY: by the type invariant `c` is valid and only this guard
+        // accesses it mutably; the borrow is tied to `&mut self`.
+        unsafe { &mut *self.c }
+    }
+}
+
+impl<P: Platform> Drop for CpuGuard<P> {
+    fn drop(&mut self) {
+        if let Some(token) = self.token {
+            P::cpu_unlock(token);
+        }
+    }
+}
+
+/// Slabs to return to the page allocator once locks are dropped
+/// (`free_discards`), linked through `next`.
+///
+/// # Invariants
+/// Every slab on the chain is killed (its magic cleared), on no list, no
+/// longer counted by its node, and owned by this value.
 struct Discards(*mut SlabHeader);
+
+impl Discards {
+    const fn new() -> Self {
+        Discards(ptr::null_mut())
+    }
+
+    /// Kills `slab` and queues it for freeing: from now on frees of its
+    /// objects are refused and nothing finds it.
+    ///
+    /// # Safety
+    /// `slab` is a live, unfrozen slab of the cache on `node`, on no list
+    /// and not reachable by any CPU (its objects are all free).
+    unsafe fn kill_and_queue<P: Platform>(&mut self, node: &Node<P>, slab: *mut SlabHeader) {
+        node.nr_slabs.fetch_sub(1, Ordering::Relaxed);
+        // SAFETY: per the caller, the slab is ours.
+        unsafe {
+            (*slab).kill();
+            (*slab).next = self.0;
+        }
+        // INVARIANT: killed, on no list, uncounted, ours.
+        self.0 = slab;
+    }
+}
 
 const NO_NODE: i32 = -1;
 
@@ -314,17 +451,17 @@ impl<P: Platform> Cache<P> {
             if node.is_null() {
                 return Err(());
             }
+            let lists = NodeLists {
+                partial: SlabList::new(),
+                empty: SlabList::new(),
+                full: SlabList::new(),
+            };
             // SAFETY: `node` is fresh memory; the lock is initialized in
             // place and never moved.
             unsafe {
-                ptr::addr_of_mut!((*node).lists).write(UnsafeCell::new(NodeLists {
-                    partial: SlabList::new(),
-                    empty: SlabList::new(),
-                    full: SlabList::new(),
-                }));
                 ptr::addr_of_mut!((*node).nr_slabs).write(AtomicUsize::new(0));
                 ptr::addr_of_mut!((*node).nr_partial).write(AtomicUsize::new(0));
-                if !P::node_lock_init(ptr::addr_of_mut!((*node).list_lock)) {
+                if !P::node_lock_init(ptr::addr_of_mut!((*node).lists), lists) {
                     P::free_meta(node.cast());
                     return Err(());
                 }
@@ -361,7 +498,7 @@ impl<P: Platform> Cache<P> {
             if !node.is_null() {
                 // SAFETY: initialized in `init_state`, no longer used.
                 unsafe {
-                    P::node_lock_drop(ptr::addr_of_mut!((*node).list_lock));
+                    P::node_lock_drop(ptr::addr_of_mut!((*node).lists));
                     P::free_meta(node.cast());
                 }
                 self.nodes[n] = ptr::null_mut();
@@ -411,18 +548,6 @@ impl<P: Platform> Cache<P> {
         let _ = s;
     }
 
-    /// Counts an event with the CPU lock held.
-    #[inline(always)]
-    fn stat_locked(c: *mut CpuSlab, s: Stat) {
-        // SAFETY: the CPU lock is held, so nothing else on this CPU runs.
-        #[cfg(not(rslub_no_stats))]
-        unsafe {
-            (*c).stats[s as usize] += 1
-        };
-        #[cfg(rslub_no_stats)]
-        let _ = (c, s);
-    }
-
     /// Destroys the cache: flushes the CPUs and frees every slab. With live
     /// objects nothing is freed (the cache and its slabs are leaked) and the
     /// count is returned as the error.
@@ -437,7 +562,9 @@ impl<P: Platform> Cache<P> {
         // callback's view: nothing runs there, flush them directly.
         for cpu in 0..P::nr_cpu_ids() {
             if P::cpu_possible(cpu) && !P::cpu_online(cpu) {
-                cache.flush_dead_cpu(cpu);
+                // SAFETY: an offline CPU runs nothing, and the cache is
+                // no longer registered for the hotplug callback.
+                unsafe { cache.flush_dead_cpu(cpu) };
             }
         }
         let u = cache.usage();

@@ -3,7 +3,7 @@
 //! (a CPU slab given back), `unfreeze_partials` (a CPU partial list given
 //! back), and the empty-slab cache with the freeing of slabs.
 
-use super::{Cache, CpuSlab, Discards, Node, NodeLists};
+use super::{Cache, CpuGuard, Discards, Node, NodeLists};
 use crate::platform::Platform;
 use crate::slab::{free_pointer_ok, get_free_pointer, inuse, set_free_pointer, SlabHeader, FROZEN};
 use crate::stat::Stat;
@@ -12,8 +12,12 @@ use core::sync::atomic::Ordering;
 
 impl<P: Platform> Cache<P> {
     /// Puts an empty, unlisted slab into the node's empty cache, or queues it
-    /// for freeing. list_lock held.
-    pub(super) fn discard_locked(
+    /// for freeing.
+    ///
+    /// # Safety
+    /// `slab` is a live, empty, unfrozen slab of this cache on `node` (whose
+    /// lists the caller holds), on no list.
+    pub(super) unsafe fn discard_locked(
         &self,
         node: &Node<P>,
         lists: &mut NodeLists,
@@ -21,24 +25,19 @@ impl<P: Platform> Cache<P> {
         d: &mut Discards,
     ) {
         if lists.empty.len() < self.max_empty.load(Ordering::Relaxed) as usize {
-            // SAFETY: `slab` is empty, unfrozen and on no list.
+            // SAFETY: per the caller, `slab` is live and on no list.
             unsafe { lists.empty.push_front(slab) };
             self.stat(Stat::EmptyCacheAdd);
         } else {
-            node.nr_slabs.fetch_sub(1, Ordering::Relaxed);
-            // SAFETY: as above; it is unreachable once killed.
-            unsafe {
-                (*slab).kill();
-                (*slab).next = d.0;
-            }
-            d.0 = slab;
+            // SAFETY: per the caller, `slab` is empty and on no list.
+            unsafe { d.kill_and_queue(node, slab) };
         }
     }
 
     pub(super) fn free_discards(&self, d: Discards) {
         let mut cur = d.0;
         while !cur.is_null() {
-            // SAFETY: discarded slabs are killed and owned by `d`.
+            // SAFETY: by the `Discards` invariant the slab is ours.
             let next = unsafe { (*cur).next };
             // SAFETY: the block was allocated with this order.
             unsafe { P::free_pages(cur.cast(), self.layout.order) };
@@ -47,14 +46,18 @@ impl<P: Platform> Cache<P> {
         }
     }
 
-    /// Adds a partial slab to its node list. list_lock held.
-    pub(super) fn add_partial(
+    /// Adds a partial slab to its node's partial list.
+    ///
+    /// # Safety
+    /// `slab` is a live, unfrozen slab of this cache on `node` (whose lists
+    /// the caller holds), on no list.
+    pub(super) unsafe fn add_partial(
         node: &Node<P>,
         lists: &mut NodeLists,
         slab: *mut SlabHeader,
         tail: bool,
     ) {
-        // SAFETY: `slab` is unfrozen and on no list.
+        // SAFETY: per the caller.
         unsafe {
             if tail {
                 lists.partial.push_back(slab);
@@ -66,53 +69,68 @@ impl<P: Platform> Cache<P> {
             .store(lists.partial.len(), Ordering::Relaxed);
     }
 
-    pub(super) fn remove_partial(node: &Node<P>, lists: &mut NodeLists, slab: *mut SlabHeader) {
-        // SAFETY: the caller saw `slab` on the partial list under list_lock.
+    /// Takes a slab off its node's partial list.
+    ///
+    /// # Safety
+    /// `slab` is on `lists.partial`, the partial list of `node`.
+    pub(super) unsafe fn remove_partial(
+        node: &Node<P>,
+        lists: &mut NodeLists,
+        slab: *mut SlabHeader,
+    ) {
+        // SAFETY: per the caller.
         unsafe { lists.partial.remove(slab) };
         node.nr_partial
             .store(lists.partial.len(), Ordering::Relaxed);
     }
 
-    /// Detaches this CPU's slab and returns it to its node. CPU lock held.
-    pub(super) fn deactivate_cpu_slab(&self, c: *mut CpuSlab) {
-        // SAFETY: CPU lock held.
-        let (slab, freelist) = unsafe {
-            let s = ((*c).slab, (*c).freelist);
-            (*c).slab = ptr::null_mut();
-            (*c).freelist = ptr::null_mut();
-            (*c).tid = (*c).tid.wrapping_add(self.tid_step);
-            s
-        };
+    /// Detaches the locked CPU's slab and returns it to its node.
+    pub(super) fn deactivate_cpu_slab(&self, g: &mut CpuGuard<P>) {
+        let (slab, freelist) = (g.slab, g.freelist);
+        g.slab = ptr::null_mut();
+        g.freelist = ptr::null_mut();
+        g.tid = g.tid.wrapping_add(self.tid_step);
         if !slab.is_null() {
-            self.deactivate_slab(slab, freelist);
+            // SAFETY: `slab` was the CPU slab with that leftover freelist,
+            // detached under the CPU lock.
+            unsafe { self.deactivate_slab(slab, freelist) };
         }
     }
 
     /// Unfreezes a former CPU slab, splicing the CPU's leftover freelist back
     /// onto the slab's, and puts it where its state says.
-    fn deactivate_slab(&self, slab: *mut SlabHeader, cpu_freelist: *mut u8) {
+    ///
+    /// # Safety
+    /// `slab` is a live, frozen slab of this cache just detached from a CPU,
+    /// and `cpu_freelist` that CPU's leftover freelist of it (objects the
+    /// caller now owns).
+    unsafe fn deactivate_slab(&self, slab: *mut SlabHeader, cpu_freelist: *mut u8) {
         let mut count = 0usize;
         let mut tail: *mut u8 = ptr::null_mut();
         let mut cur = cpu_freelist;
         while !cur.is_null() {
             if !free_pointer_ok(cur, slab, &self.layout) || count >= self.layout.objects {
                 // Corrupt (or cyclic) CPU freelist: do not follow it.
-                self.report_free_pointer(slab, tail, cur);
-                self.isolate(slab);
+                // SAFETY: per the caller the slab is live and on no list;
+                // `tail`, when set, is an object of it (checked).
+                unsafe {
+                    self.report_free_pointer(slab, tail, cur);
+                    self.isolate(slab);
+                }
                 return;
             }
             count += 1;
             tail = cur;
-            // SAFETY: the CPU freelist is a chain of free objects we own.
+            // SAFETY: `cur` is an object of the slab (checked), ours.
             cur = unsafe { get_free_pointer(cur, &self.layout) };
         }
-        // SAFETY: the slab is live (it was our CPU slab).
+        // SAFETY: per the caller, the slab is live; `node` never changes.
         let node = self.node(unsafe { (*slab).node });
-        let mut d = Discards(ptr::null_mut());
+        let mut d = Discards::new();
         {
-            let _g = P::node_lock(&node.list_lock);
+            let mut lists = P::node_lock(&node.lists);
             let (new_free, new_inuse, remote) = loop {
-                // SAFETY: the slab is live; the pair is in its header.
+                // SAFETY: per the caller, the slab is live.
                 let [sfl, counters] = unsafe { (*slab).read_pair() };
                 let new_free = if tail.is_null() {
                     sfl
@@ -122,7 +140,7 @@ impl<P: Platform> Cache<P> {
                     cpu_freelist as usize
                 };
                 let new_inuse = inuse(counters) as usize - count;
-                // SAFETY: as above.
+                // SAFETY: the pair is 16-byte aligned inside the live header.
                 if unsafe {
                     P::cmpxchg_pair((*slab).pair_ptr(), [sfl, counters], [new_free, new_inuse])
                 } {
@@ -133,16 +151,16 @@ impl<P: Platform> Cache<P> {
             if remote {
                 self.stat(Stat::DeactivateRemoteFrees);
             }
-            // SAFETY: list_lock held.
-            let lists = unsafe { &mut *node.lists.get() };
             if new_inuse == 0 && self.enough_partial(lists.partial.len()) {
                 self.stat(Stat::DeactivateEmpty);
-                self.discard_locked(node, lists, slab, &mut d);
+                // SAFETY: empty, just unfrozen, on no list.
+                unsafe { self.discard_locked(node, &mut lists, slab, &mut d) };
             } else if new_free != 0 {
                 // Slabs with objects the CPU did not use go to the tail: they
                 // are likely cache-cold.
                 let to_tail = count != 0;
-                Self::add_partial(node, lists, slab, to_tail);
+                // SAFETY: just unfrozen, on no list.
+                unsafe { Self::add_partial(node, &mut lists, slab, to_tail) };
                 self.stat(if to_tail {
                     Stat::DeactivateToTail
                 } else {
@@ -158,37 +176,41 @@ impl<P: Platform> Cache<P> {
     /// Returns a detached chain of CPU-partial slabs to their nodes: one
     /// list_lock hold per run of slabs of the same node; the cmpxchg loop
     /// only unfreezes; the discard-or-keep decision comes after it.
-    pub(super) fn unfreeze_partials(&self, mut list: *mut SlabHeader) {
-        let mut d = Discards(ptr::null_mut());
+    ///
+    /// # Safety
+    /// `list` is a chain of live, frozen slabs of this cache linked through
+    /// `next`, detached from a CPU partial list and owned by the caller.
+    pub(super) unsafe fn unfreeze_partials(&self, mut list: *mut SlabHeader) {
+        let mut d = Discards::new();
         while !list.is_null() {
-            // SAFETY: the chain is detached and ours.
+            // SAFETY: per the caller, chain members are live.
             let nid = unsafe { (*list).node };
             let node = self.node(nid);
-            let _g = P::node_lock(&node.list_lock);
-            // SAFETY: list_lock held.
-            let lists = unsafe { &mut *node.lists.get() };
-            // SAFETY: chain members are live, frozen slabs we own.
+            let mut lists = P::node_lock(&node.lists);
+            // SAFETY: per the caller, chain members are live.
             while !list.is_null() && unsafe { (*list).node } == nid {
                 let slab = list;
-                // SAFETY: as above.
+                // SAFETY: per the caller, the `next` links are ours.
                 unsafe {
                     list = (*slab).next;
                     (*slab).next = ptr::null_mut();
                 }
                 let new = loop {
-                    // SAFETY: the slab is live.
+                    // SAFETY: per the caller, the slab is live.
                     let [fl, counters] = unsafe { (*slab).read_pair() };
                     let new = counters & !FROZEN;
-                    // SAFETY: as above.
+                    // SAFETY: the pair is 16-byte aligned inside the live header.
                     if unsafe { P::cmpxchg_pair((*slab).pair_ptr(), [fl, counters], [fl, new]) } {
                         break new;
                     }
                     self.stat(Stat::CmpxchgDoubleFail);
                 };
                 if inuse(new) == 0 && self.enough_partial(lists.partial.len()) {
-                    self.discard_locked(node, lists, slab, &mut d);
+                    // SAFETY: empty, just unfrozen, on no list.
+                    unsafe { self.discard_locked(node, &mut lists, slab, &mut d) };
                 } else {
-                    Self::add_partial(node, lists, slab, true);
+                    // SAFETY: just unfrozen, on no list.
+                    unsafe { Self::add_partial(node, &mut lists, slab, true) };
                     self.stat(Stat::FreeAddPartial);
                 }
             }
@@ -198,21 +220,15 @@ impl<P: Platform> Cache<P> {
 
     pub(super) fn trim_empty(&self, nid: i32, keep: usize) -> usize {
         let node = self.node(nid);
-        let mut d = Discards(ptr::null_mut());
+        let mut d = Discards::new();
         let mut released = 0;
         {
-            let _g = P::node_lock(&node.list_lock);
-            // SAFETY: list_lock held.
-            let lists = unsafe { &mut *node.lists.get() };
+            let mut lists = P::node_lock(&node.lists);
             while lists.empty.len() > keep {
                 let slab = lists.empty.pop_front();
-                node.nr_slabs.fetch_sub(1, Ordering::Relaxed);
-                // SAFETY: off every list, ours.
-                unsafe {
-                    (*slab).kill();
-                    (*slab).next = d.0;
-                }
-                d.0 = slab;
+                // SAFETY: an empty-cache slab (`NodeLists` invariant), now
+                // off every list.
+                unsafe { d.kill_and_queue(node, slab) };
                 released += 1;
                 self.stat(Stat::EmptyCacheRelease);
             }

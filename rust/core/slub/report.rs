@@ -28,7 +28,11 @@ pub(super) enum Problem {
 impl<P: Platform> Cache<P> {
     /// Reports a free pointer `bad` that is not an object start of `slab`,
     /// read from object `from` (null: the freelist head itself).
-    pub(super) fn report_free_pointer(
+    ///
+    /// # Safety
+    /// `slab` is a slab of this cache (its memory mapped) and `from`, when
+    /// not null, an object start of it.
+    pub(super) unsafe fn report_free_pointer(
         &self,
         slab: *mut SlabHeader,
         from: *const u8,
@@ -50,7 +54,7 @@ impl<P: Platform> Cache<P> {
                 at,
                 u8::from(self.layout.hardened())
             ));
-            // SAFETY: `from` is an object start of `slab`.
+            // SAFETY: per the caller, `from` is an object start of `slab`.
             unsafe { self.dump(from, at) };
         }
         P::report(format_args!(
@@ -81,19 +85,22 @@ impl<P: Platform> Cache<P> {
     /// only push onto its freelist and never list it), marked isolated (so
     /// later frees of its objects are ignored) and forgotten by its node.
     /// Its memory stays allocated; nothing is handed out from it again.
-    /// The caller has taken it off every list.
-    pub(super) fn isolate(&self, slab: *mut SlabHeader) {
+    ///
+    /// # Safety
+    /// `slab` is a live slab of this cache that the caller has taken off
+    /// every list (or that is on none).
+    pub(super) unsafe fn isolate(&self, slab: *mut SlabHeader) {
         loop {
-            // SAFETY: the slab's memory stays mapped; the pair is in it.
+            // SAFETY: per the caller, the slab is live.
             let [fl, counters] = unsafe { (*slab).read_pair() };
-            // SAFETY: as above.
+            // SAFETY: the pair is 16-byte aligned inside the live header.
             if unsafe {
                 P::cmpxchg_pair((*slab).pair_ptr(), [fl, counters], [fl, counters | FROZEN])
             } {
                 break;
             }
         }
-        // SAFETY: off every list, per the caller.
+        // SAFETY: per the caller, off every list.
         unsafe { SlabHeader::mark_isolated(slab) };
         // SAFETY: a header field written at slab creation.
         let nid = unsafe { (*slab).node };
@@ -117,13 +124,20 @@ impl<P: Platform> Cache<P> {
 
     /// Prints one report for `p` found in `slab` during `when`, and counts
     /// an error.
-    pub(super) fn report_problem(&self, slab: *mut SlabHeader, p: Problem, when: &str) {
+    ///
+    /// # Safety
+    /// `slab` is a slab of this cache (its memory mapped), and the objects
+    /// `p` names are object starts of it.
+    pub(super) unsafe fn report_problem(&self, slab: *mut SlabHeader, p: Problem, when: &str) {
         let l = &self.layout;
         match p {
-            Problem::FreePointer { from, bad } => self.report_free_pointer(slab, from, bad),
+            // SAFETY: per the caller.
+            Problem::FreePointer { from, bad } => unsafe {
+                self.report_free_pointer(slab, from, bad)
+            },
             Problem::Slab(why) => {
                 self.errors.fetch_add(1, Ordering::Relaxed);
-                // SAFETY: the slab's memory stays mapped.
+                // SAFETY: per the caller, the slab's memory is mapped.
                 let [fl, counters] = unsafe { (*slab).read_pair() };
                 P::report(format_args!(
                     "cache {}: slab {:p} found on {}: {} (inuse {}, objects {}, freelist {:#x}); slab isolated",
@@ -163,7 +177,7 @@ impl<P: Platform> Cache<P> {
                     "  at offset {} (object size {}): expected {:#04x}, found {:#04x}; {} bytes from the first to the last bad one",
                     damage.offset, l.object_size, damage.expected, damage.found, damage.len
                 ));
-                // SAFETY: `obj` is an object start of the slab.
+                // SAFETY: per the caller, `obj` is an object start of the slab.
                 unsafe { self.dump(obj, damage.offset) };
                 self.report_owners(obj);
                 P::report(format_args!(

@@ -127,9 +127,7 @@ impl<P: Platform> Cache<P> {
         }
         for (n, &held_here) in held.iter().enumerate().take(self.nr_nodes) {
             let node = self.node(n as i32);
-            let _g = P::node_lock(&node.list_lock);
-            // SAFETY: list_lock held.
-            let lists = unsafe { &*node.lists.get() };
+            let lists = P::node_lock(&node.lists);
             let slabs = node.nr_slabs.load(Ordering::Relaxed);
             u.slabs += slabs;
             u.node_slabs[n] = slabs;

@@ -31,9 +31,7 @@ impl<P: Platform> Cache<P> {
         self.flush_all();
         for n in 0..self.nr_nodes {
             let node = self.node(n as i32);
-            let _g = P::node_lock(&node.list_lock);
-            // SAFETY: list_lock held.
-            let lists = unsafe { &mut *node.lists.get() };
+            let mut lists = P::node_lock(&node.lists);
             for kind in [ListKind::Partial, ListKind::Empty, ListKind::Full] {
                 let mut cur = match kind {
                     ListKind::Partial => lists.partial.first(),
@@ -46,16 +44,19 @@ impl<P: Platform> Cache<P> {
                     // freelist, which only makes `free` grow.
                     let (found, next) = unsafe { (self.check_slab(cur, kind), (*cur).next) };
                     if let Some(p) = found {
-                        self.report_problem(cur, p, "validate");
+                        // SAFETY: a listed slab; `check_slab` names only
+                        // object starts it checked.
+                        unsafe { self.report_problem(cur, p, "validate") };
                         // SAFETY: `cur` is on that list, under list_lock.
                         unsafe {
                             match kind {
-                                ListKind::Partial => Self::remove_partial(node, lists, cur),
+                                ListKind::Partial => Self::remove_partial(node, &mut lists, cur),
                                 ListKind::Empty => lists.empty.remove(cur),
                                 ListKind::Full => lists.full.remove(cur),
                             }
                         }
-                        self.isolate(cur);
+                        // SAFETY: live (`NodeLists` invariant), off the list now.
+                        unsafe { self.isolate(cur) };
                     }
                     cur = next;
                 }
