@@ -86,11 +86,6 @@ long rslub_shim_pages_held(void)
 	return atomic_long_read(&rslub_pages);
 }
 
-long rslub_pages_allocated(void)
-{
-	return rslub_shim_pages_held();
-}
-
 int rslub_shim_addr_to_node(const void *addr)
 {
 	return page_to_nid(virt_to_page(addr));
@@ -126,21 +121,9 @@ int rslub_shim_numa_node_id(void)
 	return numa_mem_id();
 }
 
-int rslub_shim_fallback_nodes(int node, int *out, int max)
+int rslub_shim_node_distance(int from, int to)
 {
-	int n, i, nr = 0;
-
-	/* Insertion sort by distance; node counts are small. */
-	for_each_node_state(n, N_MEMORY) {
-		if (n == node || nr >= max)
-			continue;
-		for (i = nr; i > 0 &&
-		     node_distance(node, out[i - 1]) > node_distance(node, n); i--)
-			out[i] = out[i - 1];
-		out[i] = n;
-		nr++;
-	}
-	return nr;
+	return node_distance(from, to);
 }
 
 bool rslub_shim_cpu_possible(unsigned int cpu)
@@ -182,7 +165,7 @@ void *rslub_shim_this_cpu_ptr(unsigned long pcpu)
 static DEFINE_STATIC_KEY_FALSE(locked_fastpath);
 
 /* The bench's "cmpxchg" experiment: the same instruction with a lock prefix. */
-void rslub_fastpath_locked_cmpxchg(bool locked)
+void rslub_shim_set_locked_cmpxchg(bool locked)
 {
 	if (locked)
 		static_branch_enable(&locked_fastpath);

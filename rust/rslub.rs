@@ -3,8 +3,8 @@
 //!
 //! Layers: `layout`, `slab`, `stat`, `platform` and `slub` are the
 //! platform-free core (also built on the host for `cargo test`); `kplat`
-//! (the kernel platform) and `api` (the C API of include/rslub.h) are the
-//! kernel glue; the C shim (c_shim/) does what Rust cannot from a module and
+//! (the kernel platform), `api` (the C API of include/rslub.h), `attr` (the
+//! table of cache attributes) and `sysfs` are the kernel glue; the C shim (c_shim/) does what Rust cannot from a module and
 //! exports the API. Loading the module runs no tests; the KUnit suites live
 //! in rslub_kunit.ko.
 
@@ -25,6 +25,7 @@ pub mod slub;
 pub mod stat;
 
 pub mod api;
+pub mod attr;
 pub mod kplat;
 pub mod sysfs;
 
@@ -146,7 +147,7 @@ fn check_params() -> Result {
         ("max_empty", i64::from(max_empty), 0),
     ];
     for (name, v, min) in checks {
-        let max = api::tunable_max(name.as_bytes()).map_or(0, i64::from);
+        let max = attr::tunable_max(name.as_bytes()).map_or(0, i64::from);
         if !(min..=max).contains(&v) {
             pr_err!(
                 "{}={}: out of range {}..{}; not loading\n",

@@ -16,6 +16,9 @@ pub mod slub;
 pub mod stat;
 
 pub mod host;
+/// The shim's bindings, where the core (shared with the module crate, whose
+/// root has its own `shim`) looks for them.
+pub use host::shim;
 
 #[cfg(test)]
 mod slub_tests;

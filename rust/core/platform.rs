@@ -109,9 +109,9 @@ pub unsafe trait Platform: Sized + 'static {
     fn node_has_memory(node: i32) -> bool;
     /// Node of the current CPU.
     fn numa_node_id() -> i32;
-    /// Distance-ordered nodes to try after `node`; writes at most
-    /// `out.len()` ids and returns how many.
-    fn fallback_nodes(node: i32, out: &mut [i32]) -> usize;
+    /// The NUMA distance from node `from` to node `to` (the firmware's
+    /// table: 10 for a node to itself).
+    fn node_distance(from: i32, to: i32) -> i32;
 
     /// Reports a detected problem (one line).
     fn report(args: core::fmt::Arguments<'_>);
@@ -322,11 +322,9 @@ macro_rules! shim_platform_methods {
             (n.max(0) as usize).min(buf.len())
         }
 
-        fn fallback_nodes(node: i32, out: &mut [i32]) -> usize {
-            let max = out.len().min(i32::MAX as usize) as i32;
-            // SAFETY: `out` has room for `max` ids.
-            let n = unsafe { $shim::rslub_shim_fallback_nodes(node, out.as_mut_ptr(), max) };
-            n.max(0) as usize
+        fn node_distance(from: i32, to: i32) -> i32 {
+            // SAFETY: a query.
+            unsafe { $shim::rslub_shim_node_distance(from, to) }
         }
     };
 }

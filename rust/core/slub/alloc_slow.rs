@@ -8,10 +8,58 @@ use crate::debug;
 use crate::platform::Platform;
 use crate::slab::{free_pointer_ok, get_free_pointer, inuse, SlabHeader, FROZEN};
 use crate::stat::Stat;
+use core::convert::Infallible;
 use core::ptr;
 use core::sync::atomic::Ordering;
 
+/// The nodes an allocation looks at, in order.
+pub(super) struct NodeOrder {
+    ids: [i32; MAX_NODES],
+    len: usize,
+}
+
+impl NodeOrder {
+    /// The node ids, nearest first.
+    pub(super) fn ids(&self) -> &[i32] {
+        &self.ids[..self.len]
+    }
+}
+
 impl<P: Platform> Cache<P> {
+    /// The nodes an allocation for `node` takes partial and empty slabs
+    /// from: `node` itself; for `NO_NODE` the local node, then every other
+    /// node with memory, nearest first by `node_distance`, ties by id
+    /// (upstream's zonelist order).
+    pub(super) fn node_order(&self, node: i32) -> NodeOrder {
+        let local = if node >= 0 { node } else { P::numa_node_id() };
+        let mut o = NodeOrder {
+            ids: [0; MAX_NODES],
+            len: 1,
+        };
+        o.ids[0] = local;
+        if node >= 0 {
+            return o;
+        }
+        let mut dist = [0i32; MAX_NODES];
+        for n in 0..self.nr_nodes as i32 {
+            if n == local || !P::node_has_memory(n) {
+                continue;
+            }
+            let d = P::node_distance(local, n);
+            // Insertion sort after the local node: node counts are small.
+            let mut i = o.len;
+            while i > 1 && dist[i - 1] > d {
+                o.ids[i] = o.ids[i - 1];
+                dist[i] = dist[i - 1];
+                i -= 1;
+            }
+            o.ids[i] = n;
+            dist[i] = d;
+            o.len += 1;
+        }
+        o
+    }
+
     /// Takes the lock of the CPU the caller runs on.
     pub(super) fn cpu_lock(&self) -> CpuGuard<P> {
         CpuGuard::lock(self.pcpu)
@@ -161,41 +209,33 @@ impl<P: Platform> Cache<P> {
     /// # Safety
     /// `slab` is the CPU slab of the CPU whose lock the caller holds.
     unsafe fn get_freelist(&self, slab: *mut SlabHeader) -> *mut u8 {
-        loop {
-            // SAFETY: per the caller, `slab` is live.
-            let [freelist, counters] = unsafe { (*slab).read_pair() };
-            // SAFETY: `objects` is written once, at slab creation.
-            let objects = unsafe { (*slab).objects } as usize;
-            let new = if freelist == 0 {
-                inuse(counters) as usize
-            } else {
-                objects | FROZEN
-            };
-            // SAFETY: the pair is 16-byte aligned inside the live header.
-            if unsafe { P::cmpxchg_pair((*slab).pair_ptr(), [freelist, counters], [0, new]) } {
-                return freelist as *mut u8;
-            }
-            self.stat(Stat::CmpxchgDoubleFail);
-        }
+        // SAFETY: per the caller, `slab` is live; `objects` is written once,
+        // at slab creation.
+        let objects = unsafe { (*slab).objects } as usize;
+        // SAFETY: per the caller, `slab` is live.
+        let Ok([freelist, _]) = unsafe {
+            self.update_pair(slab, |[freelist, counters]| {
+                Ok::<_, Infallible>(if freelist == 0 {
+                    [0, inuse(counters) as usize]
+                } else {
+                    [0, objects | FROZEN]
+                })
+            })
+        };
+        freelist as *mut u8
     }
 
     /// Fills the CPU slab (and CPU partial list) from node partial lists,
     /// then from empty-slab caches. Returns the CPU slab's freelist or null.
     fn get_partial(&self, g: &mut CpuGuard<P>, node: i32) -> *mut u8 {
-        let local = if node >= 0 { node } else { P::numa_node_id() };
-        let mut order = [0i32; MAX_NODES];
-        order[0] = local;
-        let mut n = 1;
-        if node < 0 {
-            n += P::fallback_nodes(local, &mut order[1..]);
-        }
-        for &nid in &order[..n] {
+        let order = self.node_order(node);
+        for &nid in order.ids() {
             let freelist = self.get_partial_node(g, nid);
             if !freelist.is_null() {
                 return freelist;
             }
         }
-        for &nid in &order[..n] {
+        for &nid in order.ids() {
             let slab = self.take_empty(nid);
             if !slab.is_null() {
                 g.stat(Stat::EmptyCacheHit);
@@ -258,25 +298,23 @@ impl<P: Platform> Cache<P> {
     /// `slab` is a live slab of this cache that the caller has just taken
     /// off its node's partial list (with the node lock held).
     unsafe fn freeze(&self, slab: *mut SlabHeader, take: bool) -> *mut u8 {
-        loop {
-            // SAFETY: per the caller, `slab` is live.
-            let [freelist, counters] = unsafe { (*slab).read_pair() };
-            // SAFETY: `objects` is written once, at slab creation.
-            let objects = unsafe { (*slab).objects } as usize;
-            let new = if take {
-                [0, objects | FROZEN]
-            } else {
-                [freelist, counters | FROZEN]
-            };
-            // SAFETY: the pair is inside the live header.
-            if unsafe { P::cmpxchg_pair((*slab).pair_ptr(), [freelist, counters], new) } {
-                return if take {
-                    freelist as *mut u8
+        // SAFETY: per the caller, `slab` is live; `objects` is written once,
+        // at slab creation.
+        let objects = unsafe { (*slab).objects } as usize;
+        // SAFETY: per the caller, `slab` is live.
+        let Ok([freelist, _]) = unsafe {
+            self.update_pair(slab, |[freelist, counters]| {
+                Ok::<_, Infallible>(if take {
+                    [0, objects | FROZEN]
                 } else {
-                    ptr::null_mut()
-                };
-            }
-            self.stat(Stat::CmpxchgDoubleFail);
+                    [freelist, counters | FROZEN]
+                })
+            })
+        };
+        if take {
+            freelist as *mut u8
+        } else {
+            ptr::null_mut()
         }
     }
 

@@ -10,13 +10,14 @@
 //! sees all.
 
 use super::report::Problem;
-use super::{Cache, Discards, Node, NodeLists, MAX_NODES};
+use super::{Cache, Discards, Node, NodeLists};
 use crate::debug::{self, Track};
 use crate::platform::Platform;
 use crate::slab::{
     free_pointer_ok, get_free_pointer, inuse, set_free_pointer, FreeError, SlabHeader, FROZEN,
 };
 use crate::stat::Stat;
+use core::convert::Infallible;
 use core::ptr;
 
 impl<P: Platform> Cache<P> {
@@ -35,15 +36,9 @@ impl<P: Platform> Cache<P> {
             Track::default()
         };
         self.stat(Stat::AllocSlowpath);
-        let local = if node >= 0 { node } else { P::numa_node_id() };
-        let mut order = [0i32; MAX_NODES];
-        order[0] = local;
-        let mut n = 1;
-        if node < 0 {
-            n += P::fallback_nodes(local, &mut order[1..]);
-        }
+        let order = self.node_order(node);
         loop {
-            for &nid in &order[..n] {
+            for &nid in order.ids() {
                 if (nid as usize) >= self.nr_nodes {
                     continue;
                 }
@@ -62,7 +57,7 @@ impl<P: Platform> Cache<P> {
             }
             // No partial slab: an empty cached one, else new pages.
             let mut slab = ptr::null_mut();
-            for &nid in &order[..n] {
+            for &nid in order.ids() {
                 slab = self.take_empty(nid);
                 if !slab.is_null() {
                     self.stat(Stat::EmptyCacheHit);
@@ -158,15 +153,15 @@ impl<P: Platform> Cache<P> {
             }
             return None;
         }
-        // SAFETY: the slab is live and listed (per the caller); the cmpxchg
-        // cannot race with another list holder, it only keeps the pair's
-        // protocol; `obj` was checked to be a free object of the slab.
+        // SAFETY: the slab is live and listed (per the caller); a debug
+        // slab's pair changes only under the node lock we hold, so the
+        // update cannot race, it only keeps the pair's protocol; `obj` was
+        // checked to be a free object of the slab.
         unsafe {
-            while !P::cmpxchg_pair(
-                (*slab).pair_ptr(),
-                [fl, counters],
-                [next as usize, counters + 1],
-            ) {}
+            let Ok(_) = self.update_pair(slab, |old| {
+                debug_assert_eq!(old, [fl, counters]);
+                Ok::<_, Infallible>([next as usize, counters + 1])
+            });
             if next.is_null() {
                 Self::remove_partial(node, lists, slab);
                 lists.full.push_front(slab);
@@ -257,9 +252,10 @@ impl<P: Platform> Cache<P> {
                 }
                 debug::set_red_zones(obj, l, debug::RED_INACTIVE);
                 set_free_pointer(obj, l, fl as *mut u8);
-                while !P::cmpxchg_pair((*slab).pair_ptr(), [fl, counters], [obj as usize, used - 1])
-                {
-                }
+                let Ok(_) = self.update_pair(slab, |old| {
+                    debug_assert_eq!(old, [fl, counters]);
+                    Ok::<_, Infallible>([obj as usize, used - 1])
+                });
                 if fl == 0 {
                     lists.full.remove(slab);
                     Self::add_partial(node, &mut lists, slab, false);

@@ -59,40 +59,38 @@ impl<P: Platform> Cache<P> {
         // SAFETY: per the caller, `slab` is live; `node` never changes.
         let node = self.node(unsafe { (*slab).node });
         let mut lists = None;
-        let (prior, new_counters, was_frozen, froze) = loop {
-            // SAFETY: per the caller, `slab` is live.
-            let [prior, counters] = unsafe { (*slab).read_pair() };
+        let mut froze = false;
+        let update = |[prior, counters]: [usize; 2]| {
             if (cnt == 1 && prior == head as usize) || (inuse(counters) as usize) < cnt {
-                drop(lists);
-                return self.report(head, FreeError::DoubleFree);
+                return Err(());
             }
             // SAFETY: per the caller, `tail` is ours until published.
             unsafe { set_free_pointer(tail, &self.layout, prior as *mut u8) };
-            let was_frozen = counters & FROZEN != 0;
             let new_inuse = inuse(counters) as usize - cnt;
-            let mut new = new_inuse | (counters & FROZEN);
-            let mut froze = false;
-            if !was_frozen {
+            froze = false;
+            if counters & FROZEN == 0 {
                 if prior == 0
                     && new_inuse != 0
                     && self.cpu_partial_slabs.load(Ordering::Relaxed) != 0
                 {
                     // A full slab gains its first free object: freeze it
                     // onto this CPU's partial list, no list_lock needed.
-                    new |= FROZEN;
                     froze = true;
-                } else if (prior == 0 || new_inuse == 0) && lists.is_none() {
+                    return Ok([head as usize, new_inuse | FROZEN]);
+                }
+                if (prior == 0 || new_inuse == 0) && lists.is_none() {
                     lists = Some(P::node_lock(&node.lists));
                 }
             }
-            // SAFETY: the pair is 16-byte aligned inside the live header.
-            if unsafe {
-                P::cmpxchg_pair((*slab).pair_ptr(), [prior, counters], [head as usize, new])
-            } {
-                break (prior, new, was_frozen, froze);
-            }
-            self.stat(Stat::CmpxchgDoubleFail);
+            Ok([head as usize, new_inuse | (counters & FROZEN)])
         };
+        // SAFETY: per the caller, `slab` is live.
+        let Ok([prior, counters]) = (unsafe { self.update_pair(slab, update) }) else {
+            drop(lists);
+            return self.report(head, FreeError::DoubleFree);
+        };
+        let was_frozen = counters & FROZEN != 0;
+        let new_inuse = inuse(counters) as usize - cnt;
         if was_frozen {
             drop(lists);
             self.stat(Stat::FreeFrozen);
@@ -112,7 +110,7 @@ impl<P: Platform> Cache<P> {
         let on_list = unsafe { (*slab).on_list };
         // Other partial slabs of the node: this one does not count.
         let others = lists.partial.len() - usize::from(on_list);
-        if inuse(new_counters) == 0 && self.enough_partial(others) {
+        if new_inuse == 0 && self.enough_partial(others) {
             if on_list {
                 // SAFETY: an unfrozen slab with `on_list` set is on its
                 // node's partial list (`NodeLists` invariant; debug caches

@@ -181,12 +181,14 @@ pub struct Usage {
     pub live_objects: usize,
 }
 
-/// Longest cache name kept.
-pub const NAME_LEN: usize = 64;
+/// Longest cache name, in bytes, without a NUL: `RSLUB_NAME_MAX` of
+/// include/rslub_limits.h, generated into the shim bindings. The C API
+/// refuses longer names; sysfs adds one byte for the NUL.
+pub const NAME_MAX: usize = crate::shim::RSLUB_NAME_MAX as usize;
 
 /// A cache: geometry, tunables, per-CPU and per-node state.
 pub struct Cache<P: Platform> {
-    name: [u8; NAME_LEN],
+    name: [u8; NAME_MAX],
     name_len: usize,
     /// `SLAB_*` flags the cache was created with (reported, not interpreted).
     pub flags: u32,
@@ -376,7 +378,7 @@ const MODE_DEBUG: u8 = 2;
 
 impl<P: Platform> Cache<P> {
     /// Creates a cache in memory from the platform. Null on failure.
-    /// `name` is truncated to `NAME_LEN` bytes.
+    /// `name` is truncated to `NAME_MAX` bytes.
     pub fn create(
         name: &[u8],
         flags: u32,
@@ -395,8 +397,8 @@ impl<P: Platform> Cache<P> {
             layout.fp_key = P::random();
             layout.fp_swab = usize::MAX;
         }
-        let mut name_buf = [0u8; NAME_LEN];
-        let name_len = name.len().min(NAME_LEN);
+        let mut name_buf = [0u8; NAME_MAX];
+        let name_len = name.len().min(NAME_MAX);
         name_buf[..name_len].copy_from_slice(&name[..name_len]);
         // SAFETY: `this` is fresh, suitably aligned memory we own.
         unsafe {
@@ -534,6 +536,35 @@ impl<P: Platform> Cache<P> {
         // SAFETY: every node below `nr_nodes` was allocated at create and
         // lives as long as the cache.
         unsafe { &*self.nodes[idx] }
+    }
+
+    /// Replaces `slab`'s `[freelist, counters]` pair by what `update` makes
+    /// of its current value, with one locked cmpxchg16b; when another CPU
+    /// changed the pair in between, counts `cmpxchg_double_fail` and calls
+    /// `update` again on the new value. Returns the pair it replaced, or
+    /// the `Err` with which `update` gave up. Every change of a published
+    /// slab's pair goes through here (upstream's `slab_update_freelist`
+    /// loop); `update` may run more than once, so what it writes outside
+    /// the pair must be rewritten each time.
+    ///
+    /// # Safety
+    /// `slab` is a live slab of this cache.
+    #[inline(always)]
+    unsafe fn update_pair<E>(
+        &self,
+        slab: *mut SlabHeader,
+        mut update: impl FnMut([usize; 2]) -> Result<[usize; 2], E>,
+    ) -> Result<[usize; 2], E> {
+        loop {
+            // SAFETY: per the caller, the slab is live.
+            let old = unsafe { (*slab).read_pair() };
+            let new = update(old)?;
+            // SAFETY: the pair is 16-byte aligned inside the live header.
+            if unsafe { P::cmpxchg_pair((*slab).pair_ptr(), old, new) } {
+                return Ok(old);
+            }
+            self.stat(Stat::CmpxchgDoubleFail);
+        }
     }
 
     /// Counts an event: one per-CPU increment, or nothing when the counters

@@ -7,6 +7,7 @@ use super::{Cache, CpuGuard, Discards, Node, NodeLists};
 use crate::platform::Platform;
 use crate::slab::{free_pointer_ok, get_free_pointer, inuse, set_free_pointer, SlabHeader, FROZEN};
 use crate::stat::Stat;
+use core::convert::Infallible;
 use core::ptr;
 use core::sync::atomic::Ordering;
 
@@ -129,25 +130,29 @@ impl<P: Platform> Cache<P> {
         let mut d = Discards::new();
         {
             let mut lists = P::node_lock(&node.lists);
-            let (new_free, new_inuse, remote) = loop {
-                // SAFETY: per the caller, the slab is live.
-                let [sfl, counters] = unsafe { (*slab).read_pair() };
-                let new_free = if tail.is_null() {
-                    sfl
-                } else {
-                    // SAFETY: `tail` is the last object of our chain.
-                    unsafe { set_free_pointer(tail, &self.layout, sfl as *mut u8) };
-                    cpu_freelist as usize
-                };
-                let new_inuse = inuse(counters) as usize - count;
-                // SAFETY: the pair is 16-byte aligned inside the live header.
-                if unsafe {
-                    P::cmpxchg_pair((*slab).pair_ptr(), [sfl, counters], [new_free, new_inuse])
-                } {
-                    break (new_free, new_inuse, sfl != 0);
+            // Splice: the CPU's chain, then the slab's own freelist.
+            let splice = |sfl: usize| {
+                if tail.is_null() {
+                    return sfl;
                 }
-                self.stat(Stat::CmpxchgDoubleFail);
+                // SAFETY: `tail` is the last object of the CPU's chain, ours
+                // until the cmpxchg publishes it.
+                unsafe { set_free_pointer(tail, &self.layout, sfl as *mut u8) };
+                cpu_freelist as usize
             };
+            // SAFETY: per the caller, the slab is live.
+            let Ok([sfl, counters]) = unsafe {
+                self.update_pair(slab, |[sfl, counters]| {
+                    Ok::<_, Infallible>([splice(sfl), inuse(counters) as usize - count])
+                })
+            };
+            let new_free = if tail.is_null() {
+                sfl
+            } else {
+                cpu_freelist as usize
+            };
+            let new_inuse = inuse(counters) as usize - count;
+            let remote = sfl != 0;
             if remote {
                 self.stat(Stat::DeactivateRemoteFrees);
             }
@@ -195,17 +200,13 @@ impl<P: Platform> Cache<P> {
                     list = (*slab).next;
                     (*slab).next = ptr::null_mut();
                 }
-                let new = loop {
-                    // SAFETY: per the caller, the slab is live.
-                    let [fl, counters] = unsafe { (*slab).read_pair() };
-                    let new = counters & !FROZEN;
-                    // SAFETY: the pair is 16-byte aligned inside the live header.
-                    if unsafe { P::cmpxchg_pair((*slab).pair_ptr(), [fl, counters], [fl, new]) } {
-                        break new;
-                    }
-                    self.stat(Stat::CmpxchgDoubleFail);
+                // SAFETY: per the caller, the slab is live.
+                let Ok([_, counters]) = unsafe {
+                    self.update_pair(slab, |[fl, counters]| {
+                        Ok::<_, Infallible>([fl, counters & !FROZEN])
+                    })
                 };
-                if inuse(new) == 0 && self.enough_partial(lists.partial.len()) {
+                if inuse(counters) == 0 && self.enough_partial(lists.partial.len()) {
                     // SAFETY: empty, just unfrozen, on no list.
                     unsafe { self.discard_locked(node, &mut lists, slab, &mut d) };
                 } else {

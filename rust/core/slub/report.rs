@@ -7,6 +7,7 @@ use crate::debug;
 use crate::debug::Damage;
 use crate::platform::Platform;
 use crate::slab::{inuse, FreeError, SlabHeader, FROZEN};
+use core::convert::Infallible;
 use core::sync::atomic::Ordering;
 
 /// A corruption found in a slab.
@@ -90,16 +91,12 @@ impl<P: Platform> Cache<P> {
     /// `slab` is a live slab of this cache that the caller has taken off
     /// every list (or that is on none).
     pub(super) unsafe fn isolate(&self, slab: *mut SlabHeader) {
-        loop {
-            // SAFETY: per the caller, the slab is live.
-            let [fl, counters] = unsafe { (*slab).read_pair() };
-            // SAFETY: the pair is 16-byte aligned inside the live header.
-            if unsafe {
-                P::cmpxchg_pair((*slab).pair_ptr(), [fl, counters], [fl, counters | FROZEN])
-            } {
-                break;
-            }
-        }
+        // SAFETY: per the caller, the slab is live.
+        let Ok(_) = unsafe {
+            self.update_pair(slab, |[fl, counters]| {
+                Ok::<_, Infallible>([fl, counters | FROZEN])
+            })
+        };
         // SAFETY: per the caller, off every list.
         unsafe { SlabHeader::mark_isolated(slab) };
         // SAFETY: a header field written at slab creation.
