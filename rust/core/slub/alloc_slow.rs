@@ -61,8 +61,9 @@ impl<P: Platform> Cache<P> {
     }
 
     /// Takes the lock of the CPU the caller runs on.
+    #[inline(always)]
     pub(super) fn cpu_lock(&self) -> CpuGuard<P> {
-        CpuGuard::lock(self.pcpu)
+        CpuGuard::lock(&self.pcpu)
     }
 
     pub(super) fn alloc_slow(&self, gfp: u32, node: i32) -> *mut u8 {
@@ -164,7 +165,7 @@ impl<P: Platform> Cache<P> {
             // A new slab from the page allocator, with the CPU lock dropped
             // when the allocation may sleep.
             let slab = if P::gfp_allows_blocking(gfp) {
-                g.unlocked(|| self.new_slab(gfp, node))
+                g.unlocked(&self.pcpu, || self.new_slab(gfp, node))
             } else {
                 self.new_slab(gfp, node)
             };

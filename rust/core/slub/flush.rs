@@ -11,7 +11,7 @@ use core::ptr;
 impl<P: Platform> Cache<P> {
     /// Returns the CPU slab and CPU partial list of the CPU `g` holds to the
     /// nodes.
-    fn flush_cpu(&self, g: &mut CpuGuard<P>) {
+    fn flush_cpu(&self, g: &mut CpuGuard<P, false>) {
         if !g.slab.is_null() {
             g.stat(Stat::CpuslabFlush);
             self.deactivate_cpu_slab(g);

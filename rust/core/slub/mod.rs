@@ -234,38 +234,55 @@ unsafe impl<P: Platform> Sync for Cache<P> {}
 // area, slabs); none of it is tied to the creating thread.
 unsafe impl<P: Platform> Send for Cache<P> {}
 
-/// Exclusive access to one CPU's [`CpuSlab`] of a cache: the CPU lock held
-/// by this guard (released on drop), or the lock of a flush callback, or a
-/// dead CPU. Derefs to the CPU's state.
+/// Exclusive access to one CPU's [`CpuSlab`] of a cache, derefs to it.
+/// `CpuGuard<P>` holds the CPU lock itself and releases it on drop;
+/// `CpuGuard<P, false>` stands for a lock someone else holds (a flush
+/// callback's) or for a dead CPU.
 ///
 /// # Invariants
-/// `c` is the `CpuSlab` of a possible CPU of the cache whose per-CPU area is
-/// `pcpu`. While the guard exists no other code writes that `CpuSlab`
-/// except the per-CPU event counter increments made by this same context:
-/// either the guard holds that CPU's lock (`token` is `Some`: irqs off,
-/// the task pinned, so no fast path or interrupt runs there), or its
-/// creator holds the lock on the guard's behalf, or the CPU is dead.
-/// Other CPUs only read it racily (volatile loads, for reporting).
-struct CpuGuard<P: Platform> {
+/// `c` is the `CpuSlab` of a possible CPU of the cache. While the guard
+/// exists no other code writes that `CpuSlab` except the per-CPU event
+/// counter increments made by this same context: either this guard holds
+/// that CPU's lock (`OWN`: taken with `token`; irqs off, the task pinned,
+/// so no fast path or interrupt runs there), or its creator holds the lock
+/// for the guard's whole life, or the CPU is dead. Other CPUs only read it
+/// racily (volatile loads, for reporting).
+struct CpuGuard<P: Platform, const OWN: bool = true> {
     c: *mut CpuSlab,
-    pcpu: Pcpu,
-    token: Option<usize>,
+    token: usize,
     _p: PhantomData<P>,
 }
 
 impl<P: Platform> CpuGuard<P> {
     /// Takes the lock of the CPU the caller runs on.
-    fn lock(pcpu: Pcpu) -> Self {
+    #[inline(always)]
+    fn lock(pcpu: &Pcpu) -> Self {
         let (cpu, token) = P::cpu_lock();
         // INVARIANT: `cpu` is the CPU whose lock was just taken.
         Self {
-            c: P::per_cpu_ptr(pcpu, cpu).cast(),
-            pcpu,
-            token: Some(token),
+            // `pcpu` is read only now: before the lock it would be kept
+            // across the call (the bulk path's instruction count).
+            c: P::per_cpu_ptr(*pcpu, cpu).cast(),
+            token,
             _p: PhantomData,
         }
     }
 
+    /// Runs `f` with the CPU lock dropped (a sleeping page allocation) and
+    /// takes it again, on whatever CPU the task then runs: afterwards the
+    /// guard may name another CPU's state (of the per-CPU area `pcpu`).
+    fn unlocked<R>(&mut self, pcpu: &Pcpu, f: impl FnOnce() -> R) -> R {
+        P::cpu_unlock(self.token);
+        let r = f();
+        let (cpu, token) = P::cpu_lock();
+        // INVARIANT: the lock of `cpu` is held again, by this guard.
+        self.c = P::per_cpu_ptr(*pcpu, cpu).cast();
+        self.token = token;
+        r
+    }
+}
+
+impl<P: Platform> CpuGuard<P, false> {
     /// Access to `cpu`'s state without taking its lock.
     ///
     /// # Safety
@@ -275,30 +292,14 @@ impl<P: Platform> CpuGuard<P> {
         // INVARIANT: per the caller, nothing else writes `cpu`'s state.
         Self {
             c: P::per_cpu_ptr(pcpu, cpu).cast(),
-            pcpu,
-            token: None,
+            token: 0,
             _p: PhantomData,
         }
     }
+}
 
-    /// Runs `f` with the CPU lock dropped (a sleeping page allocation) and
-    /// takes it again, on whatever CPU the task then runs: afterwards the
-    /// guard may name another CPU's state. Must be a guard from `lock`.
-    fn unlocked<R>(&mut self, f: impl FnOnce() -> R) -> R {
-        let Some(token) = self.token else {
-            // Not ours to drop (a flush callback's or a dead CPU's lock).
-            return f();
-        };
-        P::cpu_unlock(token);
-        let r = f();
-        let (cpu, token) = P::cpu_lock();
-        // INVARIANT: the lock of `cpu` is held again, by this guard.
-        self.c = P::per_cpu_ptr(self.pcpu, cpu).cast();
-        self.token = Some(token);
-        r
-    }
-
-    /// Counts an event on the locked CPU.
+impl<P: Platform, const OWN: bool> CpuGuard<P, OWN> {
+    /// Counts an event on the guarded CPU.
     #[inline(always)]
     fn stat(&mut self, s: Stat) {
         #[cfg(not(rslub_no_stats))]
@@ -310,9 +311,10 @@ impl<P: Platform> CpuGuard<P> {
     }
 }
 
-impl<P: Platform> core::ops::Deref for CpuGuard<P> {
+impl<P: Platform, const OWN: bool> core::ops::Deref for CpuGuard<P, OWN> {
     type Target = CpuSlab;
 
+    #[inline(always)]
     fn deref(&self) -> &CpuSlab {
         // SAFETY: by the type invariant `c` is valid and only this guard
         // writes it.
@@ -320,7 +322,8 @@ impl<P: Platform> core::ops::Deref for CpuGuard<P> {
     }
 }
 
-impl<P: Platform> core::ops::DerefMut for CpuGuard<P> {
+impl<P: Platform, const OWN: bool> core::ops::DerefMut for CpuGuard<P, OWN> {
+    #[inline(always)]
     fn deref_mut(&mut self) -> &mut CpuSlab {
         // SAFETY: by the type invariant `c` is valid and only this guard
         // accesses it mutably; the borrow is tied to `&mut self`.
@@ -328,10 +331,11 @@ impl<P: Platform> core::ops::DerefMut for CpuGuard<P> {
     }
 }
 
-impl<P: Platform> Drop for CpuGuard<P> {
+impl<P: Platform, const OWN: bool> Drop for CpuGuard<P, OWN> {
+    #[inline(always)]
     fn drop(&mut self) {
-        if let Some(token) = self.token {
-            P::cpu_unlock(token);
+        if OWN {
+            P::cpu_unlock(self.token);
         }
     }
 }

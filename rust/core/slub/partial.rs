@@ -86,7 +86,7 @@ impl<P: Platform> Cache<P> {
     }
 
     /// Detaches the locked CPU's slab and returns it to its node.
-    pub(super) fn deactivate_cpu_slab(&self, g: &mut CpuGuard<P>) {
+    pub(super) fn deactivate_cpu_slab<const OWN: bool>(&self, g: &mut CpuGuard<P, OWN>) {
         let (slab, freelist) = (g.slab, g.freelist);
         g.slab = ptr::null_mut();
         g.freelist = ptr::null_mut();
