@@ -46,6 +46,11 @@
 //! - full → node partial (cpu_partial = 0), node partial → discarded (empty
 //!   and enough partial slabs): a free, with list_lock taken before its
 //!   cmpxchg16b.
+//! - any → isolated: `isolate` (`report.rs`), once a corruption was
+//!   reported and the slab taken off its list.
+//!
+//! Every change of a published slab's `[freelist, counters]` pair goes
+//! through `Cache::update_pair` (one locked cmpxchg16b, retried).
 //!
 //! # Lock order
 //! CPU lock (a `CpuGuard`: irqs off on this CPU; upstream's `local_lock`
