@@ -52,7 +52,8 @@ pub struct Root(*mut c_void);
 // SAFETY: the kobject handle is used only from process context, under the
 // registry lock or at module init/exit.
 unsafe impl Send for Root {}
-// SAFETY: as above.
+// SAFETY: shared references only add cache directories, which the
+// registry lock serializes.
 unsafe impl Sync for Root {}
 
 impl Root {

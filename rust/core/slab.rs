@@ -106,7 +106,7 @@ impl SlabHeader {
     /// `base` is `layout.slab_bytes` bytes of writable memory, aligned to
     /// `layout.slab_bytes`, owned by the caller.
     pub unsafe fn init(base: *mut u8, layout: &Layout, owner: usize, node: i32) -> *mut SlabHeader {
-        // SAFETY: forwarded.
+        // SAFETY: per the caller (same contract).
         unsafe { Self::init_shuffled(base, layout, owner, node, &[], 0) }
     }
 
@@ -312,7 +312,7 @@ pub unsafe fn set_free_pointer_as<const H: bool>(obj: *mut u8, layout: &Layout, 
 /// As for [`get_free_pointer_as`].
 #[inline(always)]
 pub unsafe fn get_free_pointer(obj: *const u8, layout: &Layout) -> *mut u8 {
-    // SAFETY: forwarded.
+    // SAFETY: per the caller (same contract).
     unsafe {
         if layout.hardened() {
             get_free_pointer_as::<true>(obj, layout)
@@ -328,7 +328,7 @@ pub unsafe fn get_free_pointer(obj: *const u8, layout: &Layout) -> *mut u8 {
 /// As for [`set_free_pointer_as`].
 #[inline(always)]
 pub unsafe fn set_free_pointer(obj: *mut u8, layout: &Layout, next: *mut u8) {
-    // SAFETY: forwarded.
+    // SAFETY: per the caller (same contract).
     unsafe {
         if layout.hardened() {
             set_free_pointer_as::<true>(obj, layout, next)

@@ -99,10 +99,10 @@ impl<P: Platform> Cache<P> {
             return;
         }
         if self.mode == MODE_HARDENED {
-            // SAFETY: forwarded.
+            // SAFETY: per the caller (same contract).
             unsafe { self.free_bulk_fast::<true>(objs) }
         } else {
-            // SAFETY: forwarded.
+            // SAFETY: per the caller (same contract).
             unsafe { self.free_bulk_fast::<false>(objs) }
         }
     }
