@@ -15,6 +15,9 @@ pub mod slab;
 pub mod slub;
 pub mod stat;
 
+#[path = "../shim_methods.rs"]
+mod shim_methods;
+
 pub mod host;
 /// The shim's bindings, where the core (shared with the module crate, whose
 /// root has its own `shim`) looks for them.
