@@ -130,30 +130,23 @@ impl<P: Platform> Cache<P> {
         let mut d = Discards::new();
         {
             let mut lists = P::node_lock(&node.lists);
-            // Splice: the CPU's chain, then the slab's own freelist.
-            let splice = |sfl: usize| {
-                if tail.is_null() {
-                    return sfl;
-                }
-                // SAFETY: `tail` is the last object of the CPU's chain, ours
-                // until the cmpxchg publishes it.
-                unsafe { set_free_pointer(tail, &self.layout, sfl as *mut u8) };
-                cpu_freelist as usize
+            // The new freelist: the CPU's chain, then the slab's own.
+            let mut new_free = 0;
+            let splice = |[sfl, counters]: [usize; 2]| {
+                new_free = if tail.is_null() {
+                    sfl
+                } else {
+                    // SAFETY: `tail` is the last object of the CPU's chain,
+                    // ours until the cmpxchg publishes it.
+                    unsafe { set_free_pointer(tail, &self.layout, sfl as *mut u8) };
+                    cpu_freelist as usize
+                };
+                Ok::<_, Infallible>([new_free, inuse(counters) as usize - count])
             };
             // SAFETY: per the caller, the slab is live.
-            let Ok([sfl, counters]) = unsafe {
-                self.update_pair(slab, |[sfl, counters]| {
-                    Ok::<_, Infallible>([splice(sfl), inuse(counters) as usize - count])
-                })
-            };
-            let new_free = if tail.is_null() {
-                sfl
-            } else {
-                cpu_freelist as usize
-            };
+            let Ok([sfl, counters]) = unsafe { self.update_pair(slab, splice) };
             let new_inuse = inuse(counters) as usize - count;
-            let remote = sfl != 0;
-            if remote {
+            if sfl != 0 {
                 self.stat(Stat::DeactivateRemoteFrees);
             }
             if new_inuse == 0 && self.enough_partial(lists.partial.len()) {
