@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Exports of the public API (include/rslub.h). The functions are defined in
+ * Exports of the public API (include/rslub.h). Every function is defined in
  * Rust (rust/api.rs); the header supplies the prototypes.
  */
 #include <linux/export.h>

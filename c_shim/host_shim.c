@@ -290,13 +290,10 @@ int rslub_shim_numa_node_id(void)
 	return cur_cpu % nr_nodes;
 }
 
-int rslub_shim_fallback_nodes(int node, int *out, int max)
+/* A ring: node + 1 is nearer than node + 2, and so on. */
+int rslub_shim_node_distance(int from, int to)
 {
-	int nr = 0;
-
-	for (int d = 1; d < (int)nr_nodes && nr < max; d++)
-		out[nr++] = (node + d) % nr_nodes;
-	return nr;
+	return from == to ? 10 : 20 + (to - from + (int)nr_nodes) % (int)nr_nodes;
 }
 
 bool rslub_shim_cpu_possible(unsigned int cpu)

@@ -82,11 +82,6 @@ long rslub_shim_pages_held(void)
 	return atomic_long_read(&rslub_pages);
 }
 
-long rslub_pages_allocated(void)
-{
-	return rslub_shim_pages_held();
-}
-
 void *rslub_shim_alloc_meta(unsigned long size, int node)
 {
 	return kzalloc_node(size, GFP_KERNEL, node);
@@ -102,21 +97,9 @@ bool rslub_shim_node_has_memory(int node)
 	return node >= 0 && node < nr_node_ids && node_state(node, N_MEMORY);
 }
 
-int rslub_shim_fallback_nodes(int node, int *out, int max)
+int rslub_shim_node_distance(int from, int to)
 {
-	int n, i, nr = 0;
-
-	/* Insertion sort by distance; node counts are small. */
-	for_each_node_state(n, N_MEMORY) {
-		if (n == node || nr >= max)
-			continue;
-		for (i = nr; i > 0 &&
-		     node_distance(node, out[i - 1]) > node_distance(node, n); i--)
-			out[i] = out[i - 1];
-		out[i] = n;
-		nr++;
-	}
-	return nr;
+	return node_distance(from, to);
 }
 
 bool rslub_shim_cpu_possible(unsigned int cpu)
@@ -137,7 +120,7 @@ void rslub_shim_free_percpu(unsigned long pcpu)
 /* The bench's "cmpxchg" experiment: the fast path's cmpxchg16b locked. */
 DEFINE_STATIC_KEY_FALSE(rslub_locked_fastpath);
 
-void rslub_fastpath_locked_cmpxchg(bool locked)
+void rslub_shim_set_locked_cmpxchg(bool locked)
 {
 	if (locked)
 		static_branch_enable(&rslub_locked_fastpath);

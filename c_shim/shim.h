@@ -53,6 +53,8 @@ void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order);
 void rslub_shim_free_pages(void *addr, unsigned int order);
 /* Slab pages currently held from the page allocator, over all caches. */
 long rslub_shim_pages_held(void);
+/* The lock prefix on the per-CPU cmpxchg16b (a static key; sleeps). */
+void rslub_shim_set_locked_cmpxchg(bool locked);
 /* Node of the memory at addr (a slab address). */
 int rslub_shim_addr_to_node(const void *addr);
 /* True when addr may be aligned down to a slab start and read. */
@@ -66,8 +68,8 @@ bool rslub_shim_gfp_allows_blocking(unsigned int gfp);
 
 bool rslub_shim_node_has_memory(int node);
 int rslub_shim_numa_node_id(void);
-/* Nodes with memory other than node, nearest first; returns the count. */
-int rslub_shim_fallback_nodes(int node, int *out, int max);
+/* NUMA distance from node to node (10: itself); the order is Rust's. */
+int rslub_shim_node_distance(int from, int to);
 bool rslub_shim_cpu_possible(unsigned int cpu);
 bool rslub_shim_cpu_online(unsigned int cpu);
 

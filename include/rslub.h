@@ -123,7 +123,8 @@ int rslub_cache_destroy(struct rslub_cache *s);
  * rslub_cache_get - read attribute @name: object_size, slab_size,
  *   objs_per_slab, order, align, objects, objects_partial, slabs, partial,
  *   cpu_slabs, slabs_cpu_partial, empty_slabs, cpu_partial, min_partial,
- *   max_empty, errors. Counts are exact only while the cache is idle.
+ *   max_empty, errors, hwcache_align. Counts are exact only while the cache
+ *   is idle.
  *   Return: the value, or -EINVAL for an unknown name.
  * rslub_cache_set - set tunable @name: cpu_partial (objects, 0..100000),
  *   min_partial (0..1000), max_empty (0..1000; lowering it releases cached

@@ -21,16 +21,7 @@
 #include <linux/vmalloc.h>
 
 #include "rslub.h"
-
-static struct rslub_cache *make(struct kunit *test, const char *name,
-				unsigned int size, unsigned int align,
-				slab_flags_t flags, void (*ctor)(void *))
-{
-	struct rslub_cache *s = rslub_cache_create(name, size, align, flags, ctor);
-
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, s);
-	return s;
-}
+#include "rslub_kunit.h"
 
 static void expect_create_err(struct kunit *test, const char *name,
 			      unsigned int size, unsigned int align,

@@ -16,15 +16,7 @@
 #include <linux/string.h>
 
 #include "rslub.h"
-
-static struct rslub_cache *make(struct kunit *test, const char *name,
-				unsigned int size)
-{
-	struct rslub_cache *s = rslub_cache_create(name, size, 0, 0, NULL);
-
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, s);
-	return s;
-}
+#include "rslub_kunit.h"
 
 /* Allocates and frees a few objects: the cache still works. */
 static void expect_works(struct kunit *test, struct rslub_cache *s)
@@ -46,7 +38,7 @@ static void expect_works(struct kunit *test, struct rslub_cache *s)
 /* Every entry refuses a NULL cache; nothing is allocated or freed. */
 static void null_cache_is_refused(struct kunit *test)
 {
-	struct rslub_cache *s = make(test, "rslub-b-null", 64);
+	struct rslub_cache *s = make(test, "rslub-b-null", 64, 0, 0, NULL);
 	long pages = rslub_pages_allocated();
 	void *obj = rslub_cache_alloc(s, GFP_KERNEL);
 	void *p[4] = { obj, NULL, NULL, NULL };
@@ -83,7 +75,7 @@ static void bad_attribute_names_are_refused(struct kunit *test)
 		"", "nope", "objects ", "OBJECTS", "alloc_fastpath\n",
 		"a_name_that_is_longer_than_32_bytes_x",
 	};
-	struct rslub_cache *s = make(test, "rslub-b-names", 64);
+	struct rslub_cache *s = make(test, "rslub-b-names", 64, 0, 0, NULL);
 	long long fast, cp;
 	int i;
 
@@ -145,7 +137,7 @@ static void tunables_out_of_range_are_refused(struct kunit *test)
 	};
 	static const char *const knobs[] = { "cpu_partial", "min_partial",
 					     "max_empty", "random_freelist" };
-	struct rslub_cache *s = make(test, "rslub-b-range", 64);
+	struct rslub_cache *s = make(test, "rslub-b-range", 64, 0, 0, NULL);
 	long long before[ARRAY_SIZE(knobs)];
 	int i;
 
@@ -185,7 +177,7 @@ static void create_refuses_directory_names_and_huge_align(struct kunit *test)
 			rslub_cache_destroy(s);
 	}
 	/* "..." is an ordinary name. */
-	s = make(test, "...", 64);
+	s = make(test, "...", 64, 0, 0, NULL);
 	expect_works(test, s);
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
 	/* A power of two, but no slab layout fits it. */
@@ -201,7 +193,7 @@ static void create_refuses_directory_names_and_huge_align(struct kunit *test)
 static void alloc_node_refuses_bad_nodes(struct kunit *test)
 {
 	static const int bad[] = { -2, INT_MIN, INT_MAX, MAX_NUMNODES };
-	struct rslub_cache *s = make(test, "rslub-b-node", 128);
+	struct rslub_cache *s = make(test, "rslub-b-node", 128, 0, 0, NULL);
 	long pages = rslub_pages_allocated();
 	int i, nid;
 	void *o;
@@ -242,8 +234,8 @@ static void alloc_node_refuses_bad_nodes(struct kunit *test)
 /* NULL arrays, nr 0, NULL and bad entries in bulk calls. */
 static void bulk_calls_with_bad_arrays(struct kunit *test)
 {
-	struct rslub_cache *s = make(test, "rslub-b-bulk", 64);
-	struct rslub_cache *t = make(test, "rslub-b-bulk2", 64);
+	struct rslub_cache *s = make(test, "rslub-b-bulk", 64, 0, 0, NULL);
+	struct rslub_cache *t = make(test, "rslub-b-bulk2", 64, 0, 0, NULL);
 	void *p[8] = { NULL }, *other, *km;
 	unsigned long local = 0;
 	int i;
@@ -293,7 +285,7 @@ static void bulk_calls_with_bad_arrays(struct kunit *test)
 /* Pointers that are no live cache: refused, nothing freed twice. */
 static void destroy_refuses_non_caches(struct kunit *test)
 {
-	struct rslub_cache *s = make(test, "rslub-b-destroy", 64);
+	struct rslub_cache *s = make(test, "rslub-b-destroy", 64, 0, 0, NULL);
 	void *km = kmalloc(256, GFP_KERNEL);
 	void *obj;
 
@@ -304,13 +296,13 @@ static void destroy_refuses_non_caches(struct kunit *test)
 	/* Destroyed already (no cache was created since, so no reuse). */
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), -EINVAL);
 	/* After -EBUSY the cache is leaked and no longer live. */
-	s = make(test, "rslub-b-destroy", 64);
+	s = make(test, "rslub-b-destroy", 64, 0, 0, NULL);
 	obj = rslub_cache_alloc(s, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, obj);
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), -EBUSY);
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), -EINVAL);
 	/* The name is free again. */
-	s = make(test, "rslub-b-destroy", 64);
+	s = make(test, "rslub-b-destroy", 64, 0, 0, NULL);
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
 }
 
@@ -327,7 +319,7 @@ static void new_cache_default_refuses_bad_input(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rslub_new_cache_default("random_freelist", 2),
 			-EINVAL);
 	/* The defaults are unchanged: the module's (harden=1, random off). */
-	s = make(test, "rslub-b-default", 64);
+	s = make(test, "rslub-b-default", 64, 0, 0, NULL);
 	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "freelist_harden"), 1);
 	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "random_freelist"), 0);
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
@@ -340,7 +332,7 @@ static void new_cache_default_refuses_bad_input(struct kunit *test)
 static void fastpath_switch_and_pages_count(struct kunit *test)
 {
 	long pages = rslub_pages_allocated();
-	struct rslub_cache *s = make(test, "rslub-b-switch", 64);
+	struct rslub_cache *s = make(test, "rslub-b-switch", 64, 0, 0, NULL);
 
 	rslub_fastpath_locked_cmpxchg(true);
 	expect_works(test, s);

@@ -21,18 +21,10 @@
 #include <linux/string.h>
 
 #include "rslub.h"
+#include "rslub_kunit.h"
 
 #define DEBUG_ALL (SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON | \
 		   SLAB_STORE_USER)
-
-static struct rslub_cache *make(struct kunit *test, const char *name,
-				unsigned int size, slab_flags_t flags)
-{
-	struct rslub_cache *s = rslub_cache_create(name, size, 0, flags, NULL);
-
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, s);
-	return s;
-}
 
 static long long errors(struct rslub_cache *s)
 {
@@ -62,8 +54,8 @@ static void expect_healthy(struct kunit *test, struct rslub_cache *s,
 
 static void debug_flags_are_accepted_and_shown(struct kunit *test)
 {
-	struct rslub_cache *s = make(test, "rslub-d-flags", RSLUB_MAX_OBJECT_SIZE,
-				     DEBUG_ALL | SLAB_HWCACHE_ALIGN);
+	struct rslub_cache *s = make(test, "rslub-d-flags", RSLUB_MAX_OBJECT_SIZE, 0,
+				     DEBUG_ALL | SLAB_HWCACHE_ALIGN, NULL);
 
 	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "sanity_checks"), 1);
 	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "red_zone"), 1);
@@ -82,7 +74,7 @@ static void debug_flags_are_accepted_and_shown(struct kunit *test)
 /* in-tree test_clobber_zone: one byte past a red-zoned object. */
 static void write_past_object_detected_by_validate(struct kunit *test)
 {
-	struct rslub_cache *s = make(test, "rslub-d-rz", 64, SLAB_RED_ZONE);
+	struct rslub_cache *s = make(test, "rslub-d-rz", 64, 0, SLAB_RED_ZONE, NULL);
 	u8 *p = rslub_cache_alloc(s, GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, p);
@@ -98,8 +90,8 @@ static void write_past_object_detected_by_validate(struct kunit *test)
 
 static void write_past_object_detected_on_free(struct kunit *test)
 {
-	struct rslub_cache *s = make(test, "rslub-d-rzf", 64,
-				     SLAB_RED_ZONE | SLAB_STORE_USER);
+	struct rslub_cache *s = make(test, "rslub-d-rzf", 64, 0,
+				     SLAB_RED_ZONE | SLAB_STORE_USER, NULL);
 	u8 *p = rslub_cache_alloc(s, GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, p);
@@ -114,7 +106,7 @@ static void write_past_object_detected_on_free(struct kunit *test)
 /* in-tree test_next_pointer, on a hardened cache without debug features. */
 static void corrupt_free_pointer_detected(struct kunit *test)
 {
-	struct rslub_cache *s = make(test, "rslub-d-fp", 64, 0);
+	struct rslub_cache *s = make(test, "rslub-d-fp", 64, 0, 0, NULL);
 	unsigned long *p = rslub_cache_alloc(s, GFP_KERNEL);
 	void *q = rslub_cache_alloc(s, GFP_KERNEL);
 
@@ -134,7 +126,7 @@ static void corrupt_free_pointer_detected(struct kunit *test)
 /* The same, caught by the allocation that would follow the pointer. */
 static void corrupt_free_pointer_detected_on_alloc(struct kunit *test)
 {
-	struct rslub_cache *s = make(test, "rslub-d-fpa", 64, 0);
+	struct rslub_cache *s = make(test, "rslub-d-fpa", 64, 0, 0, NULL);
 	unsigned long *p, *x;
 
 	/* Free and reallocate on one CPU, so p heads this CPU's freelist. */
@@ -163,7 +155,7 @@ static void corrupt_free_pointer_detected_on_alloc(struct kunit *test)
 static void damage_after_free(struct kunit *test, const char *name,
 			      slab_flags_t flags, unsigned int offset, u8 flip)
 {
-	struct rslub_cache *s = make(test, name, 64, flags);
+	struct rslub_cache *s = make(test, name, 64, 0, flags, NULL);
 	u8 *p = rslub_cache_alloc(s, GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, p);
@@ -196,8 +188,8 @@ static void write_50th_byte_after_free(struct kunit *test)
 /* A write into a freed object is caught by the next allocation too. */
 static void write_after_free_caught_on_alloc(struct kunit *test)
 {
-	struct rslub_cache *s = make(test, "rslub-d-wa", 64,
-				     SLAB_POISON | SLAB_STORE_USER);
+	struct rslub_cache *s = make(test, "rslub-d-wa", 64, 0,
+				     SLAB_POISON | SLAB_STORE_USER, NULL);
 	u8 *p = rslub_cache_alloc(s, GFP_KERNEL);
 	u8 *x;
 
@@ -222,7 +214,7 @@ static void clobber_red_zone_after_free(struct kunit *test)
 /* in-tree test_leak_destroy. */
 static void destroy_with_live_object_is_reported(struct kunit *test)
 {
-	struct rslub_cache *s = make(test, "rslub-d-leak", 64, DEBUG_ALL);
+	struct rslub_cache *s = make(test, "rslub-d-leak", 64, 0, DEBUG_ALL, NULL);
 	void *p = rslub_cache_alloc(s, GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, p);
@@ -233,7 +225,7 @@ static void destroy_with_live_object_is_reported(struct kunit *test)
 
 static void double_free(struct kunit *test, slab_flags_t flags)
 {
-	struct rslub_cache *s = make(test, "rslub-d-df", 64, flags);
+	struct rslub_cache *s = make(test, "rslub-d-df", 64, 0, flags, NULL);
 	void *p, *q;
 
 	/* One CPU, so the second free meets the first at the freelist head. */
@@ -275,7 +267,7 @@ static void double_free_detected_debug(struct kunit *test)
 /* The same pointer twice in one bulk free (in-tree's naive check). */
 static void bulk_double_free_detected(struct kunit *test)
 {
-	struct rslub_cache *s = make(test, "rslub-d-bdf", 64, 0);
+	struct rslub_cache *s = make(test, "rslub-d-bdf", 64, 0, 0, NULL);
 	void *objs[3];
 
 	objs[0] = rslub_cache_alloc(s, GFP_KERNEL);
@@ -291,8 +283,8 @@ static void bulk_double_free_detected(struct kunit *test)
 
 static void bad_frees(struct kunit *test, slab_flags_t flags)
 {
-	struct rslub_cache *s = make(test, "rslub-d-bad", 64, flags);
-	struct rslub_cache *t = make(test, "rslub-d-bad2", 64, flags);
+	struct rslub_cache *s = make(test, "rslub-d-bad", 64, 0, flags, NULL);
+	struct rslub_cache *t = make(test, "rslub-d-bad2", 64, 0, flags, NULL);
 	unsigned long local = 0;
 	u8 *p = rslub_cache_alloc(s, GFP_KERNEL);
 	void *other = rslub_cache_alloc(t, GFP_KERNEL);
@@ -335,7 +327,7 @@ static void bad_frees_detected_debug(struct kunit *test)
 
 static void random_freelist_tunable(struct kunit *test)
 {
-	struct rslub_cache *s = make(test, "rslub-d-rnd", 64, 0);
+	struct rslub_cache *s = make(test, "rslub-d-rnd", 64, 0, 0, NULL);
 	unsigned long prev = 0;
 	long long n;
 	bool sorted = true;

@@ -21,15 +21,7 @@
 #include <linux/vmalloc.h>
 
 #include "rslub.h"
-
-static struct rslub_cache *make(struct kunit *test, const char *name,
-				unsigned int size, void (*ctor)(void *))
-{
-	struct rslub_cache *s = rslub_cache_create(name, size, 0, 0, ctor);
-
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, s);
-	return s;
-}
+#include "rslub_kunit.h"
 
 static long long st(struct rslub_cache *s, const char *name)
 {
@@ -76,7 +68,7 @@ static void **objs_array(struct kunit *test, size_t n)
 
 static void first_alloc_is_slow_then_fast(struct kunit *test)
 {
-	struct rslub_cache *s = make(test, "rslub-s-fast", 64, NULL);
+	struct rslub_cache *s = make(test, "rslub-s-fast", 64, 0, 0, NULL);
 	void *a, *b;
 
 	pin(test, cpumask_first(cpu_online_mask));
@@ -100,7 +92,7 @@ static void first_alloc_is_slow_then_fast(struct kunit *test)
 static void remote_free_is_slow(struct kunit *test)
 {
 	int c0 = cpumask_first(cpu_online_mask), c1 = other_cpu(c0);
-	struct rslub_cache *s = make(test, "rslub-s-remote", 64, NULL);
+	struct rslub_cache *s = make(test, "rslub-s-remote", 64, 0, 0, NULL);
 	void *a;
 
 	if (c1 == c0)
@@ -139,7 +131,7 @@ static void fill_then_free_remote(struct kunit *test, struct rslub_cache *s,
 static void cpu_partial_zero_keeps_cpu_partial_empty(struct kunit *test)
 {
 	int c0 = cpumask_first(cpu_online_mask), c1 = other_cpu(c0);
-	struct rslub_cache *s = make(test, "rslub-s-cp0", 256, NULL);
+	struct rslub_cache *s = make(test, "rslub-s-cp0", 256, 0, 0, NULL);
 
 	if (c1 == c0)
 		kunit_skip(test, "needs two online CPUs");
@@ -157,7 +149,7 @@ static void cpu_partial_zero_keeps_cpu_partial_empty(struct kunit *test)
 static void remote_frees_fill_cpu_partial_then_drain(struct kunit *test)
 {
 	int c0 = cpumask_first(cpu_online_mask), c1 = other_cpu(c0);
-	struct rslub_cache *s = make(test, "rslub-s-cp", 256, NULL);
+	struct rslub_cache *s = make(test, "rslub-s-cp", 256, 0, 0, NULL);
 	long limit;
 
 	if (c1 == c0)
@@ -176,7 +168,7 @@ static void remote_frees_fill_cpu_partial_then_drain(struct kunit *test)
 static void node_partials_refill_cpu_partial_up_to_half(struct kunit *test)
 {
 	int c0 = cpumask_first(cpu_online_mask), c1 = other_cpu(c0);
-	struct rslub_cache *s = make(test, "rslub-s-fill", 256, NULL);
+	struct rslub_cache *s = make(test, "rslub-s-fill", 256, 0, 0, NULL);
 	long per, limit, n, i;
 	void **p;
 
@@ -213,7 +205,7 @@ static void node_partials_refill_cpu_partial_up_to_half(struct kunit *test)
 static void empty_slabs_cached_reused_and_shrunk(struct kunit *test)
 {
 	int c0 = cpumask_first(cpu_online_mask), c1 = other_cpu(c0);
-	struct rslub_cache *s = make(test, "rslub-s-empty", 512, NULL);
+	struct rslub_cache *s = make(test, "rslub-s-empty", 512, 0, 0, NULL);
 	long slabs_before;
 	void *o;
 
@@ -244,7 +236,7 @@ static void empty_slabs_cached_reused_and_shrunk(struct kunit *test)
 static void max_empty_zero_frees_at_once(struct kunit *test)
 {
 	int c0 = cpumask_first(cpu_online_mask), c1 = other_cpu(c0);
-	struct rslub_cache *s = make(test, "rslub-s-empty0", 512, NULL);
+	struct rslub_cache *s = make(test, "rslub-s-empty0", 512, 0, 0, NULL);
 
 	if (c1 == c0)
 		kunit_skip(test, "needs two online CPUs");
@@ -263,7 +255,7 @@ static void max_empty_zero_frees_at_once(struct kunit *test)
 static void min_partial_keeps_empty_partial_slabs(struct kunit *test)
 {
 	int c0 = cpumask_first(cpu_online_mask), c1 = other_cpu(c0);
-	struct rslub_cache *s = make(test, "rslub-s-minp", 512, NULL);
+	struct rslub_cache *s = make(test, "rslub-s-minp", 512, 0, 0, NULL);
 
 	if (c1 == c0)
 		kunit_skip(test, "needs two online CPUs");
@@ -280,7 +272,7 @@ static void min_partial_keeps_empty_partial_slabs(struct kunit *test)
 
 static void bulk_free_publishes_a_slab_group_once(struct kunit *test)
 {
-	struct rslub_cache *s = make(test, "rslub-s-bulk", 128, NULL);
+	struct rslub_cache *s = make(test, "rslub-s-bulk", 128, 0, 0, NULL);
 	long per = get(s, "objs_per_slab");
 	void **p = objs_array(test, per);
 	long before;
@@ -301,7 +293,7 @@ static void bulk_free_publishes_a_slab_group_once(struct kunit *test)
 
 static void alloc_node_and_node_mismatch(struct kunit *test)
 {
-	struct rslub_cache *s = make(test, "rslub-s-numa", 256, NULL);
+	struct rslub_cache *s = make(test, "rslub-s-numa", 256, 0, 0, NULL);
 	int nid, nodes = 0;
 	void *o;
 
@@ -331,7 +323,7 @@ static void sizes_reuse_and_keep_contents(struct kunit *test)
 	unsigned int i, j;
 
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
-		struct rslub_cache *s = make(test, "rslub-s-sizes", sizes[i], NULL);
+		struct rslub_cache *s = make(test, "rslub-s-sizes", sizes[i], 0, 0, NULL);
 		u8 *p[64];
 
 		for (j = 0; j < ARRAY_SIZE(p); j++) {
@@ -364,7 +356,7 @@ static void ctor_count_matches_slabs(struct kunit *test)
 	long i, n = 500;
 
 	atomic_set(&slub_ctor_calls, 0);
-	s = make(test, "rslub-s-ctor", 48, count_ctor);
+	s = make(test, "rslub-s-ctor", 48, 0, 0, count_ctor);
 	p = objs_array(test, n);
 	for (i = 0; i < n; i++) {
 		p[i] = rslub_cache_alloc(s, GFP_KERNEL);
@@ -380,7 +372,7 @@ static void ctor_count_matches_slabs(struct kunit *test)
 
 static void tunables_reject_bad_values(struct kunit *test)
 {
-	struct rslub_cache *s = make(test, "rslub-s-tune", 64, NULL);
+	struct rslub_cache *s = make(test, "rslub-s-tune", 64, 0, 0, NULL);
 	long long cp = get(s, "cpu_partial");
 
 	KUNIT_EXPECT_EQ(test, rslub_cache_set(s, "cpu_partial", -1), -EINVAL);
@@ -397,7 +389,7 @@ static void tunables_reject_bad_values(struct kunit *test)
 static void churn_100k_objects(struct kunit *test)
 {
 	const long n = 100000;
-	struct rslub_cache *s = make(test, "rslub-s-churn", 64, NULL);
+	struct rslub_cache *s = make(test, "rslub-s-churn", 64, 0, 0, NULL);
 	void **p = vzalloc(n * sizeof(*p));
 	long i, bad = 0;
 
@@ -515,7 +507,7 @@ static void producer_consumer_across_cpus(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, h);
 	if (c1 == c0)
 		kunit_skip(test, "needs two online CPUs");
-	h->s = make(test, "rslub-s-prodcons", 128, NULL);
+	h->s = make(test, "rslub-s-prodcons", 128, 0, 0, NULL);
 	h->count = 50000;
 	spin_lock_init(&h->lock);
 	init_completion(&h->producer_done);
@@ -595,7 +587,7 @@ static int hammer_fn(void *arg)
 
 static void every_cpu_hammers_one_cache(struct kunit *test)
 {
-	struct rslub_cache *s = make(test, "rslub-s-hammer", 64, NULL);
+	struct rslub_cache *s = make(test, "rslub-s-hammer", 64, 0, 0, NULL);
 	struct hammer_shared *sh = kunit_kzalloc(test, sizeof(*sh), GFP_KERNEL);
 	struct hammer *hs;
 	int cpu, n = 0, i;
@@ -644,7 +636,7 @@ static void every_cpu_hammers_one_cache(struct kunit *test)
 static void cpu_offline_flushes_its_slabs(struct kunit *test)
 {
 	int c0 = cpumask_first(cpu_online_mask), c1 = other_cpu(c0);
-	struct rslub_cache *s = make(test, "rslub-s-hotplug", 256, NULL);
+	struct rslub_cache *s = make(test, "rslub-s-hotplug", 256, 0, 0, NULL);
 	long per = get(s, "objs_per_slab"), i, n;
 	void **p;
 	int ret;

@@ -9,13 +9,14 @@
 //! `CACHES`). sysfs directories are added and removed under `CACHES`; their
 //! show/store callbacks do not take it (removal waits for them instead).
 
+use crate::attr::Set;
 use crate::kplat::Kernel;
 use crate::layout::{Layout, LayoutRequest};
 use crate::slab::HEADER_SIZE;
 use crate::slub::{Ctor, Params};
 use crate::stat::Stat;
 use crate::sysfs::{Dir, Root};
-use core::ffi::{c_char, c_int, c_longlong, c_uint, c_void};
+use core::ffi::{c_char, c_int, c_long, c_longlong, c_uint, c_void};
 use core::ptr;
 use core::sync::atomic::{AtomicI32, Ordering};
 use kernel::prelude::*;
@@ -24,8 +25,7 @@ use kernel::sync::global_lock;
 /// A cache in the kernel.
 pub type Cache = crate::slub::Cache<Kernel>;
 
-/// Longest cache name (`RSLUB_NAME_MAX`, include/rslub_limits.h).
-pub const NAME_MAX: usize = crate::shim::RSLUB_NAME_MAX as usize;
+pub use crate::slub::NAME_MAX;
 
 /// Largest object (`RSLUB_MAX_OBJECT_SIZE`, include/rslub_limits.h).
 pub const MAX_OBJECT_SIZE: usize = crate::shim::RSLUB_MAX_OBJECT_SIZE as usize;
@@ -107,19 +107,20 @@ fn show_name(name: &[u8]) -> &str {
 ///
 /// # Safety
 /// `name` is NULL or a NUL-terminated string.
-unsafe fn read_name(name: *const c_char, max: usize) -> Option<([u8; 64], usize)> {
+unsafe fn read_name(name: *const c_char, max: usize) -> Option<([u8; NAME_MAX], usize)> {
     if name.is_null() {
         return None;
     }
-    let mut buf = [0u8; 64];
-    for i in 0..=max.min(63) {
+    let max = max.min(NAME_MAX);
+    let mut buf = [0u8; NAME_MAX];
+    for i in 0..=max {
         // SAFETY: the string is NUL-terminated and we stop at the NUL, so
         // every byte read is inside the string.
         let b = unsafe { name.add(i).read() } as u8;
         if b == 0 {
             return (i > 0).then_some((buf, i));
         }
-        if i == max.min(63) {
+        if i == max {
             break;
         }
         buf[i] = b;
@@ -463,7 +464,8 @@ pub unsafe extern "C" fn rslub_cache_destroy(s: *mut Cache) -> c_int {
 pub extern "C" fn rslub_rust_cpu_dead(cpu: c_uint) {
     let reg = CACHES.lock();
     for c in reg.caches.iter() {
-        // SAFETY: registered caches are live while the registry lock is held.
+        // SAFETY: registered caches are live while the registry lock is
+        // held; the hotplug core calls this for a dead CPU, once.
         unsafe { (*c.cache).flush_dead_cpu(cpu) };
     }
 }
@@ -477,7 +479,7 @@ const ATTR_NAME_MAX: usize = 32;
 ///
 /// # Safety
 /// `name` is NULL or a NUL-terminated string.
-unsafe fn attr_name(name: *const c_char) -> Option<([u8; 64], usize)> {
+unsafe fn attr_name(name: *const c_char) -> Option<([u8; NAME_MAX], usize)> {
     // SAFETY: forwarded.
     unsafe { read_name(name, ATTR_NAME_MAX) }
 }
@@ -491,7 +493,7 @@ unsafe fn cache_and_name<'a>(
     what: &str,
     s: *mut Cache,
     name: *const c_char,
-) -> Option<(&'a Cache, [u8; 64], usize)> {
+) -> Option<(&'a Cache, [u8; NAME_MAX], usize)> {
     if s.is_null() {
         null_cache(what, "returning -EINVAL");
         return None;
@@ -576,54 +578,11 @@ pub unsafe extern "C" fn rslub_cache_get(s: *mut Cache, name: *const c_char) -> 
     let Some((cache, buf, len)) = (unsafe { cache_and_name(WHAT, s, name) }) else {
         return EINVAL.to_errno().into();
     };
-    let l = &cache.layout;
-    let v = match &buf[..len] {
-        b"object_size" => l.object_size,
-        b"slab_size" => l.stride,
-        b"objs_per_slab" => l.objects,
-        b"order" => l.order as usize,
-        b"align" => l.align,
-        b"cpu_partial" => cache.cpu_partial() as usize,
-        b"min_partial" => cache.min_partial() as usize,
-        b"max_empty" => cache.max_empty() as usize,
-        b"errors" => cache.errors(),
-        b"sanity_checks" => usize::from(cache.debug_flags() & crate::debug::CONSISTENCY != 0),
-        b"red_zone" => usize::from(cache.debug_flags() & crate::debug::RED_ZONE != 0),
-        b"poison" => usize::from(cache.debug_flags() & crate::debug::POISON != 0),
-        b"store_user" => usize::from(cache.debug_flags() & crate::debug::STORE_USER != 0),
-        b"freelist_harden" => usize::from(cache.hardened()),
-        b"random_freelist" => usize::from(cache.random_freelist()),
-        b"isolated_slabs" => cache.isolated_slabs(),
-        other => {
-            let u = cache.usage();
-            match other {
-                b"objects" => u.live_objects,
-                b"objects_partial" => u.objects_partial,
-                b"slabs" => u.slabs,
-                b"partial" => u.partial,
-                b"cpu_slabs" => u.cpu_slabs,
-                b"slabs_cpu_partial" => u.cpu_partial_slabs,
-                b"empty_slabs" => u.empty_slabs,
-                _ => return unknown_name(WHAT, cache, "attribute", other).into(),
-            }
-        }
-    };
-    v as c_longlong
-}
-
-/// The tunables `rslub_cache_set` accepts, with their largest value (the
-/// smallest is 0). sysfs has the same limits.
-pub const TUNABLES: [(&[u8], u32); 5] = [
-    (b"cpu_partial", 100_000),
-    (b"min_partial", 1000),
-    (b"max_empty", 1000),
-    (b"fill_ge", 1),
-    (b"random_freelist", 1),
-];
-
-/// Largest value of tunable `name`; None for a name that is no tunable.
-pub fn tunable_max(name: &[u8]) -> Option<u32> {
-    TUNABLES.iter().find(|t| t.0 == name).map(|t| t.1)
+    let name = &buf[..len];
+    match crate::attr::find(name).and_then(|a| crate::attr::value(a, cache)) {
+        Some(v) => v as c_longlong,
+        None => unknown_name(WHAT, cache, "attribute", name).into(),
+    }
 }
 
 /// Sets tunable `name`; see include/rslub.h.
@@ -642,7 +601,7 @@ pub unsafe extern "C" fn rslub_cache_set(
         return EINVAL.to_errno();
     };
     let name = &buf[..len];
-    let Some(max) = tunable_max(name) else {
+    let Some(Set::Tunable { max, set }) = crate::attr::find(name).and_then(|a| a.set) else {
         return unknown_name(WHAT, cache, "tunable", name);
     };
     let v = match u32::try_from(value) {
@@ -659,30 +618,7 @@ pub unsafe extern "C" fn rslub_cache_set(
             return EINVAL.to_errno();
         }
     };
-    set_tunable(cache, name, v)
-}
-
-/// Sets tunable `name` (one of [`TUNABLES`]) to `v`, which is in its range.
-/// Returns 0, or -ENOMEM (logged) when `random_freelist`'s sequence cannot
-/// be allocated.
-pub fn set_tunable(cache: &Cache, name: &[u8], v: u32) -> c_int {
-    match name {
-        b"cpu_partial" => cache.set_cpu_partial(v),
-        b"min_partial" => cache.set_min_partial(v),
-        b"max_empty" => cache.set_max_empty(v),
-        b"fill_ge" => cache.set_fill_ge(v == 1),
-        b"random_freelist" => {
-            if !cache.set_random_freelist(v == 1) {
-                pr_err!(
-                    "cache {}: random_freelist: no memory for the shuffled index sequence; unchanged\n",
-                    cache.name_str()
-                );
-                return ENOMEM.to_errno();
-            }
-        }
-        _ => return EINVAL.to_errno(),
-    }
-    0
+    set(cache, v)
 }
 
 /// Checks every slab of the cache and isolates damaged ones; see
@@ -699,6 +635,21 @@ pub unsafe extern "C" fn rslub_cache_validate(s: *mut Cache) -> c_int {
     // SAFETY: `s` is live per the caller's contract.
     let n = unsafe { (*s).validate() };
     c_int::try_from(n).unwrap_or(c_int::MAX)
+}
+
+/// Pages held for slabs over all caches; see include/rslub.h.
+#[no_mangle]
+pub extern "C" fn rslub_pages_allocated() -> c_long {
+    // SAFETY: reads a counter.
+    unsafe { crate::shim::rslub_shim_pages_held() }
+}
+
+/// Puts a lock prefix on the fast path's per-CPU cmpxchg16b, or takes it
+/// off (the bench's experiment); see include/rslub.h.
+#[no_mangle]
+pub extern "C" fn rslub_fastpath_locked_cmpxchg(locked: bool) {
+    // SAFETY: flips a static key; may sleep, as the header says.
+    unsafe { crate::shim::rslub_shim_set_locked_cmpxchg(locked) }
 }
 
 /// Overrides of the module parameters `harden` and `random_freelist` for

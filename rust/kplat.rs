@@ -17,21 +17,22 @@ pub struct Kernel;
 // and the CPU lock is `local_irq_save`, which pins the task and excludes
 // interrupt handlers; node locks are irq-safe spinlocks.
 unsafe impl Platform for Kernel {
-    type NodeLock = SpinLockIrq<()>;
-    type NodeGuard<'a> = SpinLockIrqGuard<'a, ()>;
+    type NodeLock<T: Send + Unpin> = SpinLockIrq<T>;
+    type NodeGuard<'a, T: Send + Unpin + 'a> = SpinLockIrqGuard<'a, T>;
 
-    unsafe fn node_lock_init(slot: *mut Self::NodeLock) -> bool {
+    unsafe fn node_lock_init<T: Send + Unpin>(slot: *mut Self::NodeLock<T>, data: T) -> bool {
         // SAFETY: per the caller, `slot` is valid, aligned, uninitialized
         // and never moved, as pinned initialization requires.
-        unsafe { new_spinlock_irq!((), "rslub_list_lock").__init(slot) }.is_ok()
+        unsafe { new_spinlock_irq!(data, "rslub_list_lock").__init(slot) }.is_ok()
     }
 
-    unsafe fn node_lock_drop(slot: *mut Self::NodeLock) {
-        // SAFETY: per the caller, the lock is initialized and unused.
+    unsafe fn node_lock_drop<T: Send + Unpin>(slot: *mut Self::NodeLock<T>) {
+        // SAFETY: per the caller, the lock is initialized, not held and not
+        // used again.
         unsafe { ptr::drop_in_place(slot) };
     }
 
-    fn node_lock(lock: &Self::NodeLock) -> Self::NodeGuard<'_> {
+    fn node_lock<T: Send + Unpin>(lock: &Self::NodeLock<T>) -> Self::NodeGuard<'_, T> {
         lock.lock()
     }
 

@@ -7,80 +7,30 @@
 //! attribute index; every format and every check is in this file.
 
 use crate::api::Cache;
+use crate::attr::{self, Attr, Format, Get, Set};
 use crate::shim;
 use crate::stat::Stat;
 use core::ffi::{c_char, c_long, c_uint, c_ulong, c_ushort, c_void};
 use core::fmt::Write;
 use kernel::prelude::*;
 
-const RO: c_ushort = 0o444;
-const RW: c_ushort = 0o644;
-const WO: c_ushort = 0o200;
+/// Largest number of files in a cache directory: the attributes with a
+/// file, then one per statistic.
+const MAX_FILES: usize = attr::ATTRS.len() + Stat::COUNT;
 
-/// Attributes other than the statistics, in index order.
-#[derive(Clone, Copy)]
-enum Attr {
-    ObjectSize,
-    SlabSize,
-    ObjsPerSlab,
-    Order,
-    Align,
-    Objects,
-    ObjectsPartial,
-    Slabs,
-    Partial,
-    CpuSlabs,
-    SlabsCpuPartial,
-    Ctor,
-    HwcacheAlign,
-    CpuPartial,
-    MinPartial,
-    MaxEmpty,
-    EmptySlabs,
-    Errors,
-    Shrink,
-    Validate,
-    SanityChecks,
-    RedZone,
-    Poison,
-    StoreUser,
-    FreelistHarden,
-    RandomFreelist,
-    IsolatedSlabs,
+/// The attribute of file `index`, or the statistic of a later index.
+enum File {
+    Attr(&'static Attr),
+    Stat(Stat),
 }
 
-const FIXED: &[(Attr, &[u8], c_ushort)] = &[
-    (Attr::ObjectSize, b"object_size\0", RO),
-    (Attr::SlabSize, b"slab_size\0", RO),
-    (Attr::ObjsPerSlab, b"objs_per_slab\0", RO),
-    (Attr::Order, b"order\0", RO),
-    (Attr::Align, b"align\0", RO),
-    (Attr::Objects, b"objects\0", RO),
-    (Attr::ObjectsPartial, b"objects_partial\0", RO),
-    (Attr::Slabs, b"slabs\0", RO),
-    (Attr::Partial, b"partial\0", RO),
-    (Attr::CpuSlabs, b"cpu_slabs\0", RO),
-    (Attr::SlabsCpuPartial, b"slabs_cpu_partial\0", RO),
-    (Attr::Ctor, b"ctor\0", RO),
-    (Attr::HwcacheAlign, b"hwcache_align\0", RO),
-    (Attr::CpuPartial, b"cpu_partial\0", RW),
-    (Attr::MinPartial, b"min_partial\0", RW),
-    (Attr::MaxEmpty, b"max_empty\0", RW),
-    (Attr::EmptySlabs, b"empty_slabs\0", RO),
-    (Attr::Errors, b"errors\0", RO),
-    (Attr::Shrink, b"shrink\0", WO),
-    (Attr::Validate, b"validate\0", WO),
-    (Attr::SanityChecks, b"sanity_checks\0", RO),
-    (Attr::RedZone, b"red_zone\0", RO),
-    (Attr::Poison, b"poison\0", RO),
-    (Attr::StoreUser, b"store_user\0", RO),
-    (Attr::FreelistHarden, b"freelist_harden\0", RO),
-    (Attr::RandomFreelist, b"random_freelist\0", RW),
-    (Attr::IsolatedSlabs, b"isolated_slabs\0", RO),
-];
-
-/// Total attributes: the fixed ones, then one per statistic.
-const COUNT: usize = FIXED.len() + Stat::COUNT;
+fn file(index: usize) -> Option<File> {
+    let nr_attrs = attr::files().count();
+    match index.checked_sub(nr_attrs) {
+        Some(i) => Stat::ALL.get(i).map(|st| File::Stat(*st)),
+        None => attr::files().nth(index).map(File::Attr),
+    }
+}
 
 /// Read-only files in `/sys/kernel/rslub/` itself: the module parameters'
 /// values, i.e. the defaults of new caches (-1: chosen by object size).
@@ -102,7 +52,8 @@ pub struct Root(*mut c_void);
 // SAFETY: the kobject handle is used only from process context, under the
 // registry lock or at module init/exit.
 unsafe impl Send for Root {}
-// SAFETY: as above.
+// SAFETY: shared references only add cache directories, which the
+// registry lock serializes.
 unsafe impl Sync for Root {}
 
 impl Root {
@@ -124,17 +75,20 @@ impl Root {
 
     /// Adds the directory of `cache`.
     pub fn add(&self, cache: &Cache, name: &[u8]) -> Option<Dir> {
-        let mut cname = [0u8; 65];
+        let mut cname = [0u8; crate::api::NAME_MAX + 1];
         cname[..name.len()].copy_from_slice(name);
-        let mut names: [*const c_char; COUNT] = [core::ptr::null(); COUNT];
-        let mut modes: [c_ushort; COUNT] = [0; COUNT];
-        for (i, &(_, n, m)) in FIXED.iter().enumerate() {
-            names[i] = n.as_ptr().cast();
-            modes[i] = m;
+        let mut names: [*const c_char; MAX_FILES] = [core::ptr::null(); MAX_FILES];
+        let mut modes: [c_ushort; MAX_FILES] = [0; MAX_FILES];
+        let mut count = 0;
+        for a in attr::files() {
+            names[count] = a.c_name.as_ptr().cast();
+            modes[count] = a.mode;
+            count += 1;
         }
-        for (i, st) in Stat::ALL.iter().enumerate() {
-            names[FIXED.len() + i] = st.c_name().as_ptr().cast();
-            modes[FIXED.len() + i] = RW;
+        for st in Stat::ALL.iter() {
+            names[count] = st.c_name().as_ptr().cast();
+            modes[count] = attr::RW;
+            count += 1;
         }
         // SAFETY: the names are 'static NUL-terminated strings; the shim
         // copies `cname` (kobject names are duplicated) and keeps `cache`,
@@ -146,7 +100,7 @@ impl Root {
                 core::ptr::from_ref(cache).cast_mut().cast(),
                 names.as_ptr(),
                 modes.as_ptr(),
-                COUNT as c_uint,
+                count as c_uint,
             )
         };
         (!dir.is_null()).then_some(Dir(dir))
@@ -191,10 +145,6 @@ impl Write for Page<'_> {
     }
 }
 
-fn flag(c: &Cache, bit: u32) -> u8 {
-    u8::from(c.debug_flags() & bit != 0)
-}
-
 fn per_node(p: &mut Page<'_>, total: usize, nodes: &[usize]) {
     let _ = write!(p, "{total}");
     if nodes.len() > 1 {
@@ -208,47 +158,39 @@ fn per_node(p: &mut Page<'_>, total: usize, nodes: &[usize]) {
 }
 
 fn show(c: &Cache, index: usize, p: &mut Page<'_>) -> Result {
-    if let Some(st) = index
-        .checked_sub(FIXED.len())
-        .and_then(|i| Stat::ALL.get(i))
-    {
-        let nr_cpus = crate::consts().nr_cpu_ids as usize;
-        let mut per_cpu = KVec::from_elem(0usize, nr_cpus, GFP_KERNEL)?;
-        let total = c.stat_total(*st, &mut per_cpu);
-        let _ = write!(p, "{total}");
-        for (cpu, v) in per_cpu.iter().enumerate() {
-            if *v != 0 {
-                let _ = write!(p, " C{cpu}={v}");
+    let a = match file(index).ok_or(EINVAL)? {
+        File::Attr(a) => a,
+        File::Stat(st) => {
+            let nr_cpus = crate::consts().nr_cpu_ids as usize;
+            let mut per_cpu = KVec::from_elem(0usize, nr_cpus, GFP_KERNEL)?;
+            let total = c.stat_total(st, &mut per_cpu);
+            let _ = write!(p, "{total}");
+            for (cpu, v) in per_cpu.iter().enumerate() {
+                if *v != 0 {
+                    let _ = write!(p, " C{cpu}={v}");
+                }
+            }
+            let _ = writeln!(p);
+            return Ok(());
+        }
+    };
+    let _ = match a.get {
+        Get::Cache(f) => writeln!(p, "{}", f(c)),
+        Get::Usage(f, shown) => {
+            let u = c.usage();
+            match shown {
+                Format::Plain => writeln!(p, "{}", f(&u)),
+                Format::PerNode(nodes) => {
+                    per_node(p, f(&u), &nodes(&u)[..u.nr_nodes]);
+                    Ok(())
+                }
+                Format::ObjectsOfSlabs => {
+                    let s = f(&u);
+                    writeln!(p, "{}({})", s * c.layout.objects, s)
+                }
             }
         }
-        let _ = writeln!(p);
-        return Ok(());
-    }
-    let l = &c.layout;
-    let attr = FIXED.get(index).ok_or(EINVAL)?.0;
-    let _ = match attr {
-        Attr::ObjectSize => writeln!(p, "{}", l.object_size),
-        Attr::SlabSize => writeln!(p, "{}", l.stride),
-        Attr::ObjsPerSlab => writeln!(p, "{}", l.objects),
-        Attr::Order => writeln!(p, "{}", l.order),
-        Attr::Align => writeln!(p, "{}", l.align),
-        Attr::CpuPartial => writeln!(p, "{}", c.cpu_partial()),
-        Attr::MinPartial => writeln!(p, "{}", c.min_partial()),
-        Attr::MaxEmpty => writeln!(p, "{}", c.max_empty()),
-        Attr::Errors => writeln!(p, "{}", c.errors()),
-        Attr::SanityChecks => writeln!(p, "{}", flag(c, crate::debug::CONSISTENCY)),
-        Attr::RedZone => writeln!(p, "{}", flag(c, crate::debug::RED_ZONE)),
-        Attr::Poison => writeln!(p, "{}", flag(c, crate::debug::POISON)),
-        Attr::StoreUser => writeln!(p, "{}", flag(c, crate::debug::STORE_USER)),
-        Attr::FreelistHarden => writeln!(p, "{}", u8::from(c.hardened())),
-        Attr::RandomFreelist => writeln!(p, "{}", u8::from(c.random_freelist())),
-        Attr::IsolatedSlabs => writeln!(p, "{}", c.isolated_slabs()),
-        Attr::HwcacheAlign => writeln!(
-            p,
-            "{}",
-            u8::from(c.flags & crate::consts().flag_hwcache_align != 0)
-        ),
-        Attr::Ctor => {
+        Get::Ctor => {
             if let Some(f) = c.ctor() {
                 let mut sym = [0u8; 128];
                 // SAFETY: `sym` has room for `len` bytes; `f` is a function.
@@ -266,38 +208,7 @@ fn show(c: &Cache, index: usize, p: &mut Page<'_>) -> Result {
                 Ok(())
             }
         }
-        Attr::Shrink | Attr::Validate => Ok(()),
-        _ => {
-            let u = c.usage();
-            let nodes = u.nr_nodes;
-            match attr {
-                Attr::Objects => {
-                    per_node(p, u.live_objects, &u.node_objects[..nodes]);
-                    Ok(())
-                }
-                Attr::ObjectsPartial => writeln!(p, "{}", u.objects_partial),
-                Attr::Slabs => {
-                    per_node(p, u.slabs, &u.node_slabs[..nodes]);
-                    Ok(())
-                }
-                Attr::Partial => {
-                    per_node(p, u.partial, &u.node_partial[..nodes]);
-                    Ok(())
-                }
-                Attr::CpuSlabs => {
-                    per_node(p, u.cpu_slabs, &u.node_cpu_slabs[..nodes]);
-                    Ok(())
-                }
-                Attr::EmptySlabs => writeln!(p, "{}", u.empty_slabs),
-                Attr::SlabsCpuPartial => {
-                    // In-tree format: objects(slabs); objects are estimated
-                    // as slabs times objects per slab.
-                    let s = u.cpu_partial_slabs;
-                    writeln!(p, "{}({})", s * l.objects, s)
-                }
-                _ => Ok(()),
-            }
-        }
+        Get::None => Ok(()),
     };
     Ok(())
 }
@@ -316,13 +227,14 @@ fn parse_u32(buf: &[u8]) -> Result<u32> {
     u32::try_from(v).map_err(|_| EINVAL)
 }
 
-/// Name of attribute `index` (a fixed one or a statistic), for log lines.
-fn attr_name(index: usize) -> &'static str {
-    let n: &[u8] = match index.checked_sub(FIXED.len()) {
-        Some(i) => Stat::ALL.get(i).map_or(b"?\0", |st| st.c_name()),
-        None => FIXED.get(index).map_or(b"?\0", |f| f.1),
+/// Name of file `index`, for log lines.
+fn file_name(index: usize) -> &'static str {
+    let n: &[u8] = match file(index) {
+        Some(File::Attr(a)) => a.name(),
+        Some(File::Stat(st)) => st.c_name().strip_suffix(b"\0").unwrap_or(b"?"),
+        None => b"?",
     };
-    core::str::from_utf8(n.strip_suffix(b"\0").unwrap_or(n)).unwrap_or("?")
+    core::str::from_utf8(n).unwrap_or("?")
 }
 
 /// The written string for a log line: at most 24 bytes, escaped.
@@ -342,26 +254,16 @@ impl kernel::fmt::Display for Shown<'_> {
     }
 }
 
-/// Values a write to attribute `index` accepts: (min, max); None for a
-/// file that is not writable.
-fn accepted(index: usize) -> Option<(u32, u32)> {
-    if index >= FIXED.len() {
-        // A statistic: only 0, which clears it.
-        return (index < COUNT).then_some((0, 0));
-    }
-    match FIXED[index].0 {
-        Attr::CpuPartial => crate::api::tunable_max(b"cpu_partial").map(|m| (0, m)),
-        Attr::MinPartial => crate::api::tunable_max(b"min_partial").map(|m| (0, m)),
-        Attr::MaxEmpty => crate::api::tunable_max(b"max_empty").map(|m| (0, m)),
-        Attr::RandomFreelist => crate::api::tunable_max(b"random_freelist").map(|m| (0, m)),
-        Attr::Shrink | Attr::Validate => Some((1, 1)),
-        _ => None,
-    }
-}
-
 fn store(c: &Cache, index: usize, buf: &[u8]) -> Result {
-    let name = attr_name(index);
-    let Some((min, max)) = accepted(index) else {
+    let name = file_name(index);
+    let f = file(index);
+    let accepted = match &f {
+        // A statistic: only 0, which clears it.
+        Some(File::Stat(_)) => Some((0, 0)),
+        Some(File::Attr(a)) => a.accepted(),
+        None => None,
+    };
+    let Some((min, max)) = accepted else {
         pr_err!("cache {}: {} is not writable\n", c.name_str(), name);
         return Err(EINVAL);
     };
@@ -383,24 +285,19 @@ fn store(c: &Cache, index: usize, buf: &[u8]) -> Result {
             return Err(EINVAL);
         }
     };
-    if let Some(st) = index
-        .checked_sub(FIXED.len())
-        .and_then(|i| Stat::ALL.get(i))
-    {
-        c.stat_clear(*st);
-        return Ok(());
-    }
-    match FIXED[index].0 {
-        Attr::Shrink => c.shrink(),
-        Attr::Validate => {
-            c.validate();
-        }
-        _ => {
-            let e = crate::api::set_tunable(c, name.as_bytes(), v);
-            if e != 0 {
-                return Err(Error::from_errno(e));
+    match f {
+        Some(File::Stat(st)) => c.stat_clear(st),
+        Some(File::Attr(a)) => match a.set {
+            Some(Set::Action(run)) => run(c),
+            Some(Set::Tunable { set, .. }) => {
+                let e = set(c, v);
+                if e != 0 {
+                    return Err(Error::from_errno(e));
+                }
             }
-        }
+            None => return Err(EINVAL),
+        },
+        None => return Err(EINVAL),
     }
     Ok(())
 }

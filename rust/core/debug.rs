@@ -6,7 +6,7 @@
 //! Byte values are in-tree SLUB's (include/linux/poison.h), so a dump reads
 //! the same as one of `slub_debug`.
 //!
-//! Platform-free: the cache (`slub.rs`) decides when to check and what to
+//! Platform-free: the cache (`slub/`) decides when to check and what to
 //! isolate; this file only reads and writes an object's bytes.
 
 use crate::layout::{Layout, TRACK_SIZE};

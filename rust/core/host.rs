@@ -24,21 +24,21 @@ pub struct Host;
 // SAFETY: the host twin's cmpxchg16b operations are atomic, and a thread
 // runs alone on its simulated CPU (see host_shim.c), which is the CPU lock.
 unsafe impl Platform for Host {
-    type NodeLock = Mutex<()>;
-    type NodeGuard<'a> = MutexGuard<'a, ()>;
+    type NodeLock<T: Send + Unpin> = Mutex<T>;
+    type NodeGuard<'a, T: Send + Unpin + 'a> = MutexGuard<'a, T>;
 
-    unsafe fn node_lock_init(slot: *mut Self::NodeLock) -> bool {
+    unsafe fn node_lock_init<T: Send + Unpin>(slot: *mut Self::NodeLock<T>, data: T) -> bool {
         // SAFETY: per the caller, `slot` is valid for a write.
-        unsafe { slot.write(Mutex::new(())) };
+        unsafe { slot.write(Mutex::new(data)) };
         true
     }
 
-    unsafe fn node_lock_drop(slot: *mut Self::NodeLock) {
-        // SAFETY: per the caller, initialized and unused.
+    unsafe fn node_lock_drop<T: Send + Unpin>(slot: *mut Self::NodeLock<T>) {
+        // SAFETY: per the caller, initialized, not held and not used again.
         unsafe { core::ptr::drop_in_place(slot) };
     }
 
-    fn node_lock(lock: &Self::NodeLock) -> Self::NodeGuard<'_> {
+    fn node_lock<T: Send + Unpin>(lock: &Self::NodeLock<T>) -> Self::NodeGuard<'_, T> {
         lock.lock().unwrap_or_else(|e| e.into_inner())
     }
 

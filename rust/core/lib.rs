@@ -5,6 +5,8 @@
 //! (c_shim/host_shim.c), so they can be tested with `cargo test`.
 
 #![warn(clippy::undocumented_unsafe_blocks)]
+// As in the kernel build (edition 2021 allows it by default).
+#![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod debug;
 pub mod layout;
@@ -13,7 +15,13 @@ pub mod slab;
 pub mod slub;
 pub mod stat;
 
+#[path = "../shim_methods.rs"]
+mod shim_methods;
+
 pub mod host;
+/// The shim's bindings, where the core (shared with the module crate, whose
+/// root has its own `shim`) looks for them.
+pub use host::shim;
 
 #[cfg(test)]
 mod slub_tests;

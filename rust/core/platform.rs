@@ -18,24 +18,27 @@ pub type Pcpu = usize;
 /// against every CPU; `cpu_lock` keeps the caller on its CPU and excludes
 /// every other holder of the same CPU's lock, including interrupt handlers.
 pub unsafe trait Platform: Sized + 'static {
-    /// Lock of one node's lists.
-    type NodeLock: Send + Sync;
-    /// Proof that a `NodeLock` is held.
-    type NodeGuard<'a>;
+    /// An irq-safe lock that owns the data it protects (one node's lists):
+    /// the guard is the only way to reach the data.
+    type NodeLock<T: Send + Unpin>: Send + Sync;
+    /// Proof that a `NodeLock<T>` is held; gives access to its `T` and
+    /// releases the lock when dropped.
+    type NodeGuard<'a, T: Send + Unpin + 'a>: core::ops::DerefMut<Target = T>;
 
-    /// Initializes a node lock in place.
+    /// Initializes a node lock holding `data` in place.
     ///
     /// # Safety
     /// `slot` is valid, suitably aligned, uninitialized memory that is not
     /// moved afterwards.
-    unsafe fn node_lock_init(slot: *mut Self::NodeLock) -> bool;
-    /// Tears down a node lock in place.
+    unsafe fn node_lock_init<T: Send + Unpin>(slot: *mut Self::NodeLock<T>, data: T) -> bool;
+    /// Tears down a node lock (and drops its data) in place.
     ///
     /// # Safety
-    /// `slot` was initialized by `node_lock_init` and is not held.
-    unsafe fn node_lock_drop(slot: *mut Self::NodeLock);
+    /// `slot` was initialized by `node_lock_init`, is not held and is not
+    /// used afterwards.
+    unsafe fn node_lock_drop<T: Send + Unpin>(slot: *mut Self::NodeLock<T>);
     /// Takes a node lock (irq-safe).
-    fn node_lock(lock: &Self::NodeLock) -> Self::NodeGuard<'_>;
+    fn node_lock<T: Send + Unpin>(lock: &Self::NodeLock<T>) -> Self::NodeGuard<'_, T>;
 
     /// Allocates `size` bytes of zeroed bookkeeping memory on `node`.
     fn alloc_meta(size: usize, node: i32) -> *mut u8;
@@ -106,9 +109,9 @@ pub unsafe trait Platform: Sized + 'static {
     fn node_has_memory(node: i32) -> bool;
     /// Node of the current CPU.
     fn numa_node_id() -> i32;
-    /// Distance-ordered nodes to try after `node`; writes at most
-    /// `out.len()` ids and returns how many.
-    fn fallback_nodes(node: i32, out: &mut [i32]) -> usize;
+    /// The NUMA distance from node `from` to node `to` (the firmware's
+    /// table: 10 for a node to itself).
+    fn node_distance(from: i32, to: i32) -> i32;
 
     /// Reports a detected problem (one line).
     fn report(args: core::fmt::Arguments<'_>);
@@ -125,205 +128,4 @@ pub unsafe trait Platform: Sized + 'static {
     fn jiffies() -> usize;
     /// Writes `addr` as a symbol (`%pS`) into `buf`; returns the length.
     fn format_symbol(addr: usize, buf: &mut [u8]) -> usize;
-}
-
-/// The [`Platform`] methods that only forward to the C shim, identical for
-/// every shim implementation (kernel and host twin): `impl Platform for X {
-/// shim_platform_methods!(shim); ... }` with the generated bindings module
-/// `shim` in scope.
-#[macro_export]
-macro_rules! shim_platform_methods {
-    ($shim:ident) => {
-        fn alloc_meta(size: usize, node: i32) -> *mut u8 {
-            // SAFETY: plain allocation.
-            unsafe { $shim::rslub_shim_alloc_meta(size as core::ffi::c_ulong, node) }.cast()
-        }
-
-        unsafe fn free_meta(p: *mut u8) {
-            // SAFETY: per the caller, `p` came from `alloc_meta`.
-            unsafe { $shim::rslub_shim_free_meta(p.cast()) }
-        }
-
-        fn alloc_pages(node: i32, gfp: u32, order: u32) -> *mut u8 {
-            // SAFETY: plain page allocation.
-            unsafe { $shim::rslub_shim_alloc_pages(node, gfp, order) }.cast()
-        }
-
-        unsafe fn free_pages(p: *mut u8, order: u32) {
-            // SAFETY: per the caller, the block came from `alloc_pages(order)`.
-            unsafe { $shim::rslub_shim_free_pages(p.cast(), order) }
-        }
-
-        fn page_node(p: *const u8) -> i32 {
-            // SAFETY: `p` is a slab address from `alloc_pages`.
-            unsafe { $shim::rslub_shim_addr_to_node(p.cast()) }
-        }
-
-        fn addr_valid(p: *const u8) -> bool {
-            // SAFETY: an address check, no dereference.
-            unsafe { $shim::rslub_shim_addr_is_direct_mapped(p.cast()) }
-        }
-
-        fn gfp_allows_blocking(gfp: u32) -> bool {
-            // SAFETY: pure function of its argument.
-            unsafe { $shim::rslub_shim_gfp_allows_blocking(gfp) }
-        }
-
-        fn alloc_percpu(size: usize, align: usize) -> $crate::platform::Pcpu {
-            // SAFETY: plain per-CPU allocation.
-            unsafe {
-                $shim::rslub_shim_alloc_percpu(
-                    size as core::ffi::c_ulong,
-                    align as core::ffi::c_ulong,
-                ) as $crate::platform::Pcpu
-            }
-        }
-
-        unsafe fn free_percpu(p: $crate::platform::Pcpu) {
-            // SAFETY: per the caller, `p` came from `alloc_percpu`.
-            unsafe { $shim::rslub_shim_free_percpu(p as core::ffi::c_ulong) }
-        }
-
-        fn per_cpu_ptr(p: $crate::platform::Pcpu, cpu: u32) -> *mut u8 {
-            // SAFETY: `p` is a live per-CPU handle and `cpu` a possible CPU.
-            unsafe { $shim::rslub_shim_per_cpu_ptr(p as core::ffi::c_ulong, cpu) }.cast()
-        }
-
-        fn this_cpu_ptr(p: $crate::platform::Pcpu) -> *mut u8 {
-            // SAFETY: `p` is a live per-CPU handle.
-            unsafe { $shim::rslub_shim_this_cpu_ptr(p as core::ffi::c_ulong) }.cast()
-        }
-
-        #[inline(always)]
-        fn this_cpu_cmpxchg_pair(
-            p: $crate::platform::Pcpu,
-            old: [usize; 2],
-            new: [usize; 2],
-        ) -> bool {
-            // SAFETY: `p` is a live, 16-byte aligned per-CPU pair.
-            unsafe {
-                $shim::rslub_shim_this_cpu_cmpxchg_pair(
-                    p as core::ffi::c_ulong,
-                    old[0] as core::ffi::c_ulong,
-                    old[1] as core::ffi::c_ulong,
-                    new[0] as core::ffi::c_ulong,
-                    new[1] as core::ffi::c_ulong,
-                )
-            }
-        }
-
-        #[inline(always)]
-        fn this_cpu_inc(p: $crate::platform::Pcpu) {
-            // SAFETY: `p` addresses a word inside a live per-CPU area.
-            unsafe { $shim::rslub_shim_this_cpu_inc(p as core::ffi::c_ulong) }
-        }
-
-        unsafe fn cmpxchg_pair(pair: *mut [usize; 2], old: [usize; 2], new: [usize; 2]) -> bool {
-            // SAFETY: per the caller, `pair` is valid and 16-byte aligned.
-            unsafe {
-                $shim::rslub_shim_cmpxchg_pair(
-                    pair.cast(),
-                    old[0] as core::ffi::c_ulong,
-                    old[1] as core::ffi::c_ulong,
-                    new[0] as core::ffi::c_ulong,
-                    new[1] as core::ffi::c_ulong,
-                )
-            }
-        }
-
-        fn cpu_lock() -> (u32, usize) {
-            let mut cpu: core::ffi::c_uint = 0;
-            // SAFETY: `cpu` is a valid out-pointer.
-            let flags = unsafe { $shim::rslub_shim_cpu_lock(&mut cpu) };
-            (cpu, flags as usize)
-        }
-
-        fn cpu_unlock(token: usize) {
-            // SAFETY: `token` came from the matching `cpu_lock`.
-            unsafe { $shim::rslub_shim_cpu_unlock(token as core::ffi::c_ulong) }
-        }
-
-        fn for_each_cpu_locked(f: &(dyn Fn(u32) + Sync)) {
-            extern "C" fn each_cpu_tramp(info: *mut core::ffi::c_void, cpu: core::ffi::c_uint) {
-                // SAFETY: `info` points to the `&dyn Fn` that the caller keeps
-                // alive until the shim's `on_each_cpu` has returned.
-                let f = unsafe { &*info.cast::<&(dyn Fn(u32) + Sync)>() };
-                f(cpu);
-            }
-            let fref: &(dyn Fn(u32) + Sync) = f;
-            // SAFETY: the trampoline reads `fref` only until the shim returns,
-            // and `f` is `Sync`, so calling it on several CPUs at once is fine.
-            unsafe {
-                $shim::rslub_shim_on_each_cpu(
-                    Some(each_cpu_tramp),
-                    core::ptr::from_ref(&fref).cast_mut().cast(),
-                )
-            }
-        }
-
-        fn cpu_online(cpu: u32) -> bool {
-            // SAFETY: a query.
-            unsafe { $shim::rslub_shim_cpu_online(cpu) }
-        }
-
-        fn cpu_possible(cpu: u32) -> bool {
-            // SAFETY: a query.
-            unsafe { $shim::rslub_shim_cpu_possible(cpu) }
-        }
-
-        fn node_has_memory(node: i32) -> bool {
-            // SAFETY: a query.
-            unsafe { $shim::rslub_shim_node_has_memory(node) }
-        }
-
-        fn numa_node_id() -> i32 {
-            // SAFETY: a query.
-            unsafe { $shim::rslub_shim_numa_node_id() }
-        }
-
-        fn random() -> usize {
-            // SAFETY: no arguments.
-            unsafe { $shim::rslub_shim_random_long() as usize }
-        }
-
-        fn api_caller() -> usize {
-            // SAFETY: no arguments; a stack walk of the current task.
-            unsafe { $shim::rslub_shim_api_caller() as usize }
-        }
-
-        fn current_pid() -> i32 {
-            // SAFETY: a query.
-            unsafe { $shim::rslub_shim_current_pid() }
-        }
-
-        fn current_cpu() -> u32 {
-            // SAFETY: a query.
-            unsafe { $shim::rslub_shim_current_cpu() }
-        }
-
-        fn jiffies() -> usize {
-            // SAFETY: a query.
-            unsafe { $shim::rslub_shim_jiffies() as usize }
-        }
-
-        fn format_symbol(addr: usize, buf: &mut [u8]) -> usize {
-            // SAFETY: `buf` has room for `buf.len()` bytes; `addr` is only
-            // looked up, never dereferenced.
-            let n = unsafe {
-                $shim::rslub_shim_format_symbol(
-                    buf.as_mut_ptr().cast(),
-                    buf.len() as core::ffi::c_ulong,
-                    addr as *const core::ffi::c_void,
-                )
-            };
-            (n.max(0) as usize).min(buf.len())
-        }
-
-        fn fallback_nodes(node: i32, out: &mut [i32]) -> usize {
-            let max = out.len().min(i32::MAX as usize) as i32;
-            // SAFETY: `out` has room for `max` ids.
-            let n = unsafe { $shim::rslub_shim_fallback_nodes(node, out.as_mut_ptr(), max) };
-            n.max(0) as usize
-        }
-    };
 }

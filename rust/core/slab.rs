@@ -106,7 +106,7 @@ impl SlabHeader {
     /// `base` is `layout.slab_bytes` bytes of writable memory, aligned to
     /// `layout.slab_bytes`, owned by the caller.
     pub unsafe fn init(base: *mut u8, layout: &Layout, owner: usize, node: i32) -> *mut SlabHeader {
-        // SAFETY: forwarded.
+        // SAFETY: per the caller (same contract).
         unsafe { Self::init_shuffled(base, layout, owner, node, &[], 0) }
     }
 
@@ -125,42 +125,14 @@ impl SlabHeader {
         start: usize,
     ) -> *mut SlabHeader {
         let hdr = base.cast::<SlabHeader>();
-        let n = layout.objects;
-        let mut next: *mut u8 = ptr::null_mut();
-        if seq.len() == n && n > 0 {
-            for i in (0..n).rev() {
-                let mut j = start + i;
-                if j >= n {
-                    j -= n;
-                }
-                let idx = (seq[j] as usize).min(n - 1);
-                // SAFETY: object `idx` lies inside the slab and its free
-                // pointer slot is word aligned.
-                unsafe {
-                    let obj = base.add(layout.object_offset(idx));
-                    set_free_pointer(obj, layout, next);
-                    next = obj;
-                }
+        // SAFETY: per the caller.
+        let next = unsafe {
+            if layout.hardened() {
+                thread_freelist::<true>(base, layout, seq, start)
+            } else {
+                thread_freelist::<false>(base, layout, seq, start)
             }
-        } else if layout.hardened() {
-            for idx in (0..n).rev() {
-                // SAFETY: as above.
-                unsafe {
-                    let obj = base.add(layout.object_offset(idx));
-                    set_free_pointer_as::<true>(obj, layout, next);
-                    next = obj;
-                }
-            }
-        } else {
-            for idx in (0..n).rev() {
-                // SAFETY: as above.
-                unsafe {
-                    let obj = base.add(layout.object_offset(idx));
-                    set_free_pointer_as::<false>(obj, layout, next);
-                    next = obj;
-                }
-            }
-        }
+        };
         // SAFETY: the header fits before the first object and `base` is
         // aligned far beyond `SlabHeader`'s alignment.
         unsafe {
@@ -255,74 +227,115 @@ impl SlabHeader {
     }
 }
 
-/// What a free pointer stored at `slot` is XORed with (0 when not hardened).
-#[inline(always)]
-fn fp_mix(layout: &Layout, slot: usize) -> usize {
-    layout.fp_key ^ (slot.swap_bytes() & layout.fp_swab)
+/// Links every object of a new slab at `base` into a freelist, in address
+/// order or, when `seq` holds a permutation of the object indices, in its
+/// order from `seq[start]` (wrapping around); returns the head.
+///
+/// # Safety
+/// As for [`SlabHeader::init`].
+unsafe fn thread_freelist<const H: bool>(
+    base: *mut u8,
+    layout: &Layout,
+    seq: &[u32],
+    start: usize,
+) -> *mut u8 {
+    let n = layout.objects;
+    let shuffled = seq.len() == n && n > 0;
+    let mut next: *mut u8 = ptr::null_mut();
+    for i in (0..n).rev() {
+        let idx = if shuffled {
+            let j = if start + i >= n {
+                start + i - n
+            } else {
+                start + i
+            };
+            (seq[j] as usize).min(n - 1)
+        } else {
+            i
+        };
+        // SAFETY: object `idx` lies inside the slab, which the caller owns,
+        // and its free pointer slot is word aligned.
+        unsafe {
+            let obj = base.add(layout.object_offset(idx));
+            set_free_pointer_as::<H>(obj, layout, next);
+            next = obj;
+        }
+    }
+    next
 }
 
-/// Reads (and decodes) the free pointer of free object `obj`. The result
-/// is not validated: see `Layout::object_index`.
+/// The free pointer codec, the only place it is written: what a free
+/// pointer stored at `slot` is XORed with, `key ^ swab(slot)` in a hardened
+/// cache (`H`), nothing otherwise.
+#[inline(always)]
+fn fp_mix<const H: bool>(layout: &Layout, slot: usize) -> usize {
+    if H {
+        layout.fp_key ^ slot.swap_bytes()
+    } else {
+        0
+    }
+}
+
+/// Reads (and decodes) the free pointer of free object `obj` in a cache
+/// known to be hardened (`H`) or not: the fast paths' form, one branch-free
+/// path per mode. The result is not validated: see `Layout::object_index`.
 ///
 /// # Safety
 /// `obj` points into a slab laid out with `layout` (its contents may be
 /// stale: the caller validates the result with a cmpxchg16b).
 #[inline(always)]
-pub unsafe fn get_free_pointer(obj: *const u8, layout: &Layout) -> *mut u8 {
+pub unsafe fn get_free_pointer_as<const H: bool>(obj: *const u8, layout: &Layout) -> *mut u8 {
     // SAFETY: per the caller, the slot is inside mapped slab memory.
     let slot = unsafe { obj.add(layout.free_offset) };
-    // SAFETY: as above; the slot is word aligned.
+    // SAFETY: as the line above says, mapped; the slot is word aligned.
     let stored = unsafe { ptr::read_volatile(slot.cast::<usize>()) };
-    (stored ^ fp_mix(layout, slot as usize)) as *mut u8
+    (stored ^ fp_mix::<H>(layout, slot as usize)) as *mut u8
 }
 
-/// Writes (encoded) the free pointer of object `obj`.
+/// Writes (encoded) the free pointer of object `obj`, hardened (`H`) or not.
 ///
 /// # Safety
 /// The caller owns `obj` (it is allocated to the caller or being built
 /// into a freelist).
 #[inline(always)]
-pub unsafe fn set_free_pointer(obj: *mut u8, layout: &Layout, next: *mut u8) {
-    // SAFETY: per the caller, the slot is inside an object the caller owns.
-    let slot = unsafe { obj.add(layout.free_offset) };
-    let stored = next as usize ^ fp_mix(layout, slot as usize);
-    // SAFETY: as above; the slot is word aligned.
-    unsafe { ptr::write_volatile(slot.cast::<usize>(), stored) };
-}
-
-/// [`get_free_pointer`] for a cache known to be hardened (`H`) or not: the
-/// fast paths' variant, without the branch-free mixing when not hardened.
-///
-/// # Safety
-/// As for [`get_free_pointer`].
-#[inline(always)]
-pub unsafe fn get_free_pointer_as<const H: bool>(obj: *const u8, layout: &Layout) -> *mut u8 {
-    // SAFETY: per the caller, the slot is inside mapped slab memory.
-    let slot = unsafe { obj.add(layout.free_offset) };
-    // SAFETY: as above; the slot is word aligned.
-    let stored = unsafe { ptr::read_volatile(slot.cast::<usize>()) };
-    if H {
-        (stored ^ layout.fp_key ^ (slot as usize).swap_bytes()) as *mut u8
-    } else {
-        stored as *mut u8
-    }
-}
-
-/// [`set_free_pointer`] for a cache known to be hardened (`H`) or not.
-///
-/// # Safety
-/// As for [`set_free_pointer`].
-#[inline(always)]
 pub unsafe fn set_free_pointer_as<const H: bool>(obj: *mut u8, layout: &Layout, next: *mut u8) {
     // SAFETY: per the caller, the slot is inside an object the caller owns.
     let slot = unsafe { obj.add(layout.free_offset) };
-    let stored = if H {
-        next as usize ^ layout.fp_key ^ (slot as usize).swap_bytes()
-    } else {
-        next as usize
-    };
-    // SAFETY: as above; the slot is word aligned.
+    let stored = next as usize ^ fp_mix::<H>(layout, slot as usize);
+    // SAFETY: the slot is the caller's and word aligned.
     unsafe { ptr::write_volatile(slot.cast::<usize>(), stored) };
+}
+
+/// [`get_free_pointer_as`] in the cache's own mode (the slow paths').
+///
+/// # Safety
+/// As for [`get_free_pointer_as`].
+#[inline(always)]
+pub unsafe fn get_free_pointer(obj: *const u8, layout: &Layout) -> *mut u8 {
+    // SAFETY: per the caller (same contract).
+    unsafe {
+        if layout.hardened() {
+            get_free_pointer_as::<true>(obj, layout)
+        } else {
+            get_free_pointer_as::<false>(obj, layout)
+        }
+    }
+}
+
+/// [`set_free_pointer_as`] in the cache's own mode (the slow paths').
+///
+/// # Safety
+/// As for [`set_free_pointer_as`].
+#[inline(always)]
+pub unsafe fn set_free_pointer(obj: *mut u8, layout: &Layout, next: *mut u8) {
+    // SAFETY: per the caller (same contract).
+    unsafe {
+        if layout.hardened() {
+            set_free_pointer_as::<true>(obj, layout, next)
+        } else {
+            set_free_pointer_as::<false>(obj, layout, next)
+        }
+    }
 }
 
 /// Whether `next` (a decoded free pointer read from an object of the slab

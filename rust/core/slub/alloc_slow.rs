@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The allocation slow path, under the CPU lock: the CPU freelist, the CPU
+//! slab's own freelist (remote frees), the CPU partial list, the node
+//! partial lists (by distance), the empty-slab caches, then new pages.
+
+use super::{Cache, CpuGuard, MAX_NODES};
+use crate::debug;
+use crate::platform::Platform;
+use crate::slab::{free_pointer_ok, get_free_pointer, inuse, SlabHeader, FROZEN};
+use crate::stat::Stat;
+use core::convert::Infallible;
+use core::ptr;
+use core::sync::atomic::Ordering;
+
+/// The nodes an allocation looks at, in order.
+pub(super) struct NodeOrder {
+    ids: [i32; MAX_NODES],
+    len: usize,
+}
+
+impl NodeOrder {
+    /// The node ids, nearest first.
+    pub(super) fn ids(&self) -> &[i32] {
+        &self.ids[..self.len]
+    }
+}
+
+impl<P: Platform> Cache<P> {
+    /// The nodes an allocation for `node` takes partial and empty slabs
+    /// from: `node` itself; for `NO_NODE` the local node, then every other
+    /// node with memory, nearest first by `node_distance`, ties by id
+    /// (upstream's zonelist order).
+    pub(super) fn node_order(&self, node: i32) -> NodeOrder {
+        let local = if node >= 0 { node } else { P::numa_node_id() };
+        let mut o = NodeOrder {
+            ids: [0; MAX_NODES],
+            len: 1,
+        };
+        o.ids[0] = local;
+        if node >= 0 {
+            return o;
+        }
+        let mut dist = [0i32; MAX_NODES];
+        for n in 0..self.nr_nodes as i32 {
+            if n == local || !P::node_has_memory(n) {
+                continue;
+            }
+            let d = P::node_distance(local, n);
+            // Insertion sort after the local node: node counts are small.
+            let mut i = o.len;
+            while i > 1 && dist[i - 1] > d {
+                o.ids[i] = o.ids[i - 1];
+                dist[i] = dist[i - 1];
+                i -= 1;
+            }
+            o.ids[i] = n;
+            dist[i] = d;
+            o.len += 1;
+        }
+        o
+    }
+
+    /// Takes the lock of the CPU the caller runs on.
+    #[inline(always)]
+    pub(super) fn cpu_lock(&self) -> CpuGuard<P> {
+        CpuGuard::lock(&self.pcpu)
+    }
+
+    pub(super) fn alloc_slow(&self, gfp: u32, node: i32) -> *mut u8 {
+        let mut g = self.cpu_lock();
+        g.stat(Stat::AllocSlowpath);
+        self.slab_alloc_locked(&mut g, gfp, node)
+    }
+
+    /// Takes the first object of `freelist` (a chain of the CPU slab) for
+    /// the CPU and keeps the rest as its lockless freelist. If the head or
+    /// its free pointer is not an object of the slab, the freelist is
+    /// corrupt: it is reported, the CPU slab is isolated, and None returned.
+    pub(super) fn load_freelist(&self, g: &mut CpuGuard<P>, freelist: *mut u8) -> Option<*mut u8> {
+        let slab = g.slab;
+        let next = if free_pointer_ok(freelist, slab, &self.layout) {
+            // SAFETY: `freelist` is an object of the CPU slab, which stays
+            // mapped while it is this CPU's.
+            let next = unsafe { get_free_pointer(freelist, &self.layout) };
+            if free_pointer_ok(next, slab, &self.layout) {
+                Some(next)
+            } else {
+                // SAFETY: `freelist` is an object of the CPU slab.
+                unsafe { self.report_free_pointer(slab, freelist, next) };
+                None
+            }
+        } else {
+            // SAFETY: the CPU slab is a slab of this cache.
+            unsafe { self.report_free_pointer(slab, ptr::null(), freelist) };
+            None
+        };
+        g.tid = g.tid.wrapping_add(self.tid_step);
+        match next {
+            Some(next) => g.freelist = next,
+            None => {
+                g.freelist = ptr::null_mut();
+                g.slab = ptr::null_mut();
+                // SAFETY: the former CPU slab is live and on no list.
+                unsafe { self.isolate(slab) };
+            }
+        }
+        next.map(|_| freelist)
+    }
+
+    /// The slow path proper: CPU lock held on entry and exit (it may be
+    /// dropped to allocate pages, after which `g` may name another CPU).
+    pub(super) fn slab_alloc_locked(&self, g: &mut CpuGuard<P>, gfp: u32, node: i32) -> *mut u8 {
+        loop {
+            let slab = g.slab;
+            if !slab.is_null() {
+                if !Self::node_match(slab, node) {
+                    g.stat(Stat::AllocNodeMismatch);
+                    self.deactivate_cpu_slab(g);
+                } else {
+                    let mut freelist = g.freelist;
+                    if freelist.is_null() {
+                        // SAFETY: `slab` is this CPU's slab (lock held).
+                        freelist = unsafe { self.get_freelist(slab) };
+                        if freelist.is_null() {
+                            // The slab is full and now unfrozen, on no list.
+                            g.slab = ptr::null_mut();
+                            g.tid = g.tid.wrapping_add(self.tid_step);
+                            g.stat(Stat::DeactivateBypass);
+                            continue;
+                        }
+                        g.stat(Stat::AllocRefill);
+                    }
+                    match self.load_freelist(g, freelist) {
+                        Some(obj) => return obj,
+                        None => continue,
+                    }
+                }
+            }
+
+            // No usable CPU slab. CPU partial list first.
+            let p = g.partial;
+            if !p.is_null() {
+                // SAFETY: members of the CPU partial list are frozen slabs
+                // of this CPU; their `next` link is ours under the lock.
+                unsafe {
+                    g.partial = (*p).next;
+                    (*p).next = ptr::null_mut();
+                }
+                g.partial_slabs -= 1;
+                g.slab = p;
+                g.tid = g.tid.wrapping_add(self.tid_step);
+                g.stat(Stat::CpuPartialAlloc);
+                continue;
+            }
+
+            // Node partial lists, then empty-slab caches.
+            let freelist = self.get_partial(g, node);
+            if !freelist.is_null() {
+                match self.load_freelist(g, freelist) {
+                    Some(obj) => return obj,
+                    None => continue,
+                }
+            }
+
+            // A new slab from the page allocator, with the CPU lock dropped
+            // when the allocation may sleep.
+            let slab = if P::gfp_allows_blocking(gfp) {
+                g.unlocked(&self.pcpu, || self.new_slab(gfp, node))
+            } else {
+                self.new_slab(gfp, node)
+            };
+            if slab.is_null() {
+                return ptr::null_mut();
+            }
+            g.stat(Stat::AllocSlab);
+            if !g.slab.is_null() {
+                // Refilled meanwhile (an interrupt, or another task after a
+                // migration): make room.
+                g.stat(Stat::CpuslabFlush);
+                self.deactivate_cpu_slab(g);
+            }
+            // SAFETY: the new slab is private until installed.
+            let freelist = unsafe { self.install_private(g, slab) };
+            match self.load_freelist(g, freelist) {
+                Some(obj) => return obj,
+                None => continue,
+            }
+        }
+    }
+
+    /// Makes a private slab (new, or from an empty-slab cache) the CPU slab:
+    /// frozen, every object taken; returns its freelist.
+    ///
+    /// # Safety
+    /// `slab` is a live slab of this cache on no list that no other CPU can
+    /// reach.
+    unsafe fn install_private(&self, g: &mut CpuGuard<P>, slab: *mut SlabHeader) -> *mut u8 {
+        // SAFETY: per the caller, the slab is live and private.
+        unsafe {
+            let [freelist, _] = (*slab).read_pair();
+            (*slab).set_pair_private([0, (*slab).objects as usize | FROZEN]);
+            g.slab = slab;
+            freelist as *mut u8
+        }
+    }
+
+    /// Takes the whole slab freelist of the (frozen) CPU slab; when it is
+    /// empty the slab is unfrozen instead (it is full).
+    ///
+    /// # Safety
+    /// `slab` is the CPU slab of the CPU whose lock the caller holds.
+    unsafe fn get_freelist(&self, slab: *mut SlabHeader) -> *mut u8 {
+        // SAFETY: per the caller, `slab` is live; `objects` is written once,
+        // at slab creation.
+        let objects = unsafe { (*slab).objects } as usize;
+        // SAFETY: per the caller, `slab` is live.
+        let Ok([freelist, _]) = unsafe {
+            self.update_pair(slab, |[freelist, counters]| {
+                Ok::<_, Infallible>(if freelist == 0 {
+                    [0, inuse(counters) as usize]
+                } else {
+                    [0, objects | FROZEN]
+                })
+            })
+        };
+        freelist as *mut u8
+    }
+
+    /// Fills the CPU slab (and CPU partial list) from node partial lists,
+    /// then from empty-slab caches. Returns the CPU slab's freelist or null.
+    fn get_partial(&self, g: &mut CpuGuard<P>, node: i32) -> *mut u8 {
+        let order = self.node_order(node);
+        for &nid in order.ids() {
+            let freelist = self.get_partial_node(g, nid);
+            if !freelist.is_null() {
+                return freelist;
+            }
+        }
+        for &nid in order.ids() {
+            let slab = self.take_empty(nid);
+            if !slab.is_null() {
+                g.stat(Stat::EmptyCacheHit);
+                // SAFETY: the slab came off the empty cache: live, private.
+                return unsafe { self.install_private(g, slab) };
+            }
+        }
+        ptr::null_mut()
+    }
+
+    fn get_partial_node(&self, g: &mut CpuGuard<P>, nid: i32) -> *mut u8 {
+        if (nid as usize) >= self.nr_nodes {
+            return ptr::null_mut();
+        }
+        let node = self.node(nid);
+        if node.nr_partial.load(Ordering::Relaxed) == 0 {
+            return ptr::null_mut();
+        }
+        let limit = self.cpu_partial_slabs.load(Ordering::Relaxed);
+        let ge = self.fill_ge.load(Ordering::Relaxed);
+        let mut lists = P::node_lock(&node.lists);
+        let mut freelist: *mut u8 = ptr::null_mut();
+        let mut moved = 0u32;
+        loop {
+            let slab = lists.partial.pop_front();
+            if slab.is_null() {
+                break;
+            }
+            node.nr_partial
+                .store(lists.partial.len(), Ordering::Relaxed);
+            if freelist.is_null() {
+                // SAFETY: by the `NodeLists` invariant `slab` is live; it was
+                // just unlinked under the node lock.
+                freelist = unsafe { self.freeze(slab, true) };
+                g.slab = slab;
+                g.stat(Stat::AllocFromPartial);
+            } else {
+                // SAFETY: as for the first slab.
+                unsafe { self.freeze(slab, false) };
+                // SAFETY: `slab` is frozen for this CPU now: its `next` link
+                // belongs to the CPU partial list.
+                unsafe { (*slab).next = g.partial };
+                g.partial = slab;
+                g.partial_slabs += 1;
+                moved += 1;
+                g.stat(Stat::CpuPartialNode);
+            }
+            let half = limit / 2;
+            if limit == 0 || if ge { moved >= half } else { moved > half } {
+                break;
+            }
+        }
+        freelist
+    }
+
+    /// Freezes a node-partial slab; with `take`, also takes its whole
+    /// freelist (for the CPU slab) and returns it.
+    ///
+    /// # Safety
+    /// `slab` is a live slab of this cache that the caller has just taken
+    /// off its node's partial list (with the node lock held).
+    unsafe fn freeze(&self, slab: *mut SlabHeader, take: bool) -> *mut u8 {
+        // SAFETY: per the caller, `slab` is live; `objects` is written once,
+        // at slab creation.
+        let objects = unsafe { (*slab).objects } as usize;
+        // SAFETY: per the caller, `slab` is live.
+        let Ok([freelist, _]) = unsafe {
+            self.update_pair(slab, |[freelist, counters]| {
+                Ok::<_, Infallible>(if take {
+                    [0, objects | FROZEN]
+                } else {
+                    [freelist, counters | FROZEN]
+                })
+            })
+        };
+        if take {
+            freelist as *mut u8
+        } else {
+            ptr::null_mut()
+        }
+    }
+
+    pub(super) fn take_empty(&self, nid: i32) -> *mut SlabHeader {
+        if (nid as usize) >= self.nr_nodes {
+            return ptr::null_mut();
+        }
+        let node = self.node(nid);
+        P::node_lock(&node.lists).empty.pop_front()
+    }
+
+    pub(super) fn new_slab(&self, gfp: u32, node: i32) -> *mut SlabHeader {
+        let base = P::alloc_pages(node, gfp & !self.gfp_zero, self.layout.order);
+        if base.is_null() {
+            return ptr::null_mut();
+        }
+        let nid = P::page_node(base);
+        let nid = if (nid as usize) < self.nr_nodes {
+            nid
+        } else {
+            0
+        };
+        let n = self.layout.objects;
+        let seq = self.random_seq.load(Ordering::Acquire);
+        let (seq, start) = if self.random_freelist.load(Ordering::Relaxed) && !seq.is_null() {
+            // SAFETY: `random_seq` holds `objects` indices for the cache's life.
+            let s = unsafe { core::slice::from_raw_parts(seq, n) };
+            (s, P::random().checked_rem(n).unwrap_or(0))
+        } else {
+            (&[][..], 0)
+        };
+        // SAFETY: `base` is `slab_bytes` of fresh memory aligned to its size.
+        let slab =
+            unsafe { SlabHeader::init_shuffled(base, &self.layout, self.owner(), nid, seq, start) };
+        if self.debug != 0 {
+            for idx in 0..n {
+                // SAFETY: each object is inside the new, private slab.
+                unsafe {
+                    debug::init_free_object(
+                        base.add(self.layout.object_offset(idx)),
+                        &self.layout,
+                        self.poisoned,
+                    )
+                };
+            }
+        }
+        if let Some(ctor) = self.ctor {
+            for idx in 0..self.layout.objects {
+                // SAFETY: each object is inside the slab; with a ctor the
+                // free pointer is outside the object.
+                unsafe { ctor(base.add(self.layout.object_offset(idx)).cast()) };
+            }
+        }
+        self.node(nid).nr_slabs.fetch_add(1, Ordering::Relaxed);
+        slab
+    }
+}

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+//! `alloc_bulk` and `free_bulk`: many objects per CPU lock hold or per
+//! cmpxchg16b.
+
+use super::{Cache, MODE_HARDENED, NO_NODE};
+use crate::platform::Platform;
+use crate::slab::{
+    free_pointer_ok, get_free_pointer_as, set_free_pointer_as, FreeError, SlabHeader,
+};
+use crate::stat::Stat;
+use core::ptr;
+
+impl<P: Platform> Cache<P> {
+    /// Allocates `out.len()` objects, all or nothing.
+    pub fn alloc_bulk(&self, gfp: u32, out: &mut [*mut u8]) -> bool {
+        if self.debug != 0 {
+            for i in 0..out.len() {
+                out[i] = self.alloc(gfp, NO_NODE);
+                if out[i].is_null() {
+                    // SAFETY: these objects were just allocated for the caller.
+                    unsafe { self.free_bulk(&mut out[..i]) };
+                    return false;
+                }
+            }
+            return true;
+        }
+        // One branch per call, like the single-object paths.
+        if self.mode == MODE_HARDENED {
+            self.alloc_bulk_fast::<true>(gfp, out)
+        } else {
+            self.alloc_bulk_fast::<false>(gfp, out)
+        }
+    }
+
+    /// `alloc_bulk` for non-debug caches, hardened (`H`) or not.
+    #[inline(always)]
+    fn alloc_bulk_fast<const H: bool>(&self, gfp: u32, out: &mut [*mut u8]) -> bool {
+        let mut g = self.cpu_lock();
+        let mut i = 0;
+        while i < out.len() {
+            let obj = g.freelist;
+            let obj = if obj.is_null() {
+                g.stat(Stat::AllocSlowpath);
+                let o = self.slab_alloc_locked(&mut g, gfp, NO_NODE);
+                if o.is_null() {
+                    drop(g);
+                    // SAFETY: these objects were just allocated for the caller.
+                    unsafe { self.free_bulk(&mut out[..i]) };
+                    return false;
+                }
+                o
+            } else {
+                // SAFETY: `obj` heads the locked CPU's freelist, so it is an
+                // object of the CPU slab, which stays mapped.
+                let next = unsafe { get_free_pointer_as::<H>(obj, &self.layout) };
+                if H && !free_pointer_ok(next, g.slab, &self.layout) {
+                    // Checked again under the lock: reports and isolates the
+                    // CPU slab (then retry elsewhere).
+                    if let Some(o) = self.load_freelist(&mut g, obj) {
+                        out[i] = o;
+                        i += 1;
+                    }
+                    continue;
+                }
+                g.freelist = next;
+                g.stat(Stat::AllocFastpath);
+                obj
+            };
+            out[i] = obj;
+            i += 1;
+        }
+        // The freelist changed: bump the tid.
+        g.tid = g.tid.wrapping_add(self.tid_step);
+        drop(g);
+        if gfp & self.gfp_zero != 0 {
+            for &obj in out.iter() {
+                // SAFETY: freshly allocated objects.
+                unsafe { ptr::write_bytes(obj, 0, self.layout.object_size) };
+            }
+        }
+        true
+    }
+
+    /// Frees the objects in `objs` (null entries skipped), grouping objects
+    /// of one slab into a detached freelist published with one cmpxchg16b.
+    /// The slice's entries are consumed (set to null).
+    ///
+    /// # Safety
+    /// As for [`Cache::free`], for every object in `objs`.
+    pub unsafe fn free_bulk(&self, objs: &mut [*mut u8]) {
+        if self.debug != 0 {
+            for o in objs.iter_mut() {
+                let obj = core::mem::take(o);
+                if !obj.is_null() {
+                    // SAFETY: per the caller.
+                    unsafe { self.free(obj) };
+                }
+            }
+            return;
+        }
+        if self.mode == MODE_HARDENED {
+            // SAFETY: per the caller (same contract).
+            unsafe { self.free_bulk_fast::<true>(objs) }
+        } else {
+            // SAFETY: per the caller (same contract).
+            unsafe { self.free_bulk_fast::<false>(objs) }
+        }
+    }
+
+    /// `free_bulk` for non-debug caches, hardened (`H`) or not.
+    ///
+    /// # Safety
+    /// As for [`Cache::free_bulk`].
+    #[inline(always)]
+    unsafe fn free_bulk_fast<const H: bool>(&self, objs: &mut [*mut u8]) {
+        let mut end = objs.len();
+        while end > 0 {
+            end -= 1;
+            let obj = core::mem::take(&mut objs[end]);
+            if obj.is_null() {
+                continue;
+            }
+            let slab = match self.object_slab(obj) {
+                Ok(s) => s,
+                Err(e) => {
+                    self.report(obj, e);
+                    continue;
+                }
+            };
+            // Gather the other objects of this slab, nearest first.
+            let (head, tail) = (obj, obj);
+            let mut head = head;
+            let mut cnt = 1;
+            for slot in objs[..end].iter_mut().rev() {
+                let o = *slot;
+                // Same slab block as a validated object: the memory is
+                // valid, only the object boundary needs checking.
+                if o == head {
+                    // The same pointer twice in a row: a naive double free
+                    // (it would make the chain a cycle).
+                    self.report(o, FreeError::DoubleFree);
+                    *slot = ptr::null_mut();
+                    continue;
+                }
+                if !o.is_null()
+                    && SlabHeader::of(o, &self.layout) == slab
+                    // SAFETY: `slab` was validated above.
+                    && unsafe { (*slab).check_object(o, &self.layout, self.owner()) }.is_ok()
+                {
+                    // SAFETY: `o` is an object of `slab` being freed by us.
+                    unsafe { set_free_pointer_as::<H>(o, &self.layout, head) };
+                    head = o;
+                    cnt += 1;
+                    *slot = ptr::null_mut();
+                }
+            }
+            // SAFETY: `slab` was validated; `head..=tail` are `cnt` of its
+            // objects handed over by the caller, linked the `H` way.
+            unsafe { self.free_chain::<H>(slab, head, tail, cnt) };
+        }
+    }
+}

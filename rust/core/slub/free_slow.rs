@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+//! A free that misses the CPU slab (`slab_free`): one locked cmpxchg16b on
+//! the slab's pair, with the node's list_lock only when the slab must move
+//! between lists; a full slab's first free freezes it onto this CPU's
+//! partial list (`put_cpu_partial`).
+
+use super::{Cache, Discards};
+use crate::platform::Platform;
+use crate::slab::{inuse, set_free_pointer, FreeError, SlabHeader, FROZEN};
+use crate::stat::Stat;
+use core::ptr;
+use core::sync::atomic::Ordering;
+
+impl<P: Platform> Cache<P> {
+    /// Puts a slab a free has just frozen on this CPU's partial list,
+    /// draining the list to the nodes first when it is full.
+    ///
+    /// # Safety
+    /// `slab` is a live slab of this cache that the caller has just frozen
+    /// (so it is on no list and its `next` link is the caller's).
+    unsafe fn put_cpu_partial(&self, slab: *mut SlabHeader) {
+        let mut g = self.cpu_lock();
+        let limit = self.cpu_partial_slabs.load(Ordering::Relaxed);
+        let mut drain = ptr::null_mut();
+        if g.partial_slabs >= limit {
+            drain = g.partial;
+            g.partial = ptr::null_mut();
+            g.partial_slabs = 0;
+            g.stat(Stat::CpuPartialDrain);
+        }
+        // SAFETY: per the caller, `next` is ours to set.
+        unsafe { (*slab).next = g.partial };
+        g.partial = slab;
+        g.partial_slabs += 1;
+        g.stat(Stat::CpuPartialFree);
+        drop(g);
+        if !drain.is_null() {
+            // SAFETY: the drained list was this CPU's partial list, detached
+            // under its lock: frozen slabs of this cache, now ours.
+            unsafe { self.unfreeze_partials(drain) };
+        }
+    }
+
+    /// Frees a chain `head..=tail` of `cnt` objects of `slab` (not the CPU
+    /// slab of this CPU, or it was when checked) onto the slab's freelist.
+    ///
+    /// # Safety
+    /// `slab` is a slab of this cache validated by `object_slab`; `head` to
+    /// `tail` are `cnt` of its objects owned by the caller, linked through
+    /// their free pointers.
+    pub(super) unsafe fn slab_free(
+        &self,
+        slab: *mut SlabHeader,
+        head: *mut u8,
+        tail: *mut u8,
+        cnt: usize,
+    ) {
+        self.stat(Stat::FreeSlowpath);
+        // SAFETY: per the caller, `slab` is live; `node` never changes.
+        let node = self.node(unsafe { (*slab).node });
+        let mut lists = None;
+        let mut froze = false;
+        let update = |[prior, counters]: [usize; 2]| {
+            if (cnt == 1 && prior == head as usize) || (inuse(counters) as usize) < cnt {
+                return Err(());
+            }
+            // SAFETY: per the caller, `tail` is ours until published.
+            unsafe { set_free_pointer(tail, &self.layout, prior as *mut u8) };
+            let new_inuse = inuse(counters) as usize - cnt;
+            froze = false;
+            if counters & FROZEN == 0 {
+                if prior == 0
+                    && new_inuse != 0
+                    && self.cpu_partial_slabs.load(Ordering::Relaxed) != 0
+                {
+                    // A full slab gains its first free object: freeze it
+                    // onto this CPU's partial list, no list_lock needed.
+                    froze = true;
+                    return Ok([head as usize, new_inuse | FROZEN]);
+                }
+                if (prior == 0 || new_inuse == 0) && lists.is_none() {
+                    lists = Some(P::node_lock(&node.lists));
+                }
+            }
+            Ok([head as usize, new_inuse | (counters & FROZEN)])
+        };
+        // SAFETY: per the caller, `slab` is live.
+        let Ok([prior, counters]) = (unsafe { self.update_pair(slab, update) }) else {
+            drop(lists);
+            return self.report(head, FreeError::DoubleFree);
+        };
+        let was_frozen = counters & FROZEN != 0;
+        let new_inuse = inuse(counters) as usize - cnt;
+        if was_frozen {
+            drop(lists);
+            self.stat(Stat::FreeFrozen);
+            return;
+        }
+        if froze {
+            drop(lists);
+            // SAFETY: this free froze the slab, so it is ours to list.
+            unsafe { self.put_cpu_partial(slab) };
+            return;
+        }
+        let Some(mut lists) = lists else {
+            return;
+        };
+        let mut d = Discards::new();
+        // SAFETY: list membership changes only under the node lock (held).
+        let on_list = unsafe { (*slab).on_list };
+        // Other partial slabs of the node: this one does not count.
+        let others = lists.partial.len() - usize::from(on_list);
+        if new_inuse == 0 && self.enough_partial(others) {
+            if on_list {
+                // SAFETY: an unfrozen slab with `on_list` set is on its
+                // node's partial list (`NodeLists` invariant; debug caches
+                // do not come here).
+                unsafe { Self::remove_partial(node, &mut lists, slab) };
+                self.stat(Stat::FreeRemovePartial);
+            }
+            // SAFETY: empty, unfrozen, on no list now.
+            unsafe { self.discard_locked(node, &mut lists, slab, &mut d) };
+        } else if prior == 0 && !on_list {
+            // SAFETY: it was full (on no list) and is unfrozen.
+            unsafe { Self::add_partial(node, &mut lists, slab, true) };
+            self.stat(Stat::FreeAddPartial);
+        }
+        drop(lists);
+        self.free_discards(d);
+    }
+}

@@ -1,0 +1,634 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The SLUB algorithm, generic over a [`Platform`].
+//!
+//! This file holds the types, the slab states, the lock order and the
+//! cache's creation and destruction. The algorithm is split by path, in the
+//! order mm/slub.c reads:
+//! - `fastpath.rs`: `alloc` and `free`, the lockless per-CPU paths;
+//! - `alloc_slow.rs`: an allocation that misses the CPU freelist;
+//! - `free_slow.rs`: a free that misses the CPU slab;
+//! - `partial.rs`: node partial lists, `deactivate_slab`,
+//!   `unfreeze_partials`, the empty-slab cache;
+//! - `bulk.rs`: `alloc_bulk`, `free_bulk`;
+//! - `flush.rs`: flushing CPUs, `shrink`;
+//! - `debug_paths.rs`: the locked paths of debug caches;
+//! - `validate.rs`, `report.rs`: checking slabs, reporting and isolating;
+//! - `usage.rs`, `tunables.rs`: what a cache reports and what can be set.
+//!
+//! # Slab states
+//! - *CPU slab*: frozen, owned by one CPU; its objects are split between the
+//!   CPU's lockless freelist (`CpuSlab::freelist`) and the slab's own
+//!   freelist (objects freed by other CPUs since it was frozen).
+//! - *CPU partial*: frozen, on one CPU's partial list; not allocated from
+//!   until it becomes that CPU's slab; frees to it are lockless.
+//! - *Node partial*: not frozen, on its node's partial list, some objects free.
+//! - *Full*: not frozen, on no list, no free object. Found again through the
+//!   header of an object being freed.
+//! - *Empty cached*: not frozen, on its node's empty-slab cache (at most
+//!   `max_empty`), every object free, reused before new pages are asked for.
+//! - *Debug full* (debug caches only): not frozen, on its node's `full`
+//!   list, no free object; debug caches list every slab so `validate` sees
+//!   it.
+//! - *Isolated*: a corruption was found in it. Frozen (so a racing free
+//!   only pushes onto its freelist), its magic changed to the isolated
+//!   value (so later frees of its objects are dropped), on no list and
+//!   forgotten by its node; its pages are never freed or reused.
+//!
+//! # Transitions and who performs them
+//! - node partial → CPU slab / CPU partial: `get_partial_node`, under the
+//!   node's list_lock (freeze by cmpxchg16b).
+//! - CPU slab → node partial / full / discarded: `deactivate_slab`, with the
+//!   node's list_lock held across the unfreezing cmpxchg16b.
+//! - CPU partial → node partial / discarded: `unfreeze_partials`, one
+//!   list_lock hold per run of slabs of one node.
+//! - full → CPU partial: a free (the first free object), by freezing it with
+//!   cmpxchg16b; no list lock (a full slab is on no list).
+//! - full → node partial (cpu_partial = 0), node partial → discarded (empty
+//!   and enough partial slabs): a free, with list_lock taken before its
+//!   cmpxchg16b.
+//! - any → isolated: `isolate` (`report.rs`), once a corruption was
+//!   reported and the slab taken off its list.
+//!
+//! Every change of a published slab's `[freelist, counters]` pair goes
+//! through `Cache::update_pair` (one locked cmpxchg16b, retried).
+//!
+//! # Lock order
+//! CPU lock (a `CpuGuard`: irqs off on this CPU; upstream's `local_lock`
+//! on `cpu_slab`) → node lock (`Node::lists`: an irq-safe spinlock that owns
+//! the node's `NodeLists`; upstream's `list_lock`). Only one node lock is
+//! held at a time. Page allocation and ctors run with neither held when the
+//! gfp flags allow sleeping (`CpuGuard::unlocked`). Debug caches take only
+//! node locks.
+//!
+//! # Why the fast path is safe without disabling anything
+//! The CPU's freelist and transaction id (`tid`) form one 16-byte pair,
+//! changed only by a per-CPU cmpxchg16b (fast paths) or with the CPU lock
+//! held (slow paths, which bump `tid` whenever they change the freelist).
+//! The fast path reads tid and freelist, computes the new head and commits
+//! with one cmpxchg16b on the current CPU's pair. If the task was preempted,
+//! migrated or interrupted in between and anything touched that pair, the
+//! tid differs and the cmpxchg fails; tids start at the CPU number and step
+//! by a power of two at least the CPU count, so a tid read on one CPU can
+//! never match another CPU's.
+
+use crate::debug;
+use crate::layout::Layout;
+use crate::platform::{Pcpu, Platform};
+use crate::slab::{SlabHeader, SlabList};
+use crate::stat::Stat;
+use core::ffi::c_void;
+use core::marker::PhantomData;
+use core::mem::size_of;
+use core::ptr;
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
+
+/// Node ids handled (x86_64's default `NODES_SHIFT` of 6).
+pub const MAX_NODES: usize = 64;
+
+/// A constructor, as the C API passes it.
+pub type Ctor = unsafe extern "C" fn(*mut c_void);
+
+/// One CPU's state for one cache. The first 16 bytes are the cmpxchg16b pair.
+#[repr(C, align(16))]
+pub struct CpuSlab {
+    /// Lockless freelist (first word of the pair).
+    pub freelist: *mut u8,
+    /// Transaction id (second word of the pair).
+    pub tid: usize,
+    /// The CPU slab, or null.
+    pub slab: *mut SlabHeader,
+    /// CPU partial list (frozen slabs linked through `next`).
+    pub partial: *mut SlabHeader,
+    /// Slabs on the CPU partial list.
+    pub partial_slabs: u32,
+    /// Event counters.
+    pub stats: [usize; Stat::COUNT],
+}
+
+/// One node's lists. They live inside the node's lock (`Node::lists`), so
+/// holding its guard is the only way to reach them.
+///
+/// # Invariants
+/// Every slab linked on these lists is a live slab of the owning cache on
+/// this node, unfrozen, and on exactly one of the lists (`on_list` set);
+/// `Node::nr_partial` is updated to `partial.len()` whenever the partial
+/// list changes.
+struct NodeLists {
+    partial: SlabList,
+    empty: SlabList,
+    /// Full slabs of debug caches (so `validate` sees every slab); unused
+    /// otherwise.
+    full: SlabList,
+}
+
+// SAFETY: the lists only link slabs owned by the cache; whichever CPU holds
+// the node lock may touch them.
+unsafe impl Send for NodeLists {}
+
+/// Per-node state.
+struct Node<P: Platform> {
+    /// The node's `list_lock` and the lists it protects.
+    lists: P::NodeLock<NodeLists>,
+    /// Slabs of this node (any state); for destroy and reporting.
+    nr_slabs: AtomicUsize,
+    /// Racy copy of `partial.len()` for the unlocked peek.
+    nr_partial: AtomicUsize,
+}
+
+/// Tunables and constants a cache is created with.
+#[derive(Clone, Copy)]
+pub struct Params {
+    /// Objects kept on CPU partial lists (upstream's unit); 0 disables them.
+    pub cpu_partial: u32,
+    /// Partial slabs a node keeps before freeing empty ones.
+    pub min_partial: u32,
+    /// Empty slabs a node caches.
+    pub max_empty: u32,
+    /// `__GFP_ZERO`.
+    pub gfp_zero: u32,
+    /// `__GFP_THISNODE`.
+    pub gfp_thisnode: u32,
+    /// Debug features (`debug::CONSISTENCY` ...); the layout must match
+    /// (red zones, owner records, free pointer outside when poisoning).
+    pub debug: u32,
+    /// Store free pointers obfuscated and check them before following.
+    pub harden: bool,
+    /// Thread the freelists of new slabs in random order.
+    pub random_freelist: bool,
+}
+
+/// Counts a cache can report.
+#[derive(Debug, Clone, Copy)]
+pub struct Usage {
+    /// Node ids covered by the per-node arrays.
+    pub nr_nodes: usize,
+    /// Slabs per node.
+    pub node_slabs: [usize; MAX_NODES],
+    /// Node partial slabs per node.
+    pub node_partial: [usize; MAX_NODES],
+    /// Live objects per node (the node of their slab).
+    pub node_objects: [usize; MAX_NODES],
+    /// CPU slabs per node.
+    pub node_cpu_slabs: [usize; MAX_NODES],
+    /// Slabs, all states.
+    pub slabs: usize,
+    /// Slabs on node partial lists.
+    pub partial: usize,
+    /// Objects in node partial slabs that are in use.
+    pub objects_partial: usize,
+    /// CPU slabs.
+    pub cpu_slabs: usize,
+    /// Slabs on CPU partial lists.
+    pub cpu_partial_slabs: usize,
+    /// Slabs in the empty-slab caches.
+    pub empty_slabs: usize,
+    /// Objects allocated and not freed (exact only when nothing runs).
+    pub live_objects: usize,
+}
+
+/// Longest cache name, in bytes, without a NUL: `RSLUB_NAME_MAX` of
+/// include/rslub_limits.h, generated into the shim bindings. The C API
+/// refuses longer names; sysfs adds one byte for the NUL.
+pub const NAME_MAX: usize = crate::shim::RSLUB_NAME_MAX as usize;
+
+/// A cache: geometry, tunables, per-CPU and per-node state.
+pub struct Cache<P: Platform> {
+    name: [u8; NAME_MAX],
+    name_len: usize,
+    /// `SLAB_*` flags the cache was created with (reported, not interpreted).
+    pub flags: u32,
+    /// Slab geometry.
+    pub layout: Layout,
+    ctor: Option<Ctor>,
+    pcpu: Pcpu,
+    nodes: [*mut Node<P>; MAX_NODES],
+    nr_nodes: usize,
+    tid_step: usize,
+    gfp_zero: u32,
+    gfp_thisnode: u32,
+    cpu_partial: AtomicU32,
+    cpu_partial_slabs: AtomicU32,
+    min_partial: AtomicU32,
+    max_empty: AtomicU32,
+    /// Fill CPU partials until `moved >= cpu_partial/2` instead of `>`
+    /// (a knob for the benchmark's `fill` experiment).
+    fill_ge: AtomicBool,
+    /// Problems detected (bad frees, corruption).
+    errors: AtomicUsize,
+    /// Debug features (`debug::*` bits); 0 for the lockless fast paths.
+    debug: u32,
+    /// Which alloc and free paths serve the cache: one well-predicted
+    /// branch on the fast path picks them (`MODE_*`).
+    mode: u8,
+    /// Free objects are poisoned (`debug::POISON` and no constructor).
+    poisoned: bool,
+    /// Thread new slabs' freelists in random order.
+    random_freelist: AtomicBool,
+    /// The shuffled object indices (`layout.objects` of them), made when
+    /// random order is first enabled; freed with the cache.
+    random_seq: AtomicPtr<u32>,
+    /// Slabs taken out of service after a corruption report.
+    isolated: AtomicUsize,
+    _p: PhantomData<P>,
+}
+
+// SAFETY: all shared mutable state is per-CPU (`CpuGuard` or the fast
+// paths' cmpxchg16b), inside a node lock (`NodeLists`) or atomic.
+unsafe impl<P: Platform> Sync for Cache<P> {}
+// SAFETY: the cache owns what its raw pointers reach (nodes, the per-CPU
+// area, slabs); none of it is tied to the creating thread.
+unsafe impl<P: Platform> Send for Cache<P> {}
+
+/// Exclusive access to one CPU's [`CpuSlab`] of a cache, derefs to it.
+/// `CpuGuard<P>` holds the CPU lock itself and releases it on drop;
+/// `CpuGuard<P, false>` stands for a lock someone else holds (a flush
+/// callback's) or for a dead CPU.
+///
+/// # Invariants
+/// `c` is the `CpuSlab` of a possible CPU of the cache. While the guard
+/// exists no other code writes that `CpuSlab` except the per-CPU event
+/// counter increments made by this same context: either this guard holds
+/// that CPU's lock (`OWN`: taken with `token`; irqs off, the task pinned,
+/// so no fast path or interrupt runs there), or its creator holds the lock
+/// for the guard's whole life, or the CPU is dead. Other CPUs only read it
+/// racily (volatile loads, for reporting).
+struct CpuGuard<P: Platform, const OWN: bool = true> {
+    c: *mut CpuSlab,
+    token: usize,
+    _p: PhantomData<P>,
+}
+
+impl<P: Platform> CpuGuard<P> {
+    /// Takes the lock of the CPU the caller runs on.
+    #[inline(always)]
+    fn lock(pcpu: &Pcpu) -> Self {
+        let (cpu, token) = P::cpu_lock();
+        // INVARIANT: `cpu` is the CPU whose lock was just taken.
+        Self {
+            // `pcpu` is read only now: before the lock it would be kept
+            // across the call (the bulk path's instruction count).
+            c: P::per_cpu_ptr(*pcpu, cpu).cast(),
+            token,
+            _p: PhantomData,
+        }
+    }
+
+    /// Runs `f` with the CPU lock dropped (a sleeping page allocation) and
+    /// takes it again, on whatever CPU the task then runs: afterwards the
+    /// guard may name another CPU's state (of the per-CPU area `pcpu`).
+    fn unlocked<R>(&mut self, pcpu: &Pcpu, f: impl FnOnce() -> R) -> R {
+        P::cpu_unlock(self.token);
+        let r = f();
+        let (cpu, token) = P::cpu_lock();
+        // INVARIANT: the lock of `cpu` is held again, by this guard.
+        self.c = P::per_cpu_ptr(*pcpu, cpu).cast();
+        self.token = token;
+        r
+    }
+}
+
+impl<P: Platform> CpuGuard<P, false> {
+    /// Access to `cpu`'s state without taking its lock.
+    ///
+    /// # Safety
+    /// The caller holds `cpu`'s lock for the guard's whole life (a flush
+    /// callback), or `cpu` is dead and nothing else flushes it.
+    unsafe fn assume_locked(pcpu: Pcpu, cpu: u32) -> Self {
+        // INVARIANT: per the caller, nothing else writes `cpu`'s state.
+        Self {
+            c: P::per_cpu_ptr(pcpu, cpu).cast(),
+            token: 0,
+            _p: PhantomData,
+        }
+    }
+}
+
+impl<P: Platform, const OWN: bool> CpuGuard<P, OWN> {
+    /// Counts an event on the guarded CPU.
+    #[inline(always)]
+    fn stat(&mut self, s: Stat) {
+        #[cfg(not(rslub_no_stats))]
+        {
+            self.stats[s as usize] += 1;
+        }
+        #[cfg(rslub_no_stats)]
+        let _ = s;
+    }
+}
+
+impl<P: Platform, const OWN: bool> core::ops::Deref for CpuGuard<P, OWN> {
+    type Target = CpuSlab;
+
+    #[inline(always)]
+    fn deref(&self) -> &CpuSlab {
+        // SAFETY: by the type invariant `c` is valid and only this guard
+        // writes it.
+        unsafe { &*self.c }
+    }
+}
+
+impl<P: Platform, const OWN: bool> core::ops::DerefMut for CpuGuard<P, OWN> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut CpuSlab {
+        // SAFETY: by the type invariant `c` is valid and only this guard
+        // accesses it mutably; the borrow is tied to `&mut self`.
+        unsafe { &mut *self.c }
+    }
+}
+
+impl<P: Platform, const OWN: bool> Drop for CpuGuard<P, OWN> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if OWN {
+            P::cpu_unlock(self.token);
+        }
+    }
+}
+
+/// Slabs to return to the page allocator once locks are dropped
+/// (`free_discards`), linked through `next`.
+///
+/// # Invariants
+/// Every slab on the chain is killed (its magic cleared), on no list, no
+/// longer counted by its node, and owned by this value.
+struct Discards(*mut SlabHeader);
+
+impl Discards {
+    const fn new() -> Self {
+        Discards(ptr::null_mut())
+    }
+
+    /// Kills `slab` and queues it for freeing: from now on frees of its
+    /// objects are refused and nothing finds it.
+    ///
+    /// # Safety
+    /// `slab` is a live, unfrozen slab of the cache on `node`, on no list
+    /// and not reachable by any CPU (its objects are all free).
+    unsafe fn kill_and_queue<P: Platform>(&mut self, node: &Node<P>, slab: *mut SlabHeader) {
+        node.nr_slabs.fetch_sub(1, Ordering::Relaxed);
+        // SAFETY: per the caller, the slab is ours.
+        unsafe {
+            (*slab).kill();
+            (*slab).next = self.0;
+        }
+        // INVARIANT: killed, on no list, uncounted, ours.
+        self.0 = slab;
+    }
+}
+
+const NO_NODE: i32 = -1;
+
+/// `Cache::mode`: lockless paths, hardened free pointers (the default).
+const MODE_HARDENED: u8 = 0;
+/// `Cache::mode`: lockless paths, plain free pointers.
+const MODE_PLAIN: u8 = 1;
+/// `Cache::mode`: the locked debug paths.
+const MODE_DEBUG: u8 = 2;
+
+impl<P: Platform> Cache<P> {
+    /// Creates a cache in memory from the platform. Null on failure.
+    /// `name` is truncated to `NAME_MAX` bytes.
+    pub fn create(
+        name: &[u8],
+        flags: u32,
+        layout: Layout,
+        ctor: Option<Ctor>,
+        params: Params,
+    ) -> *mut Cache<P> {
+        let this = P::alloc_meta(size_of::<Cache<P>>(), NO_NODE).cast::<Cache<P>>();
+        if this.is_null() {
+            return this;
+        }
+        let nr_cpus = P::nr_cpu_ids();
+        let nr_nodes = (P::nr_node_ids() as usize).min(MAX_NODES);
+        let mut layout = layout;
+        if params.harden {
+            layout.fp_key = P::random();
+            layout.fp_swab = usize::MAX;
+        }
+        let mut name_buf = [0u8; NAME_MAX];
+        let name_len = name.len().min(NAME_MAX);
+        name_buf[..name_len].copy_from_slice(&name[..name_len]);
+        // SAFETY: `this` is fresh, suitably aligned memory we own.
+        unsafe {
+            this.write(Cache {
+                name: name_buf,
+                name_len,
+                flags,
+                layout,
+                ctor,
+                pcpu: 0,
+                nodes: [ptr::null_mut(); MAX_NODES],
+                nr_nodes,
+                tid_step: (nr_cpus as usize).next_power_of_two(),
+                gfp_zero: params.gfp_zero,
+                gfp_thisnode: params.gfp_thisnode,
+                cpu_partial: AtomicU32::new(0),
+                cpu_partial_slabs: AtomicU32::new(0),
+                min_partial: AtomicU32::new(params.min_partial),
+                max_empty: AtomicU32::new(params.max_empty),
+                fill_ge: AtomicBool::new(false),
+                errors: AtomicUsize::new(0),
+                debug: params.debug,
+                mode: if params.debug != 0 {
+                    MODE_DEBUG
+                } else if params.harden {
+                    MODE_HARDENED
+                } else {
+                    MODE_PLAIN
+                },
+                poisoned: params.debug & debug::POISON != 0 && ctor.is_none(),
+                random_freelist: AtomicBool::new(false),
+                random_seq: AtomicPtr::new(ptr::null_mut()),
+                isolated: AtomicUsize::new(0),
+                _p: PhantomData,
+            });
+            (*this).set_cpu_partial(params.cpu_partial);
+            if params.random_freelist {
+                (*this).set_random_freelist(true);
+            }
+            if (*this).init_state(nr_cpus).is_err() {
+                (*this).free_state();
+                P::free_meta(this.cast());
+                return ptr::null_mut();
+            }
+        }
+        this
+    }
+
+    fn init_state(&mut self, nr_cpus: u32) -> Result<(), ()> {
+        for n in 0..self.nr_nodes {
+            let node = P::alloc_meta(size_of::<Node<P>>(), n as i32).cast::<Node<P>>();
+            if node.is_null() {
+                return Err(());
+            }
+            let lists = NodeLists {
+                partial: SlabList::new(),
+                empty: SlabList::new(),
+                full: SlabList::new(),
+            };
+            // SAFETY: `node` is fresh memory; the lock is initialized in
+            // place and never moved.
+            unsafe {
+                ptr::addr_of_mut!((*node).nr_slabs).write(AtomicUsize::new(0));
+                ptr::addr_of_mut!((*node).nr_partial).write(AtomicUsize::new(0));
+                if !P::node_lock_init(ptr::addr_of_mut!((*node).lists), lists) {
+                    P::free_meta(node.cast());
+                    return Err(());
+                }
+            }
+            self.nodes[n] = node;
+        }
+        self.pcpu = P::alloc_percpu(size_of::<CpuSlab>(), 16);
+        if self.pcpu == 0 {
+            return Err(());
+        }
+        for cpu in 0..nr_cpus {
+            if P::cpu_possible(cpu) {
+                let c = P::per_cpu_ptr(self.pcpu, cpu).cast::<CpuSlab>();
+                // SAFETY: the area is zeroed and not yet used.
+                unsafe { (*c).tid = cpu as usize };
+            }
+        }
+        Ok(())
+    }
+
+    fn free_state(&mut self) {
+        let seq = self.random_seq.swap(ptr::null_mut(), Ordering::Relaxed);
+        if !seq.is_null() {
+            // SAFETY: allocated by `set_random_freelist`, unused now.
+            unsafe { P::free_meta(seq.cast()) };
+        }
+        if self.pcpu != 0 {
+            // SAFETY: allocated in `init_state`, unused now.
+            unsafe { P::free_percpu(self.pcpu) };
+            self.pcpu = 0;
+        }
+        for n in 0..self.nr_nodes {
+            let node = self.nodes[n];
+            if !node.is_null() {
+                // SAFETY: initialized in `init_state`, no longer used.
+                unsafe {
+                    P::node_lock_drop(ptr::addr_of_mut!((*node).lists));
+                    P::free_meta(node.cast());
+                }
+                self.nodes[n] = ptr::null_mut();
+            }
+        }
+    }
+
+    fn owner(&self) -> usize {
+        ptr::from_ref(self) as usize
+    }
+
+    /// The cache's name.
+    pub fn name(&self) -> &[u8] {
+        &self.name[..self.name_len]
+    }
+
+    /// The name for log lines.
+    pub fn name_str(&self) -> &str {
+        core::str::from_utf8(self.name()).unwrap_or("<non-utf8 name>")
+    }
+
+    /// `ctor`, if any.
+    pub fn ctor(&self) -> Option<Ctor> {
+        self.ctor
+    }
+
+    fn node(&self, n: i32) -> &Node<P> {
+        let idx = if (n as usize) < self.nr_nodes {
+            n as usize
+        } else {
+            0
+        };
+        // SAFETY: every node below `nr_nodes` was allocated at create and
+        // lives as long as the cache.
+        unsafe { &*self.nodes[idx] }
+    }
+
+    /// Replaces `slab`'s `[freelist, counters]` pair by what `update` makes
+    /// of its current value, with one locked cmpxchg16b; when another CPU
+    /// changed the pair in between, counts `cmpxchg_double_fail` and calls
+    /// `update` again on the new value. Returns the pair it replaced, or
+    /// the `Err` with which `update` gave up. Every change of a published
+    /// slab's pair goes through here (upstream's `slab_update_freelist`
+    /// loop); `update` may run more than once, so what it writes outside
+    /// the pair must be rewritten each time.
+    ///
+    /// # Safety
+    /// `slab` is a live slab of this cache.
+    #[inline(always)]
+    unsafe fn update_pair<E>(
+        &self,
+        slab: *mut SlabHeader,
+        mut update: impl FnMut([usize; 2]) -> Result<[usize; 2], E>,
+    ) -> Result<[usize; 2], E> {
+        loop {
+            // SAFETY: per the caller, the slab is live.
+            let old = unsafe { (*slab).read_pair() };
+            let new = update(old)?;
+            // SAFETY: the pair is 16-byte aligned inside the live header.
+            if unsafe { P::cmpxchg_pair((*slab).pair_ptr(), old, new) } {
+                return Ok(old);
+            }
+            self.stat(Stat::CmpxchgDoubleFail);
+        }
+    }
+
+    /// Counts an event: one per-CPU increment, or nothing when the counters
+    /// are compiled out (`--cfg rslub_no_stats`, `make STATS=0`).
+    #[inline(always)]
+    fn stat(&self, s: Stat) {
+        #[cfg(not(rslub_no_stats))]
+        P::this_cpu_inc(
+            self.pcpu + core::mem::offset_of!(CpuSlab, stats) + s as usize * size_of::<usize>(),
+        );
+        #[cfg(rslub_no_stats)]
+        let _ = s;
+    }
+
+    /// Destroys the cache: flushes the CPUs and frees every slab. With live
+    /// objects nothing is freed (the cache and its slabs are leaked) and the
+    /// count is returned as the error.
+    ///
+    /// # Safety
+    /// `this` came from `create`; no other call on it runs or follows.
+    pub unsafe fn destroy(this: *mut Cache<P>) -> Result<(), usize> {
+        // SAFETY: per the caller, `this` is live and exclusively ours.
+        let cache = unsafe { &mut *this };
+        cache.flush_all();
+        // CPUs that went offline after the cache left the hotplug
+        // callback's view: nothing runs there, flush them directly.
+        for cpu in 0..P::nr_cpu_ids() {
+            if P::cpu_possible(cpu) && !P::cpu_online(cpu) {
+                // SAFETY: an offline CPU runs nothing, and the cache is
+                // no longer registered for the hotplug callback.
+                unsafe { cache.flush_dead_cpu(cpu) };
+            }
+        }
+        let u = cache.usage();
+        if u.live_objects != 0 {
+            cache.errors.fetch_add(1, Ordering::Relaxed);
+            cache.report_live_objects();
+            return Err(u.live_objects);
+        }
+        cache.shrink();
+        cache.free_state();
+        // SAFETY: allocated in `create`; nothing refers to it any more.
+        unsafe { P::free_meta(this.cast()) };
+        Ok(())
+    }
+}
+
+mod alloc_slow;
+mod bulk;
+mod debug_paths;
+mod fastpath;
+mod flush;
+mod free_slow;
+mod partial;
+mod report;
+mod tunables;
+mod usage;
+mod validate;

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Returning slabs to their nodes: the node partial list, `deactivate_slab`
+//! (a CPU slab given back), `unfreeze_partials` (a CPU partial list given
+//! back), and the empty-slab cache with the freeing of slabs.
+
+use super::{Cache, CpuGuard, Discards, Node, NodeLists};
+use crate::platform::Platform;
+use crate::slab::{free_pointer_ok, get_free_pointer, inuse, set_free_pointer, SlabHeader, FROZEN};
+use crate::stat::Stat;
+use core::convert::Infallible;
+use core::ptr;
+use core::sync::atomic::Ordering;
+
+impl<P: Platform> Cache<P> {
+    /// Puts an empty, unlisted slab into the node's empty cache, or queues it
+    /// for freeing.
+    ///
+    /// # Safety
+    /// `slab` is a live, empty, unfrozen slab of this cache on `node` (whose
+    /// lists the caller holds), on no list.
+    pub(super) unsafe fn discard_locked(
+        &self,
+        node: &Node<P>,
+        lists: &mut NodeLists,
+        slab: *mut SlabHeader,
+        d: &mut Discards,
+    ) {
+        if lists.empty.len() < self.max_empty.load(Ordering::Relaxed) as usize {
+            // SAFETY: per the caller, `slab` is live and on no list.
+            unsafe { lists.empty.push_front(slab) };
+            self.stat(Stat::EmptyCacheAdd);
+        } else {
+            // SAFETY: per the caller, `slab` is empty and on no list.
+            unsafe { d.kill_and_queue(node, slab) };
+        }
+    }
+
+    pub(super) fn free_discards(&self, d: Discards) {
+        let mut cur = d.0;
+        while !cur.is_null() {
+            // SAFETY: by the `Discards` invariant the slab is ours.
+            let next = unsafe { (*cur).next };
+            // SAFETY: the block was allocated with this order.
+            unsafe { P::free_pages(cur.cast(), self.layout.order) };
+            self.stat(Stat::FreeSlab);
+            cur = next;
+        }
+    }
+
+    /// Adds a partial slab to its node's partial list.
+    ///
+    /// # Safety
+    /// `slab` is a live, unfrozen slab of this cache on `node` (whose lists
+    /// the caller holds), on no list.
+    pub(super) unsafe fn add_partial(
+        node: &Node<P>,
+        lists: &mut NodeLists,
+        slab: *mut SlabHeader,
+        tail: bool,
+    ) {
+        // SAFETY: per the caller.
+        unsafe {
+            if tail {
+                lists.partial.push_back(slab);
+            } else {
+                lists.partial.push_front(slab);
+            }
+        }
+        node.nr_partial
+            .store(lists.partial.len(), Ordering::Relaxed);
+    }
+
+    /// Takes a slab off its node's partial list.
+    ///
+    /// # Safety
+    /// `slab` is on `lists.partial`, the partial list of `node`.
+    pub(super) unsafe fn remove_partial(
+        node: &Node<P>,
+        lists: &mut NodeLists,
+        slab: *mut SlabHeader,
+    ) {
+        // SAFETY: per the caller.
+        unsafe { lists.partial.remove(slab) };
+        node.nr_partial
+            .store(lists.partial.len(), Ordering::Relaxed);
+    }
+
+    /// Detaches the locked CPU's slab and returns it to its node.
+    pub(super) fn deactivate_cpu_slab<const OWN: bool>(&self, g: &mut CpuGuard<P, OWN>) {
+        let (slab, freelist) = (g.slab, g.freelist);
+        g.slab = ptr::null_mut();
+        g.freelist = ptr::null_mut();
+        g.tid = g.tid.wrapping_add(self.tid_step);
+        if !slab.is_null() {
+            // SAFETY: `slab` was the CPU slab with that leftover freelist,
+            // detached under the CPU lock.
+            unsafe { self.deactivate_slab(slab, freelist) };
+        }
+    }
+
+    /// Unfreezes a former CPU slab, splicing the CPU's leftover freelist back
+    /// onto the slab's, and puts it where its state says.
+    ///
+    /// # Safety
+    /// `slab` is a live, frozen slab of this cache just detached from a CPU,
+    /// and `cpu_freelist` that CPU's leftover freelist of it (objects the
+    /// caller now owns).
+    unsafe fn deactivate_slab(&self, slab: *mut SlabHeader, cpu_freelist: *mut u8) {
+        let mut count = 0usize;
+        let mut tail: *mut u8 = ptr::null_mut();
+        let mut cur = cpu_freelist;
+        while !cur.is_null() {
+            if !free_pointer_ok(cur, slab, &self.layout) || count >= self.layout.objects {
+                // Corrupt (or cyclic) CPU freelist: do not follow it.
+                // SAFETY: per the caller the slab is live and on no list;
+                // `tail`, when set, is an object of it (checked).
+                unsafe {
+                    self.report_free_pointer(slab, tail, cur);
+                    self.isolate(slab);
+                }
+                return;
+            }
+            count += 1;
+            tail = cur;
+            // SAFETY: `cur` is an object of the slab (checked), ours.
+            cur = unsafe { get_free_pointer(cur, &self.layout) };
+        }
+        // SAFETY: per the caller, the slab is live; `node` never changes.
+        let node = self.node(unsafe { (*slab).node });
+        let mut d = Discards::new();
+        {
+            let mut lists = P::node_lock(&node.lists);
+            // The new freelist: the CPU's chain, then the slab's own.
+            let mut new_free = 0;
+            let splice = |[sfl, counters]: [usize; 2]| {
+                new_free = if tail.is_null() {
+                    sfl
+                } else {
+                    // SAFETY: `tail` is the last object of the CPU's chain,
+                    // ours until the cmpxchg publishes it.
+                    unsafe { set_free_pointer(tail, &self.layout, sfl as *mut u8) };
+                    cpu_freelist as usize
+                };
+                Ok::<_, Infallible>([new_free, inuse(counters) as usize - count])
+            };
+            // SAFETY: per the caller, the slab is live.
+            let Ok([sfl, counters]) = unsafe { self.update_pair(slab, splice) };
+            let new_inuse = inuse(counters) as usize - count;
+            if sfl != 0 {
+                self.stat(Stat::DeactivateRemoteFrees);
+            }
+            if new_inuse == 0 && self.enough_partial(lists.partial.len()) {
+                self.stat(Stat::DeactivateEmpty);
+                // SAFETY: empty, just unfrozen, on no list.
+                unsafe { self.discard_locked(node, &mut lists, slab, &mut d) };
+            } else if new_free != 0 {
+                // Slabs with objects the CPU did not use go to the tail: they
+                // are likely cache-cold.
+                let to_tail = count != 0;
+                // SAFETY: just unfrozen, on no list.
+                unsafe { Self::add_partial(node, &mut lists, slab, to_tail) };
+                self.stat(if to_tail {
+                    Stat::DeactivateToTail
+                } else {
+                    Stat::DeactivateToHead
+                });
+            } else {
+                self.stat(Stat::DeactivateFull);
+            }
+        }
+        self.free_discards(d);
+    }
+
+    /// Returns a detached chain of CPU-partial slabs to their nodes: one
+    /// list_lock hold per run of slabs of the same node; the cmpxchg loop
+    /// only unfreezes; the discard-or-keep decision comes after it.
+    ///
+    /// # Safety
+    /// `list` is a chain of live, frozen slabs of this cache linked through
+    /// `next`, detached from a CPU partial list and owned by the caller.
+    pub(super) unsafe fn unfreeze_partials(&self, mut list: *mut SlabHeader) {
+        let mut d = Discards::new();
+        while !list.is_null() {
+            // SAFETY: per the caller, chain members are live.
+            let nid = unsafe { (*list).node };
+            let node = self.node(nid);
+            let mut lists = P::node_lock(&node.lists);
+            // SAFETY: per the caller, chain members are live.
+            while !list.is_null() && unsafe { (*list).node } == nid {
+                let slab = list;
+                // SAFETY: per the caller, the `next` links are ours.
+                unsafe {
+                    list = (*slab).next;
+                    (*slab).next = ptr::null_mut();
+                }
+                // SAFETY: per the caller, the slab is live.
+                let Ok([_, counters]) = unsafe {
+                    self.update_pair(slab, |[fl, counters]| {
+                        Ok::<_, Infallible>([fl, counters & !FROZEN])
+                    })
+                };
+                if inuse(counters) == 0 && self.enough_partial(lists.partial.len()) {
+                    // SAFETY: empty, just unfrozen, on no list.
+                    unsafe { self.discard_locked(node, &mut lists, slab, &mut d) };
+                } else {
+                    // SAFETY: just unfrozen, on no list.
+                    unsafe { Self::add_partial(node, &mut lists, slab, true) };
+                    self.stat(Stat::FreeAddPartial);
+                }
+            }
+        }
+        self.free_discards(d);
+    }
+
+    pub(super) fn trim_empty(&self, nid: i32, keep: usize) -> usize {
+        let node = self.node(nid);
+        let mut d = Discards::new();
+        let mut released = 0;
+        {
+            let mut lists = P::node_lock(&node.lists);
+            while lists.empty.len() > keep {
+                let slab = lists.empty.pop_front();
+                // SAFETY: an empty-cache slab (`NodeLists` invariant), now
+                // off every list.
+                unsafe { d.kill_and_queue(node, slab) };
+                released += 1;
+                self.stat(Stat::EmptyCacheRelease);
+            }
+        }
+        self.free_discards(d);
+        released
+    }
+}

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The tunables of a cache (`cpu_partial`, `min_partial`, `max_empty`,
+//! `random_freelist`, the fill experiment's knob) and its read-only facts.
+
+use super::{Cache, NO_NODE};
+use crate::platform::Platform;
+use core::mem::size_of;
+use core::ptr;
+use core::sync::atomic::Ordering;
+
+impl<P: Platform> Cache<P> {
+    /// Sets `cpu_partial` (objects); the slab bound is derived like upstream.
+    pub fn set_cpu_partial(&self, objects: u32) {
+        let per_slab = u32::try_from(self.layout.objects)
+            .unwrap_or(u32::MAX)
+            .max(1);
+        let slabs = objects.saturating_mul(2).div_ceil(per_slab);
+        self.cpu_partial.store(objects, Ordering::Relaxed);
+        self.cpu_partial_slabs.store(slabs, Ordering::Relaxed);
+    }
+
+    /// `cpu_partial` in objects.
+    pub fn cpu_partial(&self) -> u32 {
+        self.cpu_partial.load(Ordering::Relaxed)
+    }
+
+    /// Sets `min_partial`.
+    pub fn set_min_partial(&self, v: u32) {
+        self.min_partial.store(v, Ordering::Relaxed);
+    }
+
+    /// `min_partial`.
+    pub fn min_partial(&self) -> u32 {
+        self.min_partial.load(Ordering::Relaxed)
+    }
+
+    /// Whether a node with `others` partial slabs (not counting an empty
+    /// slab being decided on) may free that empty slab: it keeps at least
+    /// `min_partial` partial slabs. (Upstream counts the empty slab itself
+    /// when it is listed, keeping one fewer.)
+    pub(super) fn enough_partial(&self, others: usize) -> bool {
+        others >= self.min_partial.load(Ordering::Relaxed) as usize
+    }
+
+    /// Sets `max_empty`; caches above the new bound are trimmed.
+    pub fn set_max_empty(&self, v: u32) {
+        self.max_empty.store(v, Ordering::Relaxed);
+        for n in 0..self.nr_nodes {
+            self.trim_empty(n as i32, v as usize);
+        }
+    }
+
+    /// `max_empty`.
+    pub fn max_empty(&self) -> u32 {
+        self.max_empty.load(Ordering::Relaxed)
+    }
+
+    /// Selects the CPU-partial fill stop: `>=` when true, upstream's `>` when false.
+    pub fn set_fill_ge(&self, v: bool) {
+        self.fill_ge.store(v, Ordering::Relaxed);
+    }
+
+    /// Problems detected so far.
+    pub fn errors(&self) -> usize {
+        self.errors.load(Ordering::Relaxed)
+    }
+
+    /// Debug features (`debug::*` bits).
+    pub fn debug_flags(&self) -> u32 {
+        self.debug
+    }
+
+    /// Slabs isolated after corruption.
+    pub fn isolated_slabs(&self) -> usize {
+        self.isolated.load(Ordering::Relaxed)
+    }
+
+    /// Whether free pointers are stored obfuscated.
+    pub fn hardened(&self) -> bool {
+        self.layout.hardened()
+    }
+
+    /// Whether new slabs get a random freelist order.
+    pub fn random_freelist(&self) -> bool {
+        self.random_freelist.load(Ordering::Relaxed)
+    }
+
+    /// Turns random freelist order of new slabs on or off. The shuffled
+    /// index sequence is made the first time (sleeping allocation); when it
+    /// cannot be allocated the order stays sequential and false is returned.
+    pub fn set_random_freelist(&self, on: bool) -> bool {
+        if on && self.random_seq.load(Ordering::Acquire).is_null() {
+            let n = self.layout.objects;
+            let seq = P::alloc_meta(n * size_of::<u32>(), NO_NODE).cast::<u32>();
+            if seq.is_null() {
+                return false;
+            }
+            // SAFETY: fresh memory for `n` u32s, ours until published.
+            let s = unsafe { core::slice::from_raw_parts_mut(seq, n) };
+            for (i, v) in s.iter_mut().enumerate() {
+                *v = i as u32;
+            }
+            // Fisher-Yates.
+            for i in (1..n).rev() {
+                let j = P::random().checked_rem(i + 1).unwrap_or(0);
+                s.swap(i, j);
+            }
+            if self
+                .random_seq
+                .compare_exchange(ptr::null_mut(), seq, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
+                // SAFETY: never published.
+                unsafe { P::free_meta(seq.cast()) };
+            }
+        }
+        self.random_freelist.store(on, Ordering::Relaxed);
+        true
+    }
+}
