@@ -251,6 +251,12 @@ bool rslub_shim_addr_is_direct_mapped(const void *addr)
 	return found;
 }
 
+/* The twin's page table is exact: the full check is the same. */
+bool rslub_shim_addr_has_page(const void *addr)
+{
+	return rslub_shim_addr_is_direct_mapped(addr);
+}
+
 void *rslub_shim_alloc_meta(unsigned long size, int node)
 {
 	void *p;

@@ -92,6 +92,11 @@ void rslub_shim_free_meta(void *p)
 	kfree(p);
 }
 
+bool rslub_shim_addr_has_page(const void *addr)
+{
+	return virt_addr_valid(addr);
+}
+
 bool rslub_shim_node_has_memory(int node)
 {
 	return node >= 0 && node < nr_node_ids && node_state(node, N_MEMORY);

@@ -58,7 +58,14 @@ void rslub_shim_set_locked_cmpxchg(bool locked);
 /* Node of the memory at addr (a slab address). */
 int rslub_shim_addr_to_node(const void *addr);
 /* True when addr may be aligned down to a slab start and read. */
+/*
+ * True when addr may be aligned down to a slab start and read: a cheap
+ * range check (the kernel's direct map of RAM, below high_memory), inlined
+ * into the free fast path.
+ */
 bool rslub_shim_addr_is_direct_mapped(const void *addr);
+/* The full check (virt_addr_valid: a struct page backs addr): debug caches. */
+bool rslub_shim_addr_has_page(const void *addr);
 /* Zeroed memory for the allocator's own structures, preferably on node. */
 void *rslub_shim_alloc_meta(unsigned long size, int node);
 void rslub_shim_free_meta(void *p);

@@ -33,9 +33,17 @@ __always_inline int rslub_shim_addr_to_node(const void *addr)
 	return page_to_nid(virt_to_page(addr));
 }
 
+/*
+ * Two loads and a compare instead of virt_addr_valid()'s out-of-line
+ * section lookup: an address of the direct map below high_memory is RAM the
+ * kernel maps, so the slab header at its aligned-down start can be read and
+ * checked. Debug caches use the full check (rslub_shim_addr_has_page).
+ */
 __always_inline bool rslub_shim_addr_is_direct_mapped(const void *addr)
 {
-	return virt_addr_valid(addr);
+	unsigned long a = (unsigned long)addr;
+
+	return a - PAGE_OFFSET < (unsigned long)high_memory - PAGE_OFFSET;
 }
 
 __always_inline bool rslub_shim_gfp_allows_blocking(unsigned int gfp)

@@ -30,8 +30,10 @@ pub use crate::slub::NAME_MAX;
 /// Largest object (`RSLUB_MAX_OBJECT_SIZE`, include/rslub_limits.h).
 pub const MAX_OBJECT_SIZE: usize = crate::shim::RSLUB_MAX_OBJECT_SIZE as usize;
 
-/// Objects a slab should hold at least, when waste allows.
-const MIN_OBJECTS: usize = 8;
+/// Objects a slab should hold at least, when waste allows: upstream's
+/// `4 * (fls(nr_cpus) + 1)` for 4 CPUs, and a bulk batch of 16 fits one
+/// slab (256-byte objects get order 1: 31 per slab instead of 15).
+const MIN_OBJECTS: usize = 16;
 
 /// A registered cache and its sysfs directory.
 struct CachePtr {

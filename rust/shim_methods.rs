@@ -41,6 +41,11 @@ macro_rules! shim_platform_methods {
             unsafe { $shim::rslub_shim_addr_is_direct_mapped(p.cast()) }
         }
 
+        fn addr_has_page(p: *const u8) -> bool {
+            // SAFETY: an address check, no dereference.
+            unsafe { $shim::rslub_shim_addr_has_page(p.cast()) }
+        }
+
         fn gfp_allows_blocking(gfp: u32) -> bool {
             // SAFETY: pure function of its argument.
             unsafe { $shim::rslub_shim_gfp_allows_blocking(gfp) }

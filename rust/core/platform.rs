@@ -61,6 +61,9 @@ pub unsafe trait Platform: Sized + 'static {
     /// Whether `p` points into memory the allocator could have handed out
     /// (readable when aligned down to a slab).
     fn addr_valid(p: *const u8) -> bool;
+    /// The full form of `addr_valid` (a page backs `p`), for debug caches:
+    /// dearer, and it catches more bad pointers.
+    fn addr_has_page(p: *const u8) -> bool;
     /// Whether `gfp` allows sleeping (so page allocation runs with the CPU
     /// lock dropped).
     fn gfp_allows_blocking(gfp: u32) -> bool;

@@ -125,6 +125,9 @@ impl<P: Platform> Cache<P> {
     }
 
     /// Validates `obj` as an object start of this cache; returns its slab.
+    /// The address check is the cheap inline one (`Platform::addr_valid`);
+    /// debug caches add the full one first (`free`).
+    #[inline(always)]
     pub(super) fn object_slab(&self, obj: *const u8) -> Result<*mut SlabHeader, FreeError> {
         if !P::addr_valid(obj) {
             return Err(FreeError::NotSlabMemory);
@@ -143,20 +146,48 @@ impl<P: Platform> Cache<P> {
     /// If `obj` is an allocated object of this cache, the caller owns it and
     /// does not use it afterwards.
     pub unsafe fn free(&self, obj: *mut u8) {
-        let slab = match self.object_slab(obj) {
-            Ok(s) => s,
-            Err(e) => return self.report(obj, e),
-        };
-        // SAFETY: `slab` was validated just now and the caller gives up
-        // `obj`, a chain of one.
+        // One branch picks the path, as in `alloc`.
+        // SAFETY: the caller gives up `obj` (if it is an object of ours).
         unsafe {
             if self.mode == MODE_HARDENED {
-                self.free_chain::<true>(slab, obj, obj, 1);
+                self.free_one::<true>(obj);
             } else if self.mode == MODE_PLAIN {
-                self.free_chain::<false>(slab, obj, obj, 1);
+                self.free_one::<false>(obj);
             } else {
-                self.debug_free(slab, obj);
+                self.free_debug_checked(obj);
             }
+        }
+    }
+
+    /// `free` of a hardened (`H`) or plain cache: validation inline, then a
+    /// chain of one.
+    ///
+    /// # Safety
+    /// As for `free`.
+    #[inline(always)]
+    unsafe fn free_one<const H: bool>(&self, obj: *mut u8) {
+        match self.object_slab(obj) {
+            // SAFETY: `slab` was validated just now and the caller gives up
+            // `obj`, a chain of one.
+            Ok(slab) => unsafe { self.free_chain::<H>(slab, obj, obj, 1) },
+            Err(e) => self.report(obj, e),
+        }
+    }
+
+    /// `free` of a debug cache: the full address check, then the locked
+    /// debug path.
+    ///
+    /// # Safety
+    /// As for `free`.
+    #[cold]
+    unsafe fn free_debug_checked(&self, obj: *mut u8) {
+        if !P::addr_has_page(obj) {
+            return self.report(obj, FreeError::NotSlabMemory);
+        }
+        match self.object_slab(obj) {
+            // SAFETY: validated just now; the caller gives up `obj`.
+            Ok(slab) => unsafe { self.debug_free(slab, obj) },
+            Err(e) => self.report(obj, e),
         }
     }
 

@@ -105,6 +105,9 @@ impl<P: Platform> Cache<P> {
         self.isolated.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Reports a refused free of `obj` (one log line, counted in `errors`).
+    #[cold]
+    #[inline(never)]
     pub(super) fn report(&self, obj: *const u8, e: FreeError) {
         if e == FreeError::Isolated {
             // Its slab was reported when it was isolated.
