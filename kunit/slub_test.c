@@ -51,6 +51,16 @@ static void unpin(void)
 	set_cpus_allowed_ptr(current, cpu_possible_mask);
 }
 
+/*
+ * The classic free policy (free_batch 0: a free that misses the CPU slab
+ * goes to its slab at once), for the cases that test slab_free's
+ * transitions. The batched policy, the default, has cases of its own.
+ */
+static void classic(struct kunit *test, struct rslub_cache *s)
+{
+	KUNIT_ASSERT_EQ(test, rslub_cache_set(s, "free_batch", 0), 0);
+}
+
 static int other_cpu(int cpu)
 {
 	int c = cpumask_next(cpu, cpu_online_mask);
@@ -97,6 +107,7 @@ static void remote_free_is_slow(struct kunit *test)
 
 	if (c1 == c0)
 		kunit_skip(test, "needs two online CPUs");
+	classic(test, s);
 	pin(test, c0);
 	a = rslub_cache_alloc(s, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, a);
@@ -135,6 +146,7 @@ static void cpu_partial_zero_keeps_cpu_partial_empty(struct kunit *test)
 
 	if (c1 == c0)
 		kunit_skip(test, "needs two online CPUs");
+	classic(test, s);
 	set(test, s, "cpu_partial", 0);
 	set(test, s, "min_partial", 100);
 	fill_then_free_remote(test, s, 6, c0, c1);
@@ -154,6 +166,7 @@ static void remote_frees_fill_cpu_partial_then_drain(struct kunit *test)
 
 	if (c1 == c0)
 		kunit_skip(test, "needs two online CPUs");
+	classic(test, s);
 	set(test, s, "cpu_partial", 30);
 	limit = DIV_ROUND_UP(30 * 2, get(s, "objs_per_slab"));
 	fill_then_free_remote(test, s, 3 * limit, c0, c1);
@@ -174,6 +187,7 @@ static void node_partials_refill_cpu_partial_up_to_half(struct kunit *test)
 
 	if (c1 == c0)
 		kunit_skip(test, "needs two online CPUs");
+	classic(test, s);
 	/* Build 12 partial slabs on the node with CPU partials off. */
 	set(test, s, "cpu_partial", 0);
 	set(test, s, "min_partial", 100);
@@ -211,6 +225,7 @@ static void empty_slabs_cached_reused_and_shrunk(struct kunit *test)
 
 	if (c1 == c0)
 		kunit_skip(test, "needs two online CPUs");
+	classic(test, s);
 	set(test, s, "cpu_partial", 0);
 	set(test, s, "min_partial", 0);
 	set(test, s, "max_empty", 3);
@@ -508,6 +523,7 @@ static void producer_consumer_across_cpus(struct kunit *test)
 	if (c1 == c0)
 		kunit_skip(test, "needs two online CPUs");
 	h->s = make(test, "rslub-s-prodcons", 128, 0, 0, NULL);
+	classic(test, h->s);
 	h->count = 50000;
 	spin_lock_init(&h->lock);
 	init_completion(&h->producer_done);
@@ -676,6 +692,84 @@ static void cpu_offline_flushes_its_slabs(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, add_cpu(c1), 0);
 }
 
+/*
+ * The batched free policy (free_batch > 0, the default): a free that
+ * misses the CPU slab waits in the freeing CPU's batch, a second free of
+ * it is reported, and the next allocation there that misses its freelist
+ * takes it back; shrink returns the batch to the slab.
+ */
+static void batched_free_waits_and_is_reused(struct kunit *test)
+{
+	int c0 = cpumask_first(cpu_online_mask), c1 = other_cpu(c0);
+	struct rslub_cache *s = make(test, "rslub-s-batch", 64, 0, 0, NULL);
+	long long errors;
+	void *a, *b;
+
+	if (c1 == c0)
+		kunit_skip(test, "needs two online CPUs");
+	KUNIT_EXPECT_GT(test, get(s, "free_batch"), 0);
+	pin(test, c0);
+	a = rslub_cache_alloc(s, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	pin(test, c1);
+	rslub_cache_free(s, a);
+	KUNIT_EXPECT_EQ(test, st(s, "free_batched"), 1);
+	KUNIT_EXPECT_EQ(test, st(s, "free_slowpath"), 0);
+	KUNIT_EXPECT_EQ(test, get(s, "free_batch_objects"), 1);
+	KUNIT_EXPECT_EQ(test, get(s, "objects"), 0);
+	errors = get(s, "errors");
+	rslub_cache_free(s, a);
+	KUNIT_EXPECT_EQ(test, get(s, "errors"), errors + 1);
+	KUNIT_EXPECT_EQ(test, get(s, "free_batch_objects"), 1);
+	/* c1 has no CPU slab: its slow path takes the batched object. */
+	b = rslub_cache_alloc(s, GFP_KERNEL);
+	KUNIT_EXPECT_PTR_EQ(test, b, a);
+	KUNIT_EXPECT_EQ(test, st(s, "alloc_from_batch"), 1);
+	KUNIT_EXPECT_EQ(test, get(s, "free_batch_objects"), 0);
+	rslub_cache_free(s, b);
+	KUNIT_EXPECT_EQ(test, get(s, "free_batch_objects"), 1);
+	unpin();
+	KUNIT_EXPECT_EQ(test, rslub_cache_shrink(s), 0);
+	KUNIT_EXPECT_EQ(test, get(s, "free_batch_objects"), 0);
+	KUNIT_EXPECT_GE(test, st(s, "free_batch_flush"), 1);
+	KUNIT_EXPECT_EQ(test, get(s, "objects"), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+/*
+ * A full batch goes back grouped by slab: frees in allocation order from
+ * another CPU cost one slab update per run of one slab, not one per object.
+ */
+static void full_batch_returns_in_slab_groups(struct kunit *test)
+{
+	int c0 = cpumask_first(cpu_online_mask), c1 = other_cpu(c0);
+	struct rslub_cache *s = make(test, "rslub-s-batchfull", 64, 0, 0, NULL);
+	long per, n, i;
+	void **p;
+
+	if (c1 == c0)
+		kunit_skip(test, "needs two online CPUs");
+	set(test, s, "free_batch", 16);
+	per = get(s, "objs_per_slab");
+	n = 16 * DIV_ROUND_UP(3 * per, 16);
+	p = objs_array(test, n);
+	pin(test, c0);
+	KUNIT_ASSERT_TRUE(test, rslub_cache_alloc_bulk(s, GFP_KERNEL, n, p));
+	pin(test, c1);
+	for (i = 0; i < n; i++)
+		rslub_cache_free(s, p[i]);
+	unpin();
+	KUNIT_EXPECT_EQ(test, st(s, "free_batched"), n);
+	KUNIT_EXPECT_EQ(test, st(s, "free_batch_flush"), n / 16);
+	KUNIT_EXPECT_EQ(test, st(s, "free_fastpath"), 0);
+	/* 16 consecutive objects span at most two slabs. */
+	KUNIT_EXPECT_GE(test, st(s, "free_slowpath"), n / 16);
+	KUNIT_EXPECT_LE(test, st(s, "free_slowpath"), 2 * (n / 16));
+	KUNIT_EXPECT_EQ(test, get(s, "objects"), 0);
+	KUNIT_EXPECT_EQ(test, get(s, "free_batch_objects"), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
 static struct kunit_case rslub_slub_cases[] = {
 	KUNIT_CASE(first_alloc_is_slow_then_fast),
 	KUNIT_CASE(remote_free_is_slow),
@@ -694,6 +788,8 @@ static struct kunit_case rslub_slub_cases[] = {
 	KUNIT_CASE(producer_consumer_across_cpus),
 	KUNIT_CASE(every_cpu_hammers_one_cache),
 	KUNIT_CASE(cpu_offline_flushes_its_slabs),
+	KUNIT_CASE(batched_free_waits_and_is_reused),
+	KUNIT_CASE(full_batch_returns_in_slab_groups),
 	{}
 };
 

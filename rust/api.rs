@@ -270,6 +270,7 @@ pub unsafe extern "C" fn rslub_cache_create(
         cpu_partial: u32::try_from(p_cpu_partial).unwrap_or(auto_cpu_partial),
         min_partial: u32::try_from(p_min_partial).unwrap_or(auto_min_partial),
         max_empty: p_max_empty,
+        free_batch: crate::free_batch_default(),
         gfp_zero: c.gfp_zero,
         gfp_thisnode: c.gfp_thisnode,
         debug,

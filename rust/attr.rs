@@ -150,7 +150,7 @@ fn set_random_freelist(c: &Cache, v: u32) -> c_int {
 
 /// Every attribute, in sysfs index order (files first, then the
 /// `NO_FILE` ones).
-pub static ATTRS: [Attr; 28] = [
+pub static ATTRS: [Attr; 30] = [
     num(b"object_size\0", |c| c.layout.object_size),
     num(b"slab_size\0", |c| c.layout.stride),
     num(b"objs_per_slab\0", |c| c.layout.objects),
@@ -212,6 +212,17 @@ pub static ATTRS: [Attr; 28] = [
             0
         },
     ),
+    tunable(
+        b"free_batch\0",
+        RW,
+        Get::Cache(|c| c.free_batch() as usize),
+        crate::slub::FREE_BATCH_MAX as u32,
+        |c, v| {
+            c.set_free_batch(v);
+            0
+        },
+    ),
+    counted(b"free_batch_objects\0", |u| u.batched_objects, Format::Plain),
     counted(b"empty_slabs\0", |u| u.empty_slabs, Format::Plain),
     num(b"errors\0", |c| c.errors()),
     action(b"shrink\0", |c| c.shrink()),

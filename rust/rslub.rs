@@ -63,6 +63,10 @@ module! {
             default: 2,
             description: "Default max_empty (empty slabs cached per node) of new caches; 0 disables the cache",
         },
+        free_batch: u32 {
+            default: 32,
+            description: "Default free_batch of new caches: frees that miss the CPU slab gathered per CPU and returned to their slabs in groups (0..32; 0: one at a time, classic SLUB)",
+        },
         harden: bool {
             default: true,
             description: "Store free pointers obfuscated and check them before use (CONFIG_SLAB_FREELIST_HARDENED-like) in new caches",
@@ -138,6 +142,11 @@ pub fn param_defaults() -> (i32, i32, u32) {
     )
 }
 
+/// Module default of `free_batch` for new caches.
+pub fn free_batch_default() -> u32 {
+    module_parameters::free_batch.value()
+}
+
 /// Refuses the load, with one line, when a numeric parameter is outside
 /// what `rslub_cache_set` accepts for its tunable (-1: chosen by size).
 fn check_params() -> Result {
@@ -146,6 +155,7 @@ fn check_params() -> Result {
         ("cpu_partial", i64::from(cpu_partial), -1),
         ("min_partial", i64::from(min_partial), -1),
         ("max_empty", i64::from(max_empty), 0),
+        ("free_batch", i64::from(free_batch_default()), 0),
     ];
     for (name, v, min) in checks {
         let max = attr::tunable_max(name.as_bytes()).map_or(0, i64::from);

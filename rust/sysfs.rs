@@ -35,10 +35,11 @@ fn file(index: usize) -> Option<File> {
 /// Read-only files in `/sys/kernel/rslub/` itself: the module parameters'
 /// values, i.e. the defaults of new caches (-1: chosen by object size).
 /// No cache may take these names.
-pub const ROOT_FILES: [&[u8]; 3] = [
+pub const ROOT_FILES: [&[u8]; 4] = [
     b"default_cpu_partial\0",
     b"default_min_partial\0",
     b"default_max_empty\0",
+    b"default_free_batch\0",
 ];
 
 /// Whether `name` is taken by a file of the sysfs root.
@@ -63,6 +64,7 @@ impl Root {
             ROOT_FILES[0].as_ptr().cast(),
             ROOT_FILES[1].as_ptr().cast(),
             ROOT_FILES[2].as_ptr().cast(),
+            ROOT_FILES[3].as_ptr().cast(),
         ];
         // SAFETY: the names are 'static NUL-terminated strings.
         let p =
@@ -327,6 +329,7 @@ pub extern "C" fn rslub_rust_sysfs_root_show(index: c_uint, buf: *mut c_char) ->
         0 => writeln!(p, "{cpu_partial}"),
         1 => writeln!(p, "{min_partial}"),
         2 => writeln!(p, "{max_empty}"),
+        3 => writeln!(p, "{}", crate::free_batch_default()),
         _ => return c_long::from(EINVAL.to_errno()),
     };
     p.len as c_long

@@ -91,6 +91,8 @@ impl TestCache {
             cpu_partial,
             min_partial,
             max_empty,
+            // The classic policy unless a test turns batching on.
+            free_batch: 0,
             gfp_zero: GFP_ZERO,
             gfp_thisnode: GFP_THISNODE,
             debug,

@@ -99,4 +99,10 @@ stats! {
     EmptyCacheAdd = "empty_cache_add",
     /// Cached empty slab returned to the page allocator (shrink, tunable).
     EmptyCacheRelease = "empty_cache_release",
+    /// Free that missed the CPU slab, put in this CPU's batch.
+    FreeBatched = "free_batched",
+    /// CPU batch returned to its slabs (full, or flushed).
+    FreeBatchFlush = "free_batch_flush",
+    /// Allocation served by this CPU's free batch (its freelist was empty).
+    AllocFromBatch = "alloc_from_batch",
 }

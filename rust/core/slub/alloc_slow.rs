@@ -69,6 +69,9 @@ impl<P: Platform> Cache<P> {
     pub(super) fn alloc_slow(&self, gfp: u32, node: i32) -> *mut u8 {
         let mut g = self.cpu_lock();
         g.stat(Stat::AllocSlowpath);
+        if let Some(obj) = self.batch_pop(&mut g, node) {
+            return obj;
+        }
         self.slab_alloc_locked(&mut g, gfp, node)
     }
 

@@ -113,6 +113,31 @@ impl<P: Platform> Cache<P> {
     /// As for [`Cache::free_bulk`].
     #[inline(always)]
     unsafe fn free_bulk_fast<const H: bool>(&self, objs: &mut [*mut u8]) {
+        // SAFETY: per the caller; each chain is of one validated slab.
+        unsafe {
+            self.group_by_slab::<H, false>(objs, |slab, head, tail, cnt| {
+                self.free_chain::<H, false>(slab, head, tail, cnt);
+            });
+        }
+    }
+
+    /// Links the objects of `objs` into chains, one per slab (nearest
+    /// first, like upstream's detached freelists), and hands each chain to
+    /// `sink(slab, head, tail, count)`. Every slot is cleared; nulls are
+    /// skipped. `CHECKED`: the objects were validated before (a free batch),
+    /// only their slab is computed; else each is validated and a refused
+    /// one reported.
+    ///
+    /// # Safety
+    /// The objects of `objs` are handed over by the caller (with `CHECKED`,
+    /// validated objects of this cache); `sink` may assume its chain is
+    /// `count` objects of the validated `slab`, linked the `H` way.
+    #[inline(always)]
+    pub(super) unsafe fn group_by_slab<const H: bool, const CHECKED: bool>(
+        &self,
+        objs: &mut [*mut u8],
+        mut sink: impl FnMut(*mut SlabHeader, *mut u8, *mut u8, usize),
+    ) {
         let mut end = objs.len();
         while end > 0 {
             end -= 1;
@@ -120,21 +145,23 @@ impl<P: Platform> Cache<P> {
             if obj.is_null() {
                 continue;
             }
-            let slab = match self.object_slab(obj) {
-                Ok(s) => s,
-                Err(e) => {
-                    self.report(obj, e);
-                    continue;
+            let slab = if CHECKED {
+                SlabHeader::of(obj, &self.layout)
+            } else {
+                match self.object_slab(obj) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        self.report(obj, e);
+                        continue;
+                    }
                 }
             };
             // Gather the other objects of this slab, nearest first.
-            let (head, tail) = (obj, obj);
-            let mut head = head;
+            let tail = obj;
+            let mut head = obj;
             let mut cnt = 1;
             for slot in objs[..end].iter_mut().rev() {
                 let o = *slot;
-                // Same slab block as a validated object: the memory is
-                // valid, only the object boundary needs checking.
                 if o == head {
                     // The same pointer twice in a row: a naive double free
                     // (it would make the chain a cycle).
@@ -142,10 +169,13 @@ impl<P: Platform> Cache<P> {
                     *slot = ptr::null_mut();
                     continue;
                 }
+                // Same slab block as a validated object: the memory is
+                // valid, only the object boundary needs checking.
                 if !o.is_null()
                     && SlabHeader::of(o, &self.layout) == slab
-                    // SAFETY: `slab` was validated above.
-                    && unsafe { (*slab).check_object(o, &self.layout, self.owner()) }.is_ok()
+                    && (CHECKED
+                        // SAFETY: `slab` was validated above.
+                        || unsafe { (*slab).check_object(o, &self.layout, self.owner()) }.is_ok())
                 {
                     // SAFETY: `o` is an object of `slab` being freed by us.
                     unsafe { set_free_pointer_as::<H>(o, &self.layout, head) };
@@ -154,9 +184,7 @@ impl<P: Platform> Cache<P> {
                     *slot = ptr::null_mut();
                 }
             }
-            // SAFETY: `slab` was validated; `head..=tail` are `cnt` of its
-            // objects handed over by the caller, linked the `H` way.
-            unsafe { self.free_chain::<H>(slab, head, tail, cnt) };
+            sink(slab, head, tail, cnt);
         }
     }
 }

@@ -11,6 +11,7 @@ use crate::slab::{
 };
 use crate::stat::Stat;
 use core::ptr;
+use core::sync::atomic::Ordering;
 
 impl<P: Platform> Cache<P> {
     pub(super) fn node_match(slab: *mut SlabHeader, node: i32) -> bool {
@@ -169,7 +170,7 @@ impl<P: Platform> Cache<P> {
         match self.object_slab(obj) {
             // SAFETY: `slab` was validated just now and the caller gives up
             // `obj`, a chain of one.
-            Ok(slab) => unsafe { self.free_chain::<H>(slab, obj, obj, 1) },
+            Ok(slab) => unsafe { self.free_chain::<H, true>(slab, obj, obj, 1) },
             Err(e) => self.report(obj, e),
         }
     }
@@ -194,14 +195,16 @@ impl<P: Platform> Cache<P> {
     /// Frees a chain `head..=tail` of `cnt` objects of `slab`: the lockless
     /// push onto this CPU's freelist when `slab` is this CPU's slab (one
     /// per-CPU cmpxchg16b), else `slab_free`. A single free is a chain of
-    /// one; hardened (`H`) or plain free pointers.
+    /// one; hardened (`H`) or plain free pointers. With `BATCH` (single
+    /// frees) and batching on, a single object that misses goes to this
+    /// CPU's batch (`free_batch.rs`) instead.
     ///
     /// # Safety
     /// `slab` is a slab of this cache validated by `object_slab`; `head` to
     /// `tail` are `cnt` of its objects owned by the caller, linked through
     /// their free pointers (written the `H` way).
     #[inline(always)]
-    pub(super) unsafe fn free_chain<const H: bool>(
+    pub(super) unsafe fn free_chain<const H: bool, const BATCH: bool>(
         &self,
         slab: *mut SlabHeader,
         head: *mut u8,
@@ -229,7 +232,15 @@ impl<P: Platform> Cache<P> {
             }
             self.stat(Stat::CmpxchgDoubleCpuFail);
         }
+        if BATCH {
+            let limit = self.free_batch.load(Ordering::Relaxed);
+            if limit != 0 {
+                // SAFETY: per the caller, `head` (a chain of one) is a
+                // validated object handed over.
+                return unsafe { self.free_batched::<H>(head, limit) };
+            }
+        }
         // SAFETY: per the caller.
-        unsafe { self.slab_free(slab, head, tail, cnt) };
+        unsafe { self.slab_free(slab, head, tail, cnt, true) };
     }
 }

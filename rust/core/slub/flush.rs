@@ -9,8 +9,8 @@ use crate::stat::Stat;
 use core::ptr;
 
 impl<P: Platform> Cache<P> {
-    /// Returns the CPU slab and CPU partial list of the CPU `g` holds to the
-    /// nodes.
+    /// Returns the CPU slab, CPU partial list and free batch of the CPU `g`
+    /// holds to the nodes.
     fn flush_cpu(&self, g: &mut CpuGuard<P, false>) {
         if !g.slab.is_null() {
             g.stat(Stat::CpuslabFlush);
@@ -23,6 +23,9 @@ impl<P: Platform> Cache<P> {
             // SAFETY: the CPU's partial list, detached under its lock.
             unsafe { self.unfreeze_partials(partial) };
         }
+        // After the CPU slab is gone: no batched object takes the lockless
+        // push onto a CPU freelist under this guard.
+        self.flush_batch(g);
     }
 
     /// Flushes every online CPU's slab and partial list.

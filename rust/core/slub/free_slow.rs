@@ -43,6 +43,8 @@ impl<P: Platform> Cache<P> {
 
     /// Frees a chain `head..=tail` of `cnt` objects of `slab` (not the CPU
     /// slab of this CPU, or it was when checked) onto the slab's freelist.
+    /// `freeze`: a full slab's first free may freeze it onto this CPU's
+    /// partial list (false under a flush, which holds a CPU's lock).
     ///
     /// # Safety
     /// `slab` is a slab of this cache validated by `object_slab`; `head` to
@@ -54,6 +56,7 @@ impl<P: Platform> Cache<P> {
         head: *mut u8,
         tail: *mut u8,
         cnt: usize,
+        freeze: bool,
     ) {
         self.stat(Stat::FreeSlowpath);
         // SAFETY: per the caller, `slab` is live; `node` never changes.
@@ -69,7 +72,8 @@ impl<P: Platform> Cache<P> {
             let new_inuse = inuse(counters) as usize - cnt;
             froze = false;
             if counters & FROZEN == 0 {
-                if prior == 0
+                if freeze
+                    && prior == 0
                     && new_inuse != 0
                     && self.cpu_partial_slabs.load(Ordering::Relaxed) != 0
                 {

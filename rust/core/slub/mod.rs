@@ -6,7 +6,9 @@
 //! order mm/slub.c reads:
 //! - `fastpath.rs`: `alloc` and `free`, the lockless per-CPU paths;
 //! - `alloc_slow.rs`: an allocation that misses the CPU freelist;
-//! - `free_slow.rs`: a free that misses the CPU slab;
+//! - `free_batch.rs`: the batched-free policy for frees that miss the CPU
+//!   slab (gathered per CPU, returned to their slabs in groups);
+//! - `free_slow.rs`: a free that misses the CPU slab, one slab at a time;
 //! - `partial.rs`: node partial lists, `deactivate_slab`,
 //!   `unfreeze_partials`, the empty-slab cache;
 //! - `bulk.rs`: `alloc_bulk`, `free_bulk`;
@@ -29,6 +31,10 @@
 //! - *Debug full* (debug caches only): not frozen, on its node's `full`
 //!   list, no free object; debug caches list every slab so `validate` sees
 //!   it.
+//! - An object freed while batching is on (`free_batch` > 0) and its slab
+//!   is not the CPU slab waits in that CPU's batch (`CpuSlab::batch`): its
+//!   slab still counts it in use until the batch is returned (full batch,
+//!   flush, shrink, validate, destroy, CPU offline).
 //! - *Isolated*: a corruption was found in it. Frozen (so a racing free
 //!   only pushes onto its freelist), its magic changed to the isolated
 //!   value (so later frees of its objects are dropped), on no list and
@@ -76,6 +82,7 @@ use crate::layout::Layout;
 use crate::platform::{Pcpu, Platform};
 use crate::slab::{SlabHeader, SlabList};
 use crate::stat::Stat;
+pub use free_batch::FREE_BATCH_MAX;
 use core::ffi::c_void;
 use core::marker::PhantomData;
 use core::mem::size_of;
@@ -101,6 +108,12 @@ pub struct CpuSlab {
     pub partial: *mut SlabHeader,
     /// Slabs on the CPU partial list.
     pub partial_slabs: u32,
+    /// Objects in `batch`.
+    pub batch_len: u32,
+    /// Freed objects that missed the CPU slab, not yet returned to their
+    /// slabs (`free_batch.rs`); `batch[..batch_len]` are validated objects
+    /// of this cache, each marked as batched in its free pointer slot.
+    pub batch: [*mut u8; FREE_BATCH_MAX],
     /// Event counters.
     pub stats: [usize; Stat::COUNT],
 }
@@ -144,6 +157,9 @@ pub struct Params {
     pub min_partial: u32,
     /// Empty slabs a node caches.
     pub max_empty: u32,
+    /// Frees that miss the CPU slab batched per CPU before they are
+    /// returned to their slabs (`0..=FREE_BATCH_MAX`); 0: one at a time.
+    pub free_batch: u32,
     /// `__GFP_ZERO`.
     pub gfp_zero: u32,
     /// `__GFP_THISNODE`.
@@ -184,6 +200,9 @@ pub struct Usage {
     pub empty_slabs: usize,
     /// Objects allocated and not freed (exact only when nothing runs).
     pub live_objects: usize,
+    /// Freed objects waiting in CPU batches (`free_batch.rs`): not live,
+    /// still in use for their slabs.
+    pub batched_objects: usize,
 }
 
 /// Longest cache name, in bytes, without a NUL: `RSLUB_NAME_MAX` of
@@ -210,6 +229,8 @@ pub struct Cache<P: Platform> {
     cpu_partial_slabs: AtomicU32,
     min_partial: AtomicU32,
     max_empty: AtomicU32,
+    /// Batched frees per CPU (`free_batch.rs`); 0: classic.
+    free_batch: AtomicU32,
     /// Fill CPU partials until `moved >= cpu_partial/2` instead of `>`
     /// (a knob for the benchmark's `fill` experiment).
     fill_ge: AtomicBool,
@@ -427,6 +448,7 @@ impl<P: Platform> Cache<P> {
                 cpu_partial_slabs: AtomicU32::new(0),
                 min_partial: AtomicU32::new(params.min_partial),
                 max_empty: AtomicU32::new(params.max_empty),
+                free_batch: AtomicU32::new(params.free_batch.min(FREE_BATCH_MAX as u32)),
                 fill_ge: AtomicBool::new(false),
                 errors: AtomicUsize::new(0),
                 debug: params.debug,
@@ -626,6 +648,7 @@ mod bulk;
 mod debug_paths;
 mod fastpath;
 mod flush;
+mod free_batch;
 mod free_slow;
 mod partial;
 mod report;

@@ -57,6 +57,7 @@ impl<P: Platform> Cache<P> {
             cpu_partial_slabs: 0,
             empty_slabs: 0,
             live_objects: 0,
+            batched_objects: 0,
         };
         let per_slab = self.layout.objects;
         let limit = self.cpu_partial_slabs.load(Ordering::Relaxed) as usize + 1;
@@ -77,6 +78,7 @@ impl<P: Platform> Cache<P> {
             let c = P::per_cpu_ptr(self.pcpu, cpu).cast::<CpuSlab>();
             // SAFETY: racy reads of another CPU's state, for reporting.
             unsafe {
+                u.batched_objects += ptr::read_volatile(ptr::addr_of!((*c).batch_len)) as usize;
                 let slab = ptr::read_volatile(ptr::addr_of!((*c).slab));
                 if !slab.is_null() {
                     let nid = nid_of(slab);
@@ -150,6 +152,8 @@ impl<P: Platform> Cache<P> {
             u.live_objects += live;
             u.node_objects[n] += live;
         }
+        // Batched objects are freed for their users.
+        u.live_objects = u.live_objects.saturating_sub(u.batched_objects);
         u
     }
 }
