@@ -14,7 +14,7 @@
 # Environment (make bench VAR=...):
 #   QUICK=1        a small run (< 5 min warm): 4 sizes, 3 rounds, fewer ops
 #   SUITE=name     an rslub-vs-rslub experiment: max-empty, cpu-partial,
-#                  fill, cmpxchg, hardening (see docs/benchmarks.md)
+#                  fill, cmpxchg, hardening, free-batch (docs/benchmarks.md)
 #   MODES          "icount wall" (default); KVM=1 runs one "cycles" boot on KVM
 #   RSLUB_PARAMS   module parameters for rslub.ko, e.g. "harden=0 max_empty=0"
 #   SIZES BATCHES OPS ROUNDS CHURN_ROUNDS BENCH_CPUS WORKLOADS_ICOUNT
@@ -59,8 +59,13 @@ cmpxchg)
 hardening)
 	ALLOCS=rslub:harden=0,rslub:harden=1,rslub:harden=1:random_freelist=1
 	WORKLOADS_ICOUNT="pair repeat bulk remote" WORKLOADS_WALL=pair ;;
+free-batch)
+	# Classic frees (one slab update per free that misses the CPU slab)
+	# against batched ones, with the in-tree SLUB for scale.
+	ALLOCS=slub,rslub:free_batch=0,rslub:free_batch=8,rslub:free_batch=32
+	WORKLOADS_ICOUNT="pair repeat fifo shuffle remote" WORKLOADS_WALL="remote parallel" ;;
 *)
-	echo "bench: unknown SUITE '$SUITE' (max-empty, cpu-partial, fill, cmpxchg, hardening)" >&2
+	echo "bench: unknown SUITE '$SUITE' (max-empty, cpu-partial, fill, cmpxchg, hardening, free-batch)" >&2
 	exit 2 ;;
 esac
 [ "${KVM:-0}" = 1 ] && MODES=cycles
