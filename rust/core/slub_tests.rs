@@ -164,10 +164,22 @@ fn first_alloc_is_slow_then_fast_and_remote_free_is_slow() {
 /// Random operations on random CPUs against a model of the live set.
 #[test]
 fn random_ops_match_model() {
+    random_ops(0);
+}
+
+/// The same with batched frees: a batched object is not live (usage) and
+/// is never handed out while another user holds it.
+#[test]
+fn random_ops_match_model_with_batched_frees() {
+    random_ops(8);
+}
+
+fn random_ops(free_batch: u32) {
     let _m = machine();
     let base = pages();
     for (size, seed) in [(8usize, 1u64), (48, 2), (192, 3), (1000, 4), (4096, 5)] {
         let c = TestCache::new(size, 13, 2, 2);
+        c.set_free_batch(free_batch);
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ seed);
         let mut live: HashMap<usize, u64> = HashMap::new();
         let mut seq = 0u64;
@@ -501,9 +513,21 @@ fn page_allocation_failure_returns_null_and_bulk_is_all_or_nothing() {
 /// under load. Every object carries its owner's tag, checked at free.
 #[test]
 fn threads_with_remote_frees_and_migration() {
+    threads_remote_frees(0);
+}
+
+/// The same with batched frees, and `flush_all` racing with the frees
+/// (thread 0 flushes now and then, as shrink and validate do).
+#[test]
+fn threads_with_batched_remote_frees_and_flushes() {
+    threads_remote_frees(8);
+}
+
+fn threads_remote_frees(free_batch: u32) {
     let _m = machine();
     let base = pages();
     let c = Arc::new(TestCache::new(96, 13, 2, 2));
+    c.set_free_batch(free_batch);
     let handoff: Arc<Mutex<Vec<(usize, u64)>>> = Arc::new(Mutex::new(Vec::new()));
     // SAFETY: setter: migrate on about 1 in 8 this_cpu reads.
     unsafe { shim::rslub_host_set_migrate(8) };
@@ -541,6 +565,14 @@ fn threads_with_remote_frees_and_migration() {
                             if i % 5000 == 0 {
                                 c.set_cpu_partial((i % 3) as u32 * 13);
                                 c.set_max_empty((i % 4) as u32);
+                            }
+                            if free_batch != 0 && t == 0 && i % 997 == 0 {
+                                // SAFETY: leave the simulated CPU: the
+                                // flush runs on every CPU in turn.
+                                unsafe { shim::rslub_host_exit() };
+                                c.flush_all();
+                                // SAFETY: back onto a CPU.
+                                unsafe { shim::rslub_host_enter(0) };
                             }
                             // SAFETY: move to another CPU.
                             unsafe { shim::rslub_host_yield(rng.below(CPUS as usize) as u32) };
@@ -1092,4 +1124,37 @@ fn free_bulk_catches_naive_double_frees() {
     });
     assert_eq!(c.validate(), 0);
     c.destroy().unwrap();
+}
+
+/// Batched frees: a second free of a batched object is reported and does
+/// not enter the batch twice; the batch of a CPU that went down is returned
+/// by `flush_dead_cpu`; nothing leaks.
+#[test]
+fn batched_double_free_is_reported_and_a_dead_cpu_batch_returned() {
+    let _m = machine();
+    let base = pages();
+    let c = TestCache::new(64, 13, 2, 2);
+    c.set_free_batch(8);
+    let (a, b) = on_cpu(0, || (c.alloc(GFP_KERNEL, -1), c.alloc(GFP_KERNEL, -1)));
+    let r = reports();
+    on_cpu(1, || {
+        c.free(a);
+        c.free(a);
+    });
+    assert_eq!(reports(), r + 1, "the second free is reported");
+    assert_eq!(c.stat(Stat::FreeBatched), 1);
+    assert_eq!(c.stat(Stat::FreeSlowpath), 0);
+    let u = c.usage();
+    assert_eq!((u.batched_objects, u.live_objects), (1, 1));
+    // SAFETY: nothing runs on CPU 1 any more in this test.
+    unsafe { c.flush_dead_cpu(1) };
+    let u = c.usage();
+    assert_eq!((u.batched_objects, u.live_objects), (0, 1));
+    assert_eq!(c.stat(Stat::FreeBatchFlush), 1);
+    // The object came back to its slab: it is allocated again, once.
+    on_cpu(0, || c.free(b));
+    c.shrink();
+    assert_eq!(c.usage().live_objects, 0);
+    c.destroy().unwrap();
+    assert_eq!(pages(), base, "pages leaked");
 }

@@ -2,7 +2,7 @@
 //! What a cache reports: its event counters summed over the CPUs, and
 //! `usage()`, the slab and object counts behind sysfs and `destroy`.
 
-use super::{Cache, CpuSlab, Usage, MAX_NODES};
+use super::{Cache, CpuSlab, Usage, FREE_BATCH_MAX, MAX_NODES};
 use crate::platform::Platform;
 use crate::slab::{get_free_pointer, inuse, SlabHeader};
 use crate::stat::Stat;
@@ -63,6 +63,8 @@ impl<P: Platform> Cache<P> {
         let limit = self.cpu_partial_slabs.load(Ordering::Relaxed) as usize + 1;
         // Slabs held by CPUs (CPU slab or CPU partial), per node.
         let mut held = [0usize; MAX_NODES];
+        // Objects in CPU batches, per node of their slab.
+        let mut batched = [0usize; MAX_NODES];
         // A node id read racily from a slab header, kept in bounds.
         let last = self.nr_nodes.saturating_sub(1);
         let nid_of = |slab: *mut SlabHeader| {
@@ -78,7 +80,14 @@ impl<P: Platform> Cache<P> {
             let c = P::per_cpu_ptr(self.pcpu, cpu).cast::<CpuSlab>();
             // SAFETY: racy reads of another CPU's state, for reporting.
             unsafe {
-                u.batched_objects += ptr::read_volatile(ptr::addr_of!((*c).batch_len)) as usize;
+                let n = ptr::read_volatile(ptr::addr_of!((*c).batch_len)) as usize;
+                for i in 0..n.min(FREE_BATCH_MAX) {
+                    let obj = ptr::read_volatile(ptr::addr_of!((*c).batch[i]));
+                    if !obj.is_null() {
+                        u.batched_objects += 1;
+                        batched[nid_of(SlabHeader::of(obj, &self.layout))] += 1;
+                    }
+                }
                 let slab = ptr::read_volatile(ptr::addr_of!((*c).slab));
                 if !slab.is_null() {
                     let nid = nid_of(slab);
@@ -154,6 +163,9 @@ impl<P: Platform> Cache<P> {
         }
         // Batched objects are freed for their users.
         u.live_objects = u.live_objects.saturating_sub(u.batched_objects);
+        for (objects, b) in u.node_objects.iter_mut().zip(batched) {
+            *objects = objects.saturating_sub(b);
+        }
         u
     }
 }
