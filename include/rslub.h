@@ -123,12 +123,16 @@ int rslub_cache_destroy(struct rslub_cache *s);
  * rslub_cache_get - read attribute @name: object_size, slab_size,
  *   objs_per_slab, order, align, objects, objects_partial, slabs, partial,
  *   cpu_slabs, slabs_cpu_partial, empty_slabs, cpu_partial, min_partial,
- *   max_empty, errors, hwcache_align. Counts are exact only while the cache
+ *   max_empty, free_batch, free_batch_objects (freed objects waiting in CPU
+ *   batches; not in "objects"), errors, hwcache_align. Counts are exact
+ *   only while the cache
  *   is idle.
  *   Return: the value, or -EINVAL for an unknown name.
  * rslub_cache_set - set tunable @name: cpu_partial (objects, 0..100000),
  *   min_partial (0..1000), max_empty (0..1000; lowering it releases cached
- *   slabs), fill_ge (0 or 1: fill CPU partial lists until >= instead of >
+ *   slabs), free_batch (0..32: frees that miss the CPU slab each CPU gathers
+ *   before returning them to their slabs grouped by slab; 0 is classic
+ *   SLUB; lowering it flushes the CPUs), fill_ge (0 or 1: fill CPU partial lists until >= instead of >
  *   cpu_partial/2, for experiments), random_freelist (0 or 1: new slabs
  *   thread their free objects in a random order, like in-tree
  *   CONFIG_SLAB_FREELIST_RANDOM; the first 1 allocates the cache's shuffled
