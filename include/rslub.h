@@ -125,8 +125,7 @@ int rslub_cache_destroy(struct rslub_cache *s);
  *   cpu_slabs, slabs_cpu_partial, empty_slabs, cpu_partial, min_partial,
  *   max_empty, free_batch, free_batch_objects (freed objects waiting in CPU
  *   batches; not in "objects"), errors, hwcache_align. Counts are exact
- *   only while the cache
- *   is idle.
+ *   only while the cache is idle.
  *   Return: the value, or -EINVAL for an unknown name.
  * rslub_cache_set - set tunable @name: cpu_partial (objects, 0..100000),
  *   min_partial (0..1000), max_empty (0..1000; lowering it releases cached
