@@ -463,6 +463,13 @@ unsigned int rslub_shim_current_cpu(void)
 	return cur_cpu;
 }
 
+/* Threads stand in for CPUs here: nothing to bind (the kernel suite's hook). */
+int rslub_shim_pin_current(int cpu)
+{
+	(void)cpu;
+	return -1;
+}
+
 static unsigned long host_jiffies;
 
 unsigned long rslub_shim_jiffies(void)

@@ -391,6 +391,15 @@ unsigned long rslub_shim_jiffies(void)
 	return jiffies;
 }
 
+int rslub_shim_pin_current(int cpu)
+{
+	if (cpu < 0)
+		return set_cpus_allowed_ptr(current, cpu_possible_mask);
+	if (cpu >= nr_cpu_ids)
+		return -EINVAL;
+	return set_cpus_allowed_ptr(current, cpumask_of(cpu));
+}
+
 /*
  * slub_debug-style flag letters for every new cache: F (consistency
  * checks), Z (red zones), P (poisoning), U (owner tracking); "-" or empty

@@ -158,6 +158,11 @@ int rslub_shim_current_pid(void);
 unsigned int rslub_shim_current_cpu(void);
 unsigned long rslub_shim_jiffies(void);
 /*
+ * Binds the current task to cpu (negative: lets it run anywhere again);
+ * 0 or -errno. For rslub's KUnit suite (rust/selftest.rs).
+ */
+int rslub_shim_pin_current(int cpu);
+/*
  * The module parameter "debug" (slub_debug-style flag letters), copied
  * into buf (size bytes, NUL-terminated); returns its length.
  */

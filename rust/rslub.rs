@@ -5,8 +5,9 @@
 //! platform-free core (also built on the host for `cargo test`); `kplat`
 //! (the kernel platform), `api` (the C API of include/rslub.h), `attr` (the
 //! table of cache attributes) and `sysfs` are the kernel glue; the C shim (c_shim/) does what Rust cannot from a module and
-//! exports the API. Loading the module runs no tests; the KUnit suites live
-//! in rslub_kunit.ko.
+//! exports the API. The KUnit suites of the C API live in rslub_kunit.ko;
+//! `selftest` holds the one that needs the core's insides (per-CPU
+//! operations, tids, CPU hotplug), which kunit runs when this module loads.
 
 use kernel::prelude::*;
 use kernel::sync::SetOnce;
@@ -27,6 +28,7 @@ pub mod stat;
 pub mod api;
 pub mod attr;
 pub mod kplat;
+mod selftest;
 mod shim_methods;
 pub mod sysfs;
 

@@ -12,7 +12,7 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 . scripts/lib.sh
-EXPECTED_SUITES="rslub_api rslub_slub rslub_sysfs rslub_debug rslub_badinput"
+EXPECTED_SUITES="rslub_percpu rslub_api rslub_slub rslub_sysfs rslub_debug rslub_badinput"
 EXPECTED_RSLABINFO_CHECKS=5	# the check lines of scripts/guest-kunit.sh
 EXPECTED_BADPARAM_CHECKS=10	# the module parameter checks of scripts/guest-kunit.sh
 EXPECTED_LIFECYCLE_CHECKS=9	# of scripts/guest-lifecycle.sh
@@ -100,7 +100,18 @@ judge_shape() {
 	bad=$(kernel_log_bad "$OUT/dmesg-$name.log")
 	[ -z "$bad" ] || problems="$problems\n  $name: kernel log reports:\n$bad"
 	local ktap=$OUT/ktap-$name.txt parsed=$OUT/kunit-$name.txt
-	python3 "$KDIR/tools/testing/kunit/kunit.py" parse "$OUT/dmesg-$name.log" >"$parsed" 2>&1
+	# One KTAP run per module load that ran suites (rslub.ko's rslub_percpu,
+	# then rslub_kunit.ko's), each with its own top-level header ("] KTAP
+	# version", not indented); kunit.py parses the first run of a log
+	# only, so each run is parsed from its own file.
+	rm -f "$OUT/ktap-$name".*.log
+	awk -v out="$OUT/ktap-$name" '/\] (K)?TAP version/ { n++ } n { print > (out "." n ".log") }' \
+		"$OUT/dmesg-$name.log"
+	local run
+	for run in "$OUT/ktap-$name".*.log; do
+		[ -e "$run" ] || continue
+		python3 "$KDIR/tools/testing/kunit/kunit.py" parse "$run"
+	done >"$parsed" 2>&1
 	sed -n '/KTAP version\|TAP version/,$p' "$OUT/dmesg-$name.log" >"$ktap"
 	local s
 	for s in $EXPECTED_SUITES; do
@@ -115,15 +126,21 @@ judge_shape() {
 		count_checks "$name" "$log" stress 1
 		grep -E "^rslub_stress: (ops|hotplug|verified|destroyed)" "$log" | sed "s/^/    /"
 	fi
-	# kunit.py's summary: "Ran N tests: passed: P, failed: F, crashed: C, skipped: S"
-	local summary pass fail crash skip
-	summary=$(grep -E "Ran [0-9]+ tests" "$parsed" | tail -n 1)
-	[ -n "$summary" ] || { problems="$problems\n  $name: no KUnit results parsed"; total_fail=$((total_fail + 1)); return; }
-	pass=$(echo "$summary" | grep -oE "passed: [0-9]+" | grep -oE "[0-9]+" || echo 0)
-	fail=$(echo "$summary" | grep -oE "failed: [0-9]+" | grep -oE "[0-9]+" || echo 0)
-	crash=$(echo "$summary" | grep -oE "(crashed|errors): [0-9]+" | grep -oE "[0-9]+" | paste -sd+ | bc || echo 0)
-	skip=$(echo "$summary" | grep -oE "skipped: [0-9]+" | grep -oE "[0-9]+" || echo 0)
-	echo "  $name: ${summary#*] }"
+	# kunit.py's summary, one per run: "Ran N tests: passed: P, failed: F,
+	# crashed: C, skipped: S"; the runs are summed.
+	local summaries pass fail crash skip
+	summaries=$(grep -E "Ran [0-9]+ tests" "$parsed")
+	[ -n "$summaries" ] || { problems="$problems\n  $name: no KUnit results parsed"; total_fail=$((total_fail + 1)); return; }
+	sum_of() {
+		local v
+		v=$(echo "$summaries" | grep -oE "($1): [0-9]+" | grep -oE "[0-9]+" | paste -sd+ | bc)
+		echo "${v:-0}"
+	}
+	pass=$(sum_of passed)
+	fail=$(sum_of failed)
+	crash=$(sum_of "crashed|errors")
+	skip=$(sum_of skipped)
+	echo "$summaries" | sed "s/^.*\] /  $name: /"
 	grep -E "\[FAILED\]|\[CRASHED\]" "$parsed" | sed "s/^/  $name: /" | head -n 20
 	total_pass=$((total_pass + pass))
 	total_fail=$((total_fail + fail + ${crash:-0}))

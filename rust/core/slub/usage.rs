@@ -3,7 +3,7 @@
 //! `usage()`, the slab and object counts behind sysfs and `destroy`.
 
 use super::{Cache, CpuSlab, Usage, FREE_BATCH_MAX, MAX_NODES};
-use crate::platform::Platform;
+use crate::platform::{Pcpu, Platform};
 use crate::slab::{get_free_pointer, inuse, SlabHeader};
 use crate::stat::Stat;
 use core::ptr;
@@ -40,6 +40,21 @@ impl<P: Platform> Cache<P> {
                 unsafe { ptr::write_volatile(ptr::addr_of_mut!((*c).stats[s as usize]), 0) };
             }
         }
+    }
+
+    /// Test hook: CPU `cpu`'s state for this cache (to be read racily, or
+    /// with that CPU's lock held) and the tid step.
+    pub fn cpu_state(&self, cpu: u32) -> (*const CpuSlab, usize) {
+        (
+            P::per_cpu_ptr(self.pcpu, cpu).cast_const().cast(),
+            self.tid_step,
+        )
+    }
+
+    /// Test hook: the per-CPU area holding the [`CpuSlab`]s, for a test
+    /// that issues the fast path's per-CPU cmpxchg16b itself.
+    pub fn cpu_area(&self) -> Pcpu {
+        self.pcpu
     }
 
     /// Current counts. Exact only when no CPU is using the cache.

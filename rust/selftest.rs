@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: GPL-2.0
+//! KUnit suite `rslub_percpu`: what only the running kernel can show. The
+//! host twin (rust/core) runs the algorithm over threads standing in for
+//! CPUs; it cannot see the real per-CPU operations (c_shim/shim_hot.c,
+//! inlined into this object on a RUST_INLINE_HELPERS kernel), the tids of
+//! real CPUs, or a CPU really going offline. The suite is part of rslub.ko
+//! (it needs the core's types), so kunit runs it at every load of the
+//! module; the guest scripts run it once per VM (scripts/guest-kunit.sh
+//! writes kunit's `filter_glob` after the first load).
+//!
+//! Asserts run in the test thread only, never with the CPU lock held: the
+//! locked sections record what they saw and the test asserts afterwards.
+
+#[kernel::macros::kunit_tests(rslub_percpu)]
+mod tests {
+    use crate::api::{self, Cache};
+    use crate::kplat::Kernel;
+    use crate::platform::Platform;
+    use crate::shim;
+    use crate::slub::CpuSlab;
+    use core::ptr;
+    use core::sync::atomic::{AtomicUsize, Ordering};
+    use kernel::bindings;
+    use kernel::prelude::*;
+
+    /// The gfp flags as the core takes them (raw `gfp_t`).
+    const GFP_SLEEP: u32 = bindings::GFP_KERNEL;
+    const GFP_NOSLEEP: u32 = bindings::GFP_ATOMIC;
+
+    /// A cache made through the C API (so it is registered, and the CPU
+    /// hotplug callback sees it), destroyed on drop.
+    struct TestCache(*mut Cache);
+
+    impl TestCache {
+        fn new(name: &CStr, size: u32) -> Result<Self> {
+            // SAFETY: `name` is NUL-terminated; no constructor.
+            let s = unsafe { api::rslub_cache_create(name.as_char_ptr().cast(), size, 0, 0, None) };
+            Ok(TestCache(kernel::error::from_err_ptr(s)?))
+        }
+    }
+
+    impl core::ops::Deref for TestCache {
+        type Target = Cache;
+
+        fn deref(&self) -> &Cache {
+            // SAFETY: created in `new`, destroyed only by `drop`.
+            unsafe { &*self.0 }
+        }
+    }
+
+    impl Drop for TestCache {
+        fn drop(&mut self) {
+            // SAFETY: a live cache of this test; nothing uses it after.
+            unsafe { api::rslub_cache_destroy(self.0) };
+        }
+    }
+
+    /// Reads the `(freelist, tid)` pair of a `CpuSlab`.
+    ///
+    /// # Safety
+    /// `c` is a `CpuSlab` of a live cache.
+    unsafe fn read_pair(c: *const CpuSlab) -> [usize; 2] {
+        // SAFETY: per the caller; aligned words, read whole.
+        unsafe {
+            [
+                ptr::read_volatile(ptr::addr_of!((*c).freelist)) as usize,
+                ptr::read_volatile(ptr::addr_of!((*c).tid)),
+            ]
+        }
+    }
+
+    /// Possible CPU ids.
+    fn possible_cpus() -> impl Iterator<Item = u32> {
+        (0..Kernel::nr_cpu_ids()).filter(|&c| Kernel::cpu_possible(c))
+    }
+
+    /// The first possible CPU whose tid is not its id modulo the step,
+    /// as `(cpu, tid)`. (Divisions here are checked ones: a panicking
+    /// division leaves a path objtool reports as falling through.)
+    fn tid_violation(cache: &Cache) -> Option<(u32, usize)> {
+        possible_cpus().find_map(|cpu| {
+            let (c, step) = cache.cpu_state(cpu);
+            // SAFETY: a live cache's CpuSlab, read racily.
+            let tid = unsafe { read_pair(c)[1] };
+            (tid.checked_rem(step) != Some(cpu as usize)).then_some((cpu, tid))
+        })
+    }
+
+    /// Transactions done by all CPUs on `cache` (tids start at the CPU id).
+    fn tid_progress(cache: &Cache) -> usize {
+        possible_cpus()
+            .map(|cpu| {
+                let (c, step) = cache.cpu_state(cpu);
+                // SAFETY: a live cache's CpuSlab, read racily.
+                let tid = unsafe { read_pair(c)[1] };
+                tid.wrapping_sub(cpu as usize)
+                    .checked_div(step)
+                    .unwrap_or(0)
+            })
+            .sum()
+    }
+
+    /// Marks the running test skipped with `reason` (kunit_mark_skipped).
+    fn skip(reason: &str) {
+        // SAFETY: no requirements; null outside a KUnit test thread.
+        let t = unsafe { bindings::kunit_get_current_test() };
+        if t.is_null() {
+            return;
+        }
+        // SAFETY: `t` is the current test, written only by its own thread,
+        // which this is; the comment keeps its terminating NUL.
+        unsafe {
+            let comment = &mut (*t).status_comment;
+            let n = reason.len().min(comment.len() - 1);
+            for (dst, &b) in comment.iter_mut().zip(&reason.as_bytes()[..n]) {
+                *dst = b;
+            }
+            comment[n] = 0;
+            (*t).status = bindings::kunit_status_KUNIT_SKIPPED;
+        }
+    }
+
+    /// A 16-byte aligned pair in ordinary memory.
+    #[repr(C, align(16))]
+    struct Pair([usize; 2]);
+
+    /// With the CPU lock held, `this_cpu_ptr` is `per_cpu_ptr` of the CPU;
+    /// the per-CPU cmpxchg16b succeeds on the current value, writes both
+    /// words and touches no other CPU's pair, and fails without a write
+    /// when either word is stale; the locked cmpxchg16b on ordinary memory
+    /// does the same.
+    #[test]
+    fn percpu_ops() -> Result {
+        const NEW: [usize; 2] = [0x1111_2222_3333_4440, 0x5555_6666_7777_8880];
+        const OTHER: [usize; 2] = [0x0bad_0bad_0bad_0ba0, 0x0bad_0bad_0bad_0bb0];
+        let sentinel = |cpu: u32| [0xa5a5_0000 + cpu as usize, 0x5a5a_0000 + cpu as usize];
+        let p = Kernel::alloc_percpu(16, 16);
+        if p == 0 {
+            return Err(ENOMEM);
+        }
+        for cpu in possible_cpus() {
+            // SAFETY: every possible CPU's 16 bytes of the fresh area.
+            unsafe {
+                Kernel::per_cpu_ptr(p, cpu)
+                    .cast::<[usize; 2]>()
+                    .write(sentinel(cpu))
+            };
+        }
+        let (cpu, token) = Kernel::cpu_lock();
+        let this = Kernel::this_cpu_ptr(p);
+        let mine = Kernel::per_cpu_ptr(p, cpu).cast::<[usize; 2]>();
+        let cur = sentinel(cpu);
+        let ok_current = Kernel::this_cpu_cmpxchg_pair(p, cur, NEW);
+        // SAFETY: this CPU's pair of the live area; irqs are off, nothing
+        // else writes it.
+        let after_ok = unsafe { mine.read_volatile() };
+        let stale_word0 = Kernel::this_cpu_cmpxchg_pair(p, [cur[0], NEW[1]], OTHER);
+        let stale_word1 = Kernel::this_cpu_cmpxchg_pair(p, [NEW[0], cur[1]], OTHER);
+        // SAFETY: this CPU's pair of the live area, under its lock.
+        let after_stale = unsafe { mine.read_volatile() };
+        Kernel::cpu_unlock(token);
+        let others_kept = possible_cpus().filter(|&c| c != cpu).all(|c| {
+            // SAFETY: another CPU's pair of the live area; nothing writes it.
+            unsafe { Kernel::per_cpu_ptr(p, c).cast::<[usize; 2]>().read() == sentinel(c) }
+        });
+        // SAFETY: allocated above, no longer used.
+        unsafe { Kernel::free_percpu(p) };
+
+        assert_eq!(this as usize, mine as usize);
+        assert_eq!(mine as usize % 16, 0);
+        assert!(ok_current);
+        assert_eq!(after_ok, NEW);
+        assert!(!stale_word0);
+        assert!(!stale_word1);
+        assert_eq!(after_stale, NEW);
+        assert!(others_kept);
+
+        let mut pair = Pair([1, 2]);
+        let q = ptr::addr_of_mut!(pair.0);
+        // SAFETY: `q` is a valid, 16-byte aligned pair on this stack.
+        let (ok, stale0, stale1) = unsafe {
+            (
+                Kernel::cmpxchg_pair(q, [1, 2], NEW),
+                Kernel::cmpxchg_pair(q, [1, NEW[1]], OTHER),
+                Kernel::cmpxchg_pair(q, [NEW[0], 2], OTHER),
+            )
+        };
+        assert!(ok);
+        assert!(!stale0);
+        assert!(!stale1);
+        assert_eq!(pair.0, NEW);
+        Ok(())
+    }
+
+    /// Every possible CPU's tid is its id modulo the step, a power of two
+    /// at least `nr_cpu_ids`: on a new cache, after allocations and frees
+    /// (fast and slow paths), after flushing and after shrinking.
+    #[test]
+    fn tid_unique() -> Result {
+        let cache = TestCache::new(c"rslub_percpu_tid", 64)?;
+        let (_, step) = cache.cpu_state(0);
+        let fresh = tid_violation(&cache);
+
+        // Several slabs' worth: the slow paths run too (new slabs,
+        // deactivation, CPU partials), and they bump the tid as well.
+        let n = (3 * cache.layout.objects).min(256);
+        let mut objs = KVec::with_capacity(n, GFP_KERNEL)?;
+        for _ in 0..n {
+            let o = cache.alloc(GFP_SLEEP, -1);
+            if o.is_null() {
+                break;
+            }
+            objs.push(o, GFP_KERNEL)?;
+        }
+        let allocated = objs.len();
+        let after_alloc = tid_violation(&cache);
+        // Every second object first, then the rest: frees to the CPU slab
+        // and to other slabs.
+        for (i, &o) in objs.iter().enumerate() {
+            if i % 2 == 0 {
+                // SAFETY: allocated above, freed once.
+                unsafe { cache.free(o) };
+            }
+        }
+        for (i, &o) in objs.iter().enumerate() {
+            if i % 2 == 1 {
+                // SAFETY: allocated above, freed once.
+                unsafe { cache.free(o) };
+            }
+        }
+        let after_free = tid_violation(&cache);
+        let progress = tid_progress(&cache);
+        cache.flush_all();
+        let after_flush = tid_violation(&cache);
+        cache.shrink();
+        let after_shrink = tid_violation(&cache);
+        drop(cache);
+
+        assert!(step.is_power_of_two());
+        assert!(step >= Kernel::nr_cpu_ids() as usize);
+        assert_eq!(fresh, None);
+        assert_eq!(allocated, n);
+        assert!(progress >= n);
+        assert_eq!(after_alloc, None);
+        assert_eq!(after_free, None);
+        assert_eq!(after_flush, None);
+        assert_eq!(after_shrink, None);
+        Ok(())
+    }
+
+    /// The fast path's commit with a stale snapshot fails: with this CPU's
+    /// `(freelist, tid)` read, an allocation and a free on the same CPU
+    /// bring the freelist back to the same head (the ABA case) but advance
+    /// the tid, so the per-CPU cmpxchg16b with the snapshot fails, writes
+    /// nothing, and the cache stays intact.
+    #[test]
+    fn stale_tid_fails() -> Result {
+        let cache = TestCache::new(c"rslub_percpu_stale", 64)?;
+        let (cpu, token) = Kernel::cpu_lock();
+        let (c, step) = cache.cpu_state(cpu);
+        // GFP_NOSLEEP (GFP_ATOMIC): irqs are off. The first allocation gives this CPU a
+        // slab and a freelist.
+        let warm = cache.alloc(GFP_NOSLEEP, -1);
+        // SAFETY: this CPU's state, its lock held.
+        let snapshot = unsafe { read_pair(c) };
+        let o = cache.alloc(GFP_NOSLEEP, -1);
+        if !o.is_null() {
+            // SAFETY: allocated just now, freed once.
+            unsafe { cache.free(o) };
+        }
+        // SAFETY: as above.
+        let current = unsafe { read_pair(c) };
+        // What the allocation fast path would commit from the snapshot.
+        let committed = Kernel::this_cpu_cmpxchg_pair(
+            cache.cpu_area(),
+            snapshot,
+            [0, snapshot[1].wrapping_add(step)],
+        );
+        // SAFETY: as above.
+        let after = unsafe { read_pair(c) };
+        Kernel::cpu_unlock(token);
+
+        if !warm.is_null() {
+            // SAFETY: allocated above, freed once.
+            unsafe { cache.free(warm) };
+        }
+        let again = cache.alloc(GFP_SLEEP, -1);
+        if !again.is_null() {
+            // SAFETY: allocated just now, freed once.
+            unsafe { cache.free(again) };
+        }
+        let errors = cache.validate();
+        let live = cache.usage().live_objects;
+        drop(cache);
+
+        assert!(!warm.is_null());
+        assert!(!o.is_null());
+        assert_eq!(current[0], snapshot[0]);
+        assert!(current[1] != snapshot[1]);
+        assert!(!committed);
+        assert_eq!(after, current);
+        assert!(!again.is_null());
+        assert_eq!(errors, 0);
+        assert_eq!(live, 0);
+        Ok(())
+    }
+
+    /// Objects the offline test allocates on the other CPU (at most).
+    const OFFLINE_OBJS: usize = 96;
+
+    /// A CPU going offline gives back what it held of every cache: its CPU
+    /// slab (with the objects on its lockless freelist) and its CPU
+    /// partial slabs go to the nodes, and the cache counts in use exactly
+    /// the objects the test still holds. Skipped, with the reason, when
+    /// there is no second CPU or the kernel refuses to take it down.
+    #[test]
+    fn offline_flushes_cpu() -> Result {
+        // The highest online CPU goes offline (x86 keeps CPU 0), the test
+        // thread runs on another one meanwhile.
+        let online = |c: &u32| Kernel::cpu_online(*c);
+        let (Some(target), Some(here)) = (
+            (1..Kernel::nr_cpu_ids()).rev().find(online),
+            (0..Kernel::nr_cpu_ids()).find(online),
+        ) else {
+            skip("needs a second online CPU");
+            return Ok(());
+        };
+        if target == here {
+            skip("needs a second online CPU");
+            return Ok(());
+        }
+        // SAFETY: binds the current task (the test thread) to an online CPU.
+        if unsafe { shim::rslub_shim_pin_current(here as i32) } != 0 {
+            skip("cannot bind the test thread to a CPU");
+            return Ok(());
+        }
+        let result = offline_on(target);
+        // SAFETY: lets the test thread run anywhere again.
+        unsafe { shim::rslub_shim_pin_current(-1) };
+        let Some(r) = result? else {
+            skip("remove_cpu refused to take the CPU offline");
+            return Ok(());
+        };
+
+        assert!(r.allocated);
+        assert!(r.had_slab);
+        assert!(r.had_partial);
+        assert!(r.flushed);
+        assert_eq!(r.live, r.held);
+        assert_eq!(r.errors, 0);
+        assert_eq!(r.up, 0);
+        Ok(())
+    }
+
+    /// What `offline_on` saw.
+    struct Offline {
+        /// Every object the test meant to hold was allocated.
+        allocated: bool,
+        /// `target` had a CPU slab and CPU partial slabs before going down.
+        had_slab: bool,
+        had_partial: bool,
+        /// Its CPU slab, freelist and partial list were empty while down.
+        flushed: bool,
+        /// Objects in use while it was down, and objects the test held.
+        live: usize,
+        held: usize,
+        /// `validate` after everything was freed.
+        errors: usize,
+        /// `add_cpu`'s result.
+        up: i32,
+    }
+
+    /// Fills `target`'s cached state of a new cache, takes `target` offline
+    /// and back online; `None` when `remove_cpu` refused.
+    fn offline_on(target: u32) -> Result<Option<Offline>> {
+        let cache = TestCache::new(c"rslub_percpu_offline", 256)?;
+        let n = (4 * cache.layout.objects).min(OFFLINE_OBJS);
+        let objs = KBox::new(
+            core::array::from_fn::<_, OFFLINE_OBJS, _>(|_| AtomicUsize::new(0)),
+            GFP_KERNEL,
+        )?;
+        // On `target`, irqs off: allocate several slabs' worth, then free
+        // one object of each earlier (now full) slab, which puts that slab
+        // on the CPU's partial list, and the last few objects, which go
+        // back to the CPU slab's freelist.
+        let per_slab = cache.layout.objects;
+        let shared: &Cache = &cache;
+        let freed_there = |i: usize| i.checked_rem(per_slab) == Some(0) || i + 3 >= n;
+        Kernel::for_each_cpu_locked(&|cpu| {
+            if cpu != target {
+                return;
+            }
+            for slot in objs.iter().take(n) {
+                slot.store(shared.alloc(GFP_NOSLEEP, -1) as usize, Ordering::Relaxed);
+            }
+            for (i, slot) in objs.iter().enumerate().take(n) {
+                let o = slot.load(Ordering::Relaxed) as *mut u8;
+                if freed_there(i) && !o.is_null() {
+                    slot.store(0, Ordering::Relaxed);
+                    // SAFETY: allocated above, freed once.
+                    unsafe { shared.free(o) };
+                }
+            }
+        });
+        let allocated = objs
+            .iter()
+            .take(n)
+            .enumerate()
+            .all(|(i, s)| freed_there(i) || s.load(Ordering::Relaxed) != 0);
+        let held = objs
+            .iter()
+            .filter(|s| s.load(Ordering::Relaxed) != 0)
+            .count();
+        let (c, _) = cache.cpu_state(target);
+        // SAFETY: racy reads of `target`'s state; nothing runs there now
+        // that would touch this cache.
+        let (had_slab, had_partial) = unsafe {
+            (
+                !ptr::read_volatile(ptr::addr_of!((*c).slab)).is_null(),
+                !ptr::read_volatile(ptr::addr_of!((*c).partial)).is_null(),
+            )
+        };
+
+        // SAFETY: takes the hotplug locks itself; may sleep, as we can.
+        let ret = unsafe { bindings::remove_cpu(target) };
+        let mut flushed = false;
+        let mut live = usize::MAX;
+        let mut up = 0;
+        if ret == 0 {
+            // SAFETY: `target` is offline: nothing writes its state.
+            flushed = unsafe {
+                (*c).freelist.is_null()
+                    && (*c).slab.is_null()
+                    && (*c).partial.is_null()
+                    && (*c).partial_slabs == 0
+            };
+            live = cache.usage().live_objects;
+            // SAFETY: brings back the CPU taken down above.
+            up = unsafe { bindings::add_cpu(target) };
+        }
+        for slot in objs.iter() {
+            let o = slot.swap(0, Ordering::Relaxed) as *mut u8;
+            if !o.is_null() {
+                // SAFETY: allocated above and still held, freed once.
+                unsafe { cache.free(o) };
+            }
+        }
+        let errors = cache.validate();
+        if ret != 0 {
+            pr_info!("rslub_percpu: remove_cpu({}) returned {}\n", target, ret);
+            return Ok(None);
+        }
+        Ok(Some(Offline {
+            allocated,
+            had_slab,
+            had_partial,
+            flushed,
+            live,
+            held,
+            errors,
+            up,
+        }))
+    }
+}
