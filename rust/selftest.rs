@@ -17,7 +17,7 @@ mod tests {
     use crate::kplat::Kernel;
     use crate::platform::Platform;
     use crate::shim;
-    use crate::slub::CpuSlab;
+    use crate::slub::{CpuSlab, FREE_BATCH_MAX};
     use core::ptr;
     use core::sync::atomic::{AtomicUsize, Ordering};
     use kernel::bindings;
@@ -309,9 +309,10 @@ mod tests {
     const OFFLINE_OBJS: usize = 96;
 
     /// A CPU going offline gives back what it held of every cache: its CPU
-    /// slab (with the objects on its lockless freelist) and its CPU
-    /// partial slabs go to the nodes, and the cache counts in use exactly
-    /// the objects the test still holds. Skipped, with the reason, when
+    /// slab (with the objects on its lockless freelist), its CPU partial
+    /// slabs and its free batch (objects freed there that wait to go back
+    /// to their slabs) go to the nodes, and no object is lost: the slabs
+    /// count in use exactly the objects the test still holds. Skipped, with the reason, when
     /// there is no second CPU or the kernel refuses to take it down.
     #[test]
     fn offline_flushes_cpu() -> Result {
@@ -345,7 +346,9 @@ mod tests {
         assert!(r.allocated);
         assert!(r.had_slab);
         assert!(r.had_partial);
+        assert!(r.had_batch);
         assert!(r.flushed);
+        assert_eq!(r.batched, 0);
         assert_eq!(r.live, r.held);
         assert_eq!(r.errors, 0);
         assert_eq!(r.up, 0);
@@ -356,13 +359,19 @@ mod tests {
     struct Offline {
         /// Every object the test meant to hold was allocated.
         allocated: bool,
-        /// `target` had a CPU slab and CPU partial slabs before going down.
+        /// `target` had a CPU slab, CPU partial slabs and a non-empty
+        /// free batch before going down.
         had_slab: bool,
         had_partial: bool,
-        /// Its CPU slab, freelist and partial list were empty while down.
+        had_batch: bool,
+        /// Its CPU slab, freelist, partial list and batch were empty while
+        /// down.
         flushed: bool,
-        /// Objects in use while it was down, and objects the test held.
+        /// While it was down: objects in use by their slabs (live for
+        /// their users plus batched; `usage` tells them apart), and the
+        /// batched ones; and the objects the test held.
         live: usize,
+        batched: usize,
         held: usize,
         /// `validate` after everything was freed.
         errors: usize,
@@ -379,29 +388,42 @@ mod tests {
             core::array::from_fn::<_, OFFLINE_OBJS, _>(|_| AtomicUsize::new(0)),
             GFP_KERNEL,
         )?;
-        // On `target`, irqs off: allocate several slabs' worth, then free
-        // one object of each earlier (now full) slab, which puts that slab
-        // on the CPU's partial list, and the last few objects, which go
-        // back to the CPU slab's freelist.
+        // On `target`, irqs off, with classic frees: allocate several slabs'
+        // worth, then free one object of each earlier (now full) slab,
+        // which puts that slab on the CPU's partial list, and the last few
+        // objects, which go back to the CPU slab's freelist. Then, with
+        // batched frees, a few more objects of the first slab: they miss
+        // the CPU slab and wait in the CPU's batch (fewer than it holds).
         let per_slab = cache.layout.objects;
         let shared: &Cache = &cache;
-        let freed_there = |i: usize| i.checked_rem(per_slab) == Some(0) || i + 3 >= n;
-        Kernel::for_each_cpu_locked(&|cpu| {
-            if cpu != target {
-                return;
-            }
-            for slot in objs.iter().take(n) {
-                slot.store(shared.alloc(GFP_NOSLEEP, -1) as usize, Ordering::Relaxed);
-            }
+        let freed_classic = |i: usize| i.checked_rem(per_slab) == Some(0) || i + 3 >= n;
+        let freed_batched = |i: usize| (1..per_slab.min(5)).contains(&i);
+        let free_there = |which: &dyn Fn(usize) -> bool| {
             for (i, slot) in objs.iter().enumerate().take(n) {
                 let o = slot.load(Ordering::Relaxed) as *mut u8;
-                if freed_there(i) && !o.is_null() {
+                if which(i) && !o.is_null() {
                     slot.store(0, Ordering::Relaxed);
-                    // SAFETY: allocated above, freed once.
+                    // SAFETY: allocated on this CPU, freed once.
                     unsafe { shared.free(o) };
                 }
             }
+        };
+        cache.set_free_batch(0);
+        Kernel::for_each_cpu_locked(&|cpu| {
+            if cpu == target {
+                for slot in objs.iter().take(n) {
+                    slot.store(shared.alloc(GFP_NOSLEEP, -1) as usize, Ordering::Relaxed);
+                }
+                free_there(&freed_classic);
+            }
         });
+        cache.set_free_batch(FREE_BATCH_MAX as u32);
+        Kernel::for_each_cpu_locked(&|cpu| {
+            if cpu == target {
+                free_there(&freed_batched);
+            }
+        });
+        let freed_there = |i: usize| freed_classic(i) || freed_batched(i);
         let allocated = objs
             .iter()
             .take(n)
@@ -414,10 +436,11 @@ mod tests {
         let (c, _) = cache.cpu_state(target);
         // SAFETY: racy reads of `target`'s state; nothing runs there now
         // that would touch this cache.
-        let (had_slab, had_partial) = unsafe {
+        let (had_slab, had_partial, had_batch) = unsafe {
             (
                 !ptr::read_volatile(ptr::addr_of!((*c).slab)).is_null(),
                 !ptr::read_volatile(ptr::addr_of!((*c).partial)).is_null(),
+                ptr::read_volatile(ptr::addr_of!((*c).batch_len)) != 0,
             )
         };
 
@@ -425,6 +448,7 @@ mod tests {
         let ret = unsafe { bindings::remove_cpu(target) };
         let mut flushed = false;
         let mut live = usize::MAX;
+        let mut batched = usize::MAX;
         let mut up = 0;
         if ret == 0 {
             // SAFETY: `target` is offline: nothing writes its state.
@@ -433,8 +457,11 @@ mod tests {
                     && (*c).slab.is_null()
                     && (*c).partial.is_null()
                     && (*c).partial_slabs == 0
+                    && (*c).batch_len == 0
             };
-            live = cache.usage().live_objects;
+            let u = cache.usage();
+            live = u.live_objects + u.batched_objects;
+            batched = u.batched_objects;
             // SAFETY: brings back the CPU taken down above.
             up = unsafe { bindings::add_cpu(target) };
         }
@@ -454,8 +481,10 @@ mod tests {
             allocated,
             had_slab,
             had_partial,
+            had_batch,
             flushed,
             live,
+            batched,
             held,
             errors,
             up,
