@@ -131,8 +131,9 @@ int rslub_cache_destroy(struct rslub_cache *s);
  *   min_partial (0..1000), max_empty (0..1000; lowering it releases cached
  *   slabs), free_batch (0..32: frees that miss the CPU slab each CPU gathers
  *   before returning them to their slabs grouped by slab; 0 is classic
- *   SLUB; lowering it flushes the CPUs), fill_ge (0 or 1: fill CPU partial lists until >= instead of >
- *   cpu_partial/2, for experiments), random_freelist (0 or 1: new slabs
+ *   SLUB; lowering it flushes the CPUs), fill_ge (0 or 1: fill CPU
+ *   partial lists until >= instead of > cpu_partial/2, for experiments),
+ *   random_freelist (0 or 1: new slabs
  *   thread their free objects in a random order, like in-tree
  *   CONFIG_SLAB_FREELIST_RANDOM; the first 1 allocates the cache's shuffled
  *   index sequence and sleeps). Safe on a live cache under load.

@@ -222,7 +222,11 @@ pub static ATTRS: [Attr; 30] = [
             0
         },
     ),
-    counted(b"free_batch_objects\0", |u| u.batched_objects, Format::Plain),
+    counted(
+        b"free_batch_objects\0",
+        |u| u.batched_objects,
+        Format::Plain,
+    ),
     counted(b"empty_slabs\0", |u| u.empty_slabs, Format::Plain),
     num(b"errors\0", |c| c.errors()),
     action(b"shrink\0", |c| c.shrink()),

@@ -82,12 +82,12 @@ use crate::layout::Layout;
 use crate::platform::{Pcpu, Platform};
 use crate::slab::{SlabHeader, SlabList};
 use crate::stat::Stat;
-pub use free_batch::FREE_BATCH_MAX;
 use core::ffi::c_void;
 use core::marker::PhantomData;
 use core::mem::size_of;
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
+pub use free_batch::FREE_BATCH_MAX;
 
 /// Node ids handled (x86_64's default `NODES_SHIFT` of 6).
 pub const MAX_NODES: usize = 64;
