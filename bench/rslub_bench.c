@@ -622,8 +622,12 @@ static void run_shuffle(struct subject *s, unsigned int size, unsigned int r,
 	}
 	/* The same order for every allocator and round of this size. */
 	prandom_seed_state(&rnd, size);
-	for (i = n - 1; i > 0; i--)
-		swap(scratch[i], scratch[prandom_u32_state(&rnd) % (i + 1)]);
+	for (i = n - 1; i > 0; i--) {
+		/* One draw per step: swap() evaluates its arguments twice. */
+		unsigned int j = prandom_u32_state(&rnd) % (i + 1);
+
+		swap(scratch[i], scratch[j]);
+	}
 	t0 = now();
 	for (i = 0; i < n; i++)
 		s->ops->free(c, scratch[i]);
