@@ -95,8 +95,11 @@ impl FreeError {
 
 impl SlabHeader {
     /// The header of the slab that would contain `obj`.
+    #[inline(always)]
     pub fn of(obj: *const u8, layout: &Layout) -> *mut SlabHeader {
-        ((obj as usize) & !(layout.slab_bytes - 1)) as *mut SlabHeader
+        // wrapping: slab_bytes is a power of two, and the free path's
+        // instruction count has no room for an overflow check.
+        ((obj as usize) & !layout.slab_bytes.wrapping_sub(1)) as *mut SlabHeader
     }
 
     /// Writes a header at `base` and threads every object onto the freelist
@@ -178,6 +181,7 @@ impl SlabHeader {
     }
 
     /// Whether this header belongs to a live slab of `owner`.
+    #[inline(always)]
     pub fn is_live_for(&self, owner: usize) -> bool {
         self.magic == SLAB_MAGIC ^ owner && self.owner == owner
     }
@@ -205,7 +209,20 @@ impl SlabHeader {
         }
     }
 
+    /// Why a header that is not live for `owner` refuses a free.
+    #[cold]
+    #[inline(never)]
+    fn not_live(&self, owner: usize) -> FreeError {
+        if self.is_isolated_for(owner) {
+            FreeError::Isolated
+        } else {
+            FreeError::NotOurSlab
+        }
+    }
+
     /// Checks that `obj` is an object start of this live slab of `owner`.
+    /// Inlined on the free fast path; the failure is told apart out of line.
+    #[inline(always)]
     pub fn check_object(
         &self,
         obj: *const u8,
@@ -213,13 +230,11 @@ impl SlabHeader {
         owner: usize,
     ) -> Result<(), FreeError> {
         if !self.is_live_for(owner) {
-            return Err(if self.is_isolated_for(owner) {
-                FreeError::Isolated
-            } else {
-                FreeError::NotOurSlab
-            });
+            return Err(self.not_live(owner));
         }
-        let offset = obj as usize - core::ptr::from_ref(self) as usize;
+        // An `obj` below the header wraps to a huge offset, which
+        // `object_index` refuses.
+        let offset = (obj as usize).wrapping_sub(core::ptr::from_ref(self) as usize);
         if layout.object_index(offset).is_none() {
             return Err(FreeError::NotObjectStart);
         }

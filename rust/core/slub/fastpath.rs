@@ -22,7 +22,9 @@ impl<P: Platform> Cache<P> {
     }
 
     /// Allocates one object on `node` (negative: any, local first); null when
-    /// memory ran out.
+    /// memory ran out. Inlined into the C API's functions, where `node` is
+    /// often a constant.
+    #[inline(always)]
     pub fn alloc(&self, gfp: u32, node: i32) -> *mut u8 {
         let node = if node == NO_NODE {
             node
@@ -146,6 +148,7 @@ impl<P: Platform> Cache<P> {
     /// # Safety
     /// If `obj` is an allocated object of this cache, the caller owns it and
     /// does not use it afterwards.
+    #[inline(always)]
     pub unsafe fn free(&self, obj: *mut u8) {
         // One branch picks the path, as in `alloc`.
         // SAFETY: the caller gives up `obj` (if it is an object of ours).
