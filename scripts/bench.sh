@@ -80,7 +80,7 @@ mkdir -p "$BUILD"
 # Excluded files are also kept from --delete: the build outputs stay.
 rsync -a --delete --exclude /results --exclude target --exclude .git \
 	--exclude '*.o' --exclude '*.ko' --exclude '*.cmd' --exclude '*.mod' \
-	--exclude '*.mod.c' --exclude Module.symvers --exclude modules.order \
+	--exclude '*.mod.c' --exclude '*.bc' --exclude Module.symvers --exclude modules.order \
 	--exclude /rust/shim_bindings.rs \
 	"$ROOT/" "$BUILD/"
 echo "bench: building modules for $BKDIR (STATS=0) in $BUILD"

@@ -76,9 +76,16 @@ impl<P: Platform> Cache<P> {
         *slot = obj;
         g.batch_len += 1;
         g.stat(Stat::FreeBatched);
-        if (n as u32) + 1 < limit {
-            return;
+        if (n as u32) + 1 >= limit {
+            self.batch_full::<H>(g);
         }
+    }
+
+    /// Returns this CPU's full batch to the slabs, with the lock `g` holds
+    /// dropped. Out of line: the common batched free needs no room for the
+    /// copy.
+    #[inline(never)]
+    fn batch_full<const H: bool>(&self, mut g: CpuGuard<P>) {
         let mut out = [ptr::null_mut(); FREE_BATCH_MAX];
         let out = Self::take_batch(&mut g, &mut out);
         drop(g);
