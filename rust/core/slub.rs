@@ -1652,6 +1652,15 @@ impl<P: Platform> Cache<P> {
         P::for_each_cpu_locked(&|cpu| self.flush_cpu(P::per_cpu_ptr(self.pcpu, cpu).cast()));
     }
 
+    /// Test hook: CPU `cpu`'s state for this cache (read racily, to check
+    /// the tid invariant), and the tid step.
+    pub fn cpu_state(&self, cpu: u32) -> (*const CpuSlab, usize) {
+        (
+            P::per_cpu_ptr(self.pcpu, cpu).cast_const().cast(),
+            self.tid_step,
+        )
+    }
+
     /// Flushes a CPU that went offline.
     pub fn flush_dead_cpu(&self, cpu: u32) {
         self.flush_cpu(P::per_cpu_ptr(self.pcpu, cpu).cast());
