@@ -32,6 +32,39 @@ void rslub_host_set_migrate(unsigned int one_in);
  */
 void rslub_host_set_irq_hook(void (*fn)(void *), void *arg,
 			     unsigned int skip);
+/*
+ * Calls fn(arg) once, as an interrupt on this thread's CPU, at the
+ * (k+1)-th interruptible shim call this thread makes from now: any shim
+ * call made while on a CPU with interrupts "on" (neither the CPU lock nor a
+ * node lock held), just before the call does anything. Sweeping k over an
+ * operation interrupts it at every point where the kernel could.
+ */
+void rslub_host_set_irq_at_call(void (*fn)(void *), void *arg,
+				unsigned int k);
+/* Whether the hook set by rslub_host_set_irq_at_call has not fired yet. */
+bool rslub_host_irq_pending(void);
+/* Interruptible shim calls made by this thread so far. */
+unsigned long rslub_host_irq_points(void);
+/* Interrupts off / on for this thread (nests); node locks use it. */
+void rslub_host_irqs_disable(void);
+void rslub_host_irqs_enable(void);
+/*
+ * CPU hotplug: an offline CPU runs nothing (entering it aborts), is skipped
+ * by on_each_cpu, and cpu_online() says so. Call with no thread on cpu.
+ */
+void rslub_host_set_online(unsigned int cpu, bool online);
+/*
+ * Puts every knob back to its default (no migration, no failing pages,
+ * every node with memory, every CPU online, no pending interrupt): a test
+ * that failed half-way leaves nothing behind for the next one.
+ */
+void rslub_host_reset(void);
+/*
+ * CPUs found held by a thread that had died (a test that panicked on a CPU
+ * without releasing it); each is released and counted.
+ */
+long rslub_host_cpus_recovered(void);
+
 /* Page blocks currently allocated, and their total bytes. */
 long rslub_host_pages_in_use(void);
 long rslub_host_bytes_in_use(void);

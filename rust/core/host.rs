@@ -18,6 +18,18 @@ pub mod shim {
     include!(concat!(env!("OUT_DIR"), "/shim_bindings.rs"));
 }
 
+/// A held node lock. The kernel's is an irq-safe spinlock, so while it is
+/// held no interrupt arrives: the twin's interrupt hook is told so.
+pub struct NodeGuard<'a>(Option<MutexGuard<'a, ()>>);
+
+impl Drop for NodeGuard<'_> {
+    fn drop(&mut self) {
+        drop(self.0.take());
+        // SAFETY: pairs with the disable in `node_lock`.
+        unsafe { shim::rslub_host_irqs_enable() };
+    }
+}
+
 /// Userspace as the allocator core's platform.
 pub struct Host;
 
@@ -25,7 +37,7 @@ pub struct Host;
 // runs alone on its simulated CPU (see host_shim.c), which is the CPU lock.
 unsafe impl Platform for Host {
     type NodeLock = Mutex<()>;
-    type NodeGuard<'a> = MutexGuard<'a, ()>;
+    type NodeGuard<'a> = NodeGuard<'a>;
 
     unsafe fn node_lock_init(slot: *mut Self::NodeLock) -> bool {
         // SAFETY: per the caller, `slot` is valid for a write.
@@ -39,7 +51,10 @@ unsafe impl Platform for Host {
     }
 
     fn node_lock(lock: &Self::NodeLock) -> Self::NodeGuard<'_> {
-        lock.lock().unwrap_or_else(|e| e.into_inner())
+        let g = lock.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: a thread-local counter; `NodeGuard`'s drop undoes it.
+        unsafe { shim::rslub_host_irqs_disable() };
+        NodeGuard(Some(g))
     }
 
     crate::shim_platform_methods!(shim);
