@@ -16,6 +16,8 @@ pub mod stat;
 pub mod host;
 
 #[cfg(test)]
+mod gap_tests;
+#[cfg(test)]
 mod slub_tests;
 #[cfg(test)]
 mod test_util;
