@@ -691,3 +691,42 @@ fn deliberately_failing_test() {
         assert!(o.is_null(), "deliberate failure on CPU 0");
     });
 }
+
+/// An allocation for an explicit node uses the CPU slab only when the slab
+/// is on that node (fast path), else leaves it for one on the node
+/// (`alloc_node_mismatch`); `NUMA_NO_NODE` takes whatever the CPU has.
+/// Guards `node_match`, which make mutants found untested.
+#[test]
+fn explicit_node_uses_the_cpu_slab_only_on_its_node() {
+    let _m = machine();
+    let c = TestCache::new(256, 30, 5, 2);
+    let mut objs = Vec::new();
+    on_cpu(1, || {
+        let mut alloc = |node: i32, fast: bool, want: i32, what: &str| {
+            let (f, m) = (c.stat(Stat::AllocFastpath), c.stat(Stat::AllocNodeMismatch));
+            let o = c.alloc(GFP_KERNEL, node);
+            assert!(!o.is_null());
+            assert_eq!(node_of(&c, o), want, "{what}: wrong node");
+            assert_eq!(
+                c.stat(Stat::AllocFastpath) - f,
+                usize::from(fast),
+                "{what}: fast path"
+            );
+            assert_eq!(
+                c.stat(Stat::AllocNodeMismatch) - m,
+                usize::from(!fast && node >= 0),
+                "{what}: node mismatch"
+            );
+            objs.push(o);
+        };
+        alloc(-1, false, 1, "first allocation on CPU 1");
+        alloc(1, true, 1, "node 1, the CPU slab's node");
+        alloc(-1, true, 1, "any node");
+        alloc(0, false, 0, "node 0, not the CPU slab's node");
+        alloc(0, true, 0, "node 0 again");
+        alloc(-1, true, 0, "any node, CPU slab now on node 0");
+        alloc(1, false, 1, "node 1 again");
+    });
+    on_cpu(1, || objs.into_iter().for_each(|o| c.free(o)));
+    c.destroy().unwrap();
+}
