@@ -23,19 +23,30 @@ struct CpuView {
     tid: usize,
     slab: usize,
     partial: usize,
+    partial_slabs: u32,
+    partial_len: u32,
 }
 
 fn cpu_view(c: &TestCache, cpu: u32) -> CpuView {
     let (p, _) = c.cpu_state(cpu);
-    // SAFETY: `p` is the cache's live CpuSlab of `cpu`; no thread is on
-    // a CPU while tests look (or the reads are only for a report).
+    // SAFETY: `p` is the cache's live CpuSlab of `cpu`, and the slabs on
+    // its partial list are live; no thread is on a CPU while tests look.
     unsafe {
         let p: *const CpuSlab = p;
+        let partial = std::ptr::read_volatile(std::ptr::addr_of!((*p).partial));
+        let mut partial_len = 0;
+        let mut cur = partial;
+        while !cur.is_null() && partial_len < 100_000 {
+            partial_len += 1;
+            cur = (*cur).next;
+        }
         CpuView {
             freelist: std::ptr::read_volatile(std::ptr::addr_of!((*p).freelist)) as usize,
             tid: std::ptr::read_volatile(std::ptr::addr_of!((*p).tid)),
             slab: std::ptr::read_volatile(std::ptr::addr_of!((*p).slab)) as usize,
-            partial: std::ptr::read_volatile(std::ptr::addr_of!((*p).partial)) as usize,
+            partial: partial as usize,
+            partial_slabs: std::ptr::read_volatile(std::ptr::addr_of!((*p).partial_slabs)),
+            partial_len,
         }
     }
 }
@@ -49,6 +60,7 @@ fn views(c: &TestCache) -> Vec<CpuView> {
 /// modulo the step, so no tid read on one CPU can match another's.
 /// `before` (if given) are the views before one operation: a CPU whose
 /// freelist or slab changed must have a new tid, moved on by whole steps.
+/// Also checks that each CPU's partial slab count matches its list.
 fn check_tids(c: &TestCache, before: Option<&[CpuView]>, what: &str) -> Vec<CpuView> {
     let (_, step) = c.cpu_state(0);
     assert!(
@@ -62,6 +74,10 @@ fn check_tids(c: &TestCache, before: Option<&[CpuView]>, what: &str) -> Vec<CpuV
             cpu,
             "after {what}: CPU {cpu}'s tid {} is not its number modulo {step}",
             v.tid
+        );
+        assert_eq!(
+            v.partial_slabs, v.partial_len,
+            "after {what}: CPU {cpu}'s partial_slabs does not match its list"
         );
         if let Some(b) = before {
             let b = b[cpu];
@@ -239,8 +255,10 @@ fn script(c: &TestCache, live: &mut Live, irq: &mut Irq, rng: &mut Rng, what: &s
             live.forget(o, &format!("{what}, the interrupt's free"));
         }
     };
-    for i in 0..per + 3 {
-        let gfp = if i % 2 == 0 { GFP_KERNEL } else { GFP_NOWAIT };
+    // New slabs every round (the caches keep no empty slab), their pages
+    // allocated with the CPU lock dropped (GFP_KERNEL) or held (the first).
+    for i in 0..3 * per + 3 {
+        let gfp = if i == 0 { GFP_NOWAIT } else { GFP_KERNEL };
         let o = c.alloc(gfp, -1);
         settle(live, irq);
         live.add(o, what);
@@ -289,7 +307,7 @@ fn interrupt_at_every_shim_call_never_hands_out_an_object_twice() {
     let _m = machine();
     let base = pages();
     for (size, harden, cpu_partial) in [(64usize, true, 30u32), (256, false, 30), (512, true, 0)] {
-        let c = TestCache::with(size, cpu_partial, 1, 1, 0, harden);
+        let c = TestCache::with(size, cpu_partial, 0, 0, 0, harden);
         let mut live = Live {
             objs: HashMap::new(),
             next: 1,
@@ -507,6 +525,123 @@ fn random_freelist_order_differs_between_slabs() {
         distinct.len()
     );
     on_cpu(0, || objs.into_iter().for_each(|o| c.free(o)));
+    c.destroy().unwrap();
+}
+
+/// The shuffled sequence is a uniformly random permutation (Fisher-Yates),
+/// not a cyclic one (Sattolo's algorithm, which an off-by-one in the swap
+/// range gives): with 63 objects a slab (odd) a rotation is an even
+/// permutation, so a slab's order has its sequence's parity, and a cyclic
+/// sequence is always even. 24 caches all even by chance: 1 in 2^24.
+#[test]
+fn random_freelist_sequence_is_not_always_even() {
+    let _m = machine();
+    let mut odd = 0;
+    for _ in 0..24 {
+        let c = TestCache::new(64, 30, 5, 2);
+        let n = c.layout.objects;
+        assert_eq!(n % 2, 1, "the test needs an odd number of objects per slab");
+        assert!(c.set_random_freelist(true));
+        let objs: Vec<*mut u8> = on_cpu(0, || (0..n).map(|_| c.alloc(GFP_KERNEL, -1)).collect());
+        let perm: Vec<usize> = objs
+            .iter()
+            .map(|&o| {
+                let s = SlabHeader::of(o, &c.layout) as usize;
+                c.layout.object_index(o as usize - s).unwrap()
+            })
+            .collect();
+        let mut seen = vec![false; n];
+        let mut cycles = 0;
+        for i in 0..n {
+            if !seen[i] {
+                cycles += 1;
+                let mut j = i;
+                while !seen[j] {
+                    seen[j] = true;
+                    j = perm[j];
+                }
+            }
+        }
+        assert!(seen.iter().all(|&x| x), "not a permutation");
+        odd += (n - cycles) % 2;
+        on_cpu(0, || objs.into_iter().for_each(|o| c.free(o)));
+        c.destroy().unwrap();
+    }
+    assert!(odd > 0, "24 random sequences, none odd: not Fisher-Yates");
+}
+
+/// A cache with a constructor hands out objects in their constructed
+/// state, also after a free (nothing zeroes them unless `__GFP_ZERO` asks),
+/// and `__GFP_ZERO` on a failed allocation returns NULL, nothing written.
+#[test]
+fn only_gfp_zero_zeroes_and_never_a_failed_allocation() {
+    let _m = machine();
+    unsafe extern "C" fn ctor(p: *mut core::ffi::c_void) {
+        // SAFETY: the core passes an object of at least 64 bytes.
+        unsafe { std::ptr::write_bytes(p.cast::<u8>(), 0x5a, 64) };
+    }
+    let layout = crate::layout::Layout::new(&crate::layout::LayoutRequest {
+        has_ctor: true,
+        ..crate::layout::LayoutRequest::plain(64, 0, 4096, crate::slab::HEADER_SIZE)
+    })
+    .unwrap();
+    let params = crate::slub::Params {
+        cpu_partial: 30,
+        min_partial: 5,
+        max_empty: 0,
+        gfp_zero: crate::test_util::GFP_ZERO,
+        gfp_thisnode: crate::test_util::GFP_THISNODE,
+        debug: 0,
+        harden: true,
+        random_freelist: false,
+    };
+    let c = TestCache(crate::slub::Cache::<Host>::create(
+        b"ctor",
+        0,
+        layout,
+        Some(ctor),
+        params,
+    ));
+    assert!(!c.0.is_null());
+    on_cpu(0, || {
+        let constructed = |o: *mut u8| {
+            // SAFETY: an allocated 64-byte object.
+            unsafe { std::slice::from_raw_parts(o, 64) }
+                .iter()
+                .all(|&b| b == 0x5a)
+        };
+        for gfp in [GFP_KERNEL, GFP_NOWAIT] {
+            let a = c.alloc(gfp, -1);
+            assert!(
+                constructed(a),
+                "a new object is not in its constructed state"
+            );
+            c.free(a);
+            let b = c.alloc(gfp, -1);
+            assert_eq!(a, b);
+            assert!(constructed(b), "a reused object was changed");
+            c.free(b);
+        }
+        let z = c.alloc(GFP_KERNEL | crate::test_util::GFP_ZERO, -1);
+        // SAFETY: as above.
+        assert!(unsafe { std::slice::from_raw_parts(z, 64) }
+            .iter()
+            .all(|&b| b == 0));
+        // SAFETY: put the object back in its constructed state before freeing.
+        unsafe { ctor(z.cast()) };
+        c.free(z);
+    });
+    c.destroy().unwrap();
+    let c = TestCache::new(64, 30, 5, 0);
+    on_cpu(0, || {
+        // SAFETY: setter.
+        unsafe { shim::rslub_host_fail_pages(1) };
+        assert!(c
+            .alloc(GFP_KERNEL | crate::test_util::GFP_ZERO, -1)
+            .is_null());
+        // SAFETY: setter.
+        unsafe { shim::rslub_host_fail_pages(0) };
+    });
     c.destroy().unwrap();
 }
 
