@@ -61,6 +61,7 @@ static __thread void *irq_hook_arg;
 static __thread unsigned int irq_hook_countdown;
 static long pages_in_use, bytes_in_use, reports;
 static int fail_pages;
+static unsigned int last_page_gfp;
 static int memoryless_node = -1;
 
 /* Live page blocks: open addressing on the block base, with its node. */
@@ -263,6 +264,11 @@ void rslub_host_count_report(void)
 	__atomic_fetch_add(&reports, 1, __ATOMIC_RELAXED);
 }
 
+unsigned int rslub_host_last_page_gfp(void)
+{
+	return __atomic_load_n(&last_page_gfp, __ATOMIC_RELAXED);
+}
+
 void rslub_host_fail_pages(int n)
 {
 	__atomic_store_n(&fail_pages, n, __ATOMIC_RELAXED);
@@ -315,7 +321,7 @@ void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order)
 	size_t i;
 
 	irq_point();
-	(void)gfp;
+	__atomic_store_n(&last_page_gfp, gfp, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&fail_pages, __ATOMIC_RELAXED) > 0 &&
 	    __atomic_fetch_sub(&fail_pages, 1, __ATOMIC_RELAXED) > 0)
 		return NULL;

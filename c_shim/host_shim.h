@@ -73,6 +73,8 @@ long rslub_host_reports(void);
 void rslub_host_count_report(void);
 /* Node that has no memory (-1: every node has memory). */
 void rslub_host_set_memoryless(int node);
+/* The gfp flags of the last page allocation. */
+unsigned int rslub_host_last_page_gfp(void);
 /* Fail the next n page allocations (0: none). */
 void rslub_host_fail_pages(int n);
 

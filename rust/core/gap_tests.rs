@@ -865,3 +865,103 @@ fn explicit_node_uses_the_cpu_slab_only_on_its_node() {
     on_cpu(1, || objs.into_iter().for_each(|o| c.free(o)));
     c.destroy().unwrap();
 }
+
+/// New slabs get their pages with the caller's gfp flags minus
+/// `__GFP_ZERO` (objects are zeroed one by one, the pages need not be),
+/// `__GFP_THISNODE` kept.
+#[test]
+fn new_slabs_get_the_callers_gfp_without_zero() {
+    let _m = machine();
+    let zero = crate::test_util::GFP_ZERO;
+    let thisnode = crate::test_util::GFP_THISNODE;
+    for (gfp, node) in [
+        (GFP_KERNEL, -1),
+        (GFP_KERNEL | zero, -1),
+        (GFP_NOWAIT | zero, -1),
+        (GFP_KERNEL | thisnode | zero, 1),
+    ] {
+        let c = TestCache::new(64, 30, 5, 2);
+        let o = on_cpu(0, || c.alloc(gfp, node));
+        assert!(!o.is_null());
+        // SAFETY: a query.
+        let got = unsafe { shim::rslub_host_last_page_gfp() };
+        assert_eq!(got, gfp & !zero, "allocation with gfp {gfp:#x}");
+        on_cpu(0, || c.free(o));
+        c.destroy().unwrap();
+    }
+}
+
+/// Random order turned off again: new slabs are threaded in address order
+/// once more, although the shuffled sequence stays allocated.
+#[test]
+fn random_freelist_off_again_gives_address_order() {
+    let _m = machine();
+    let c = TestCache::new(64, 30, 5, 0);
+    let n = c.layout.objects;
+    assert!(c.set_random_freelist(true));
+    assert!(c.set_random_freelist(false));
+    assert!(!c.random_freelist());
+    let objs: Vec<*mut u8> = on_cpu(0, || (0..n).map(|_| c.alloc(GFP_KERNEL, -1)).collect());
+    assert!(objs.windows(2).all(|w| w[0] < w[1]), "shuffled while off");
+    on_cpu(0, || objs.into_iter().for_each(|o| c.free(o)));
+    c.destroy().unwrap();
+}
+
+/// Deactivating a CPU slab puts it where its state says: full on no list,
+/// with objects the CPU did not use at the list's tail, with only objects
+/// freed remotely at its head, and counts remote frees it found.
+#[test]
+fn deactivate_lists_a_slab_by_its_state() {
+    let _m = machine();
+    let c = TestCache::new(256, 0, 5, 0);
+    let per = c.layout.objects;
+    let delta = |s: Stat, f: &dyn Fn()| {
+        let b = c.stat(s);
+        f();
+        c.stat(s) - b
+    };
+    // A full CPU slab: no list.
+    let full: Vec<*mut u8> = on_cpu(0, || (0..per).map(|_| c.alloc(GFP_KERNEL, -1)).collect());
+    assert_eq!(delta(Stat::DeactivateFull, &|| c.flush_all()), 1);
+    assert_eq!(c.usage().partial, 0);
+    // Used up on CPU 1 (no partial slab anywhere: a new one), one object
+    // freed from CPU 3 while frozen: listed at the head, a remote free
+    // counted.
+    let rest: Vec<*mut u8> = on_cpu(1, || {
+        (0..per - 1).map(|_| c.alloc(GFP_KERNEL, -1)).collect()
+    });
+    on_cpu(1, || {
+        let o = c.alloc(GFP_KERNEL, -1);
+        on_cpu_nested_free(&c, 3, o);
+    });
+    let (to_head, remote) = (
+        c.stat(Stat::DeactivateToHead),
+        c.stat(Stat::DeactivateRemoteFrees),
+    );
+    c.flush_all();
+    assert_eq!(c.stat(Stat::DeactivateToHead) - to_head, 1);
+    assert_eq!(c.stat(Stat::DeactivateRemoteFrees) - remote, 1);
+    // Free objects left on the CPU freelist (a new slab: node 0 has no
+    // partial one): listed at the tail.
+    let one = on_cpu(0, || c.alloc(GFP_KERNEL, 0));
+    assert_eq!(delta(Stat::DeactivateToTail, &|| c.flush_all()), 1);
+    assert_eq!(c.usage().partial, 2);
+    for o in full.into_iter().chain(rest).chain([one]) {
+        on_cpu(1, || c.free(o));
+    }
+    c.destroy().unwrap();
+}
+
+/// Frees `o` from CPU `cpu` while the calling thread is on another CPU (a
+/// helper thread stands in for the other CPU's task).
+fn on_cpu_nested_free(c: &TestCache, cpu: u32, o: *mut u8) {
+    let (c, o) = (c.0 as usize, o as usize);
+    std::thread::spawn(move || {
+        // SAFETY: the cache outlives the thread (joined below).
+        let c = unsafe { &*(c as *const crate::slub::Cache<Host>) };
+        // SAFETY: the object is the test's and unused.
+        on_cpu(cpu, || unsafe { c.free(o as *mut u8) })
+    })
+    .join()
+    .unwrap();
+}
