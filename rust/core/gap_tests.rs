@@ -965,3 +965,43 @@ fn on_cpu_nested_free(c: &TestCache, cpu: u32, o: *mut u8) {
     .join()
     .unwrap();
 }
+
+/// A free to a slab that is not this CPU's (`slab_free`): freeing the
+/// object at the head of the slab's freelist again is reported and
+/// ignored; other frees are not reports.
+#[test]
+fn remote_double_free_at_the_slab_head_is_reported() {
+    let _m = machine();
+    for cpu_partial in [30, 0] {
+        let c = TestCache::new(64, cpu_partial, 5, 2);
+        let objs: Vec<*mut u8> = on_cpu(0, || (0..6).map(|_| c.alloc(GFP_KERNEL, -1)).collect());
+        let r0 = crate::test_util::reports();
+        on_cpu(1, || {
+            c.free(objs[0]);
+            c.free(objs[1]);
+            assert_eq!(
+                c.errors(),
+                0,
+                "cpu_partial {cpu_partial}: a good free was reported"
+            );
+            c.free(objs[1]);
+            assert_eq!(
+                c.errors(),
+                1,
+                "cpu_partial {cpu_partial}: double free not reported"
+            );
+        });
+        assert_eq!(crate::test_util::reports() - r0, 1);
+        on_cpu(0, || {
+            let set: HashSet<usize> = (0..8).map(|_| c.alloc(GFP_KERNEL, -1) as usize).collect();
+            assert_eq!(
+                set.len(),
+                8,
+                "an object handed out twice after a double free"
+            );
+            set.into_iter().for_each(|o| c.free(o as *mut u8));
+            objs[2..].iter().for_each(|&o| c.free(o));
+        });
+        c.destroy().unwrap();
+    }
+}
