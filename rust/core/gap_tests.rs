@@ -622,6 +622,21 @@ fn only_gfp_zero_zeroes_and_never_a_failed_allocation() {
             assert!(constructed(b), "a reused object was changed");
             c.free(b);
         }
+        // Bulk likewise: constructed without __GFP_ZERO, zero with it.
+        let mut v = [std::ptr::null_mut(); 20];
+        assert!(c.alloc_bulk(GFP_KERNEL, &mut v));
+        assert!(v.iter().all(|&o| constructed(o)), "bulk objects changed");
+        c.free_bulk(&mut v);
+        assert!(c.alloc_bulk(GFP_KERNEL | crate::test_util::GFP_ZERO, &mut v));
+        for &o in &v {
+            // SAFETY: as above.
+            assert!(unsafe { std::slice::from_raw_parts(o, 64) }
+                .iter()
+                .all(|&b| b == 0));
+            // SAFETY: back to the constructed state before freeing.
+            unsafe { ctor(o.cast()) };
+        }
+        c.free_bulk(&mut v);
         let z = c.alloc(GFP_KERNEL | crate::test_util::GFP_ZERO, -1);
         // SAFETY: as above.
         assert!(unsafe { std::slice::from_raw_parts(z, 64) }
@@ -1004,4 +1019,28 @@ fn remote_double_free_at_the_slab_head_is_reported() {
         });
         c.destroy().unwrap();
     }
+}
+
+/// Bulk allocation in a debug cache goes through the checked path: every
+/// object is tracked and red-zoned like a single allocation, so freeing
+/// and validating find nothing wrong.
+#[test]
+fn debug_cache_bulk_objects_are_checked_like_single_ones() {
+    let _m = machine();
+    let c = TestCache::with(100, 30, 5, 2, crate::debug::ALL, true);
+    on_cpu(0, || {
+        let mut v = [std::ptr::null_mut(); 40];
+        assert!(c.alloc_bulk(GFP_KERNEL, &mut v));
+        for &o in &v {
+            // SAFETY: an allocated object of a cache with owner records.
+            let t = unsafe { crate::debug::get_track(o, &c.layout, false) };
+            assert!(t.is_some(), "bulk object without an owner record");
+        }
+        assert_eq!(c.validate(), 0);
+        c.free_bulk(&mut v);
+    });
+    assert_eq!(c.errors(), 0);
+    assert_eq!(c.validate(), 0);
+    assert_eq!(c.usage().cpu_slabs, 0, "a debug cache has no CPU slab");
+    c.destroy().unwrap();
 }
