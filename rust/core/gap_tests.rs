@@ -3,8 +3,9 @@
 //! (issue 14): the tid invariant after every kind of operation, interrupts
 //! at every point of the fast and slow paths, CPU hotplug, random freelist
 //! order across slabs, clearing counters on every CPU, and the NUMA
-//! fallback order of `NUMA_NO_NODE`. Each test names the bug it guards
-//! against; docs/reliability.md lists which mutant each one kills.
+//! fallback order of `NUMA_NO_NODE`, and the paths `make mutants` found
+//! untested. Each test names the bug it guards against;
+//! docs/reliability.md lists which mutant each one kills.
 
 use crate::host::{shim, Host};
 use crate::platform::Platform;
@@ -234,7 +235,10 @@ impl Live {
         assert!(t.is_some(), "{what}: {o:p} freed but not live");
         assert_eq!(
             read_tag(o, self.size),
-            t.unwrap() & if self.size >= 8 { u64::MAX } else { 0xff },
+            t.unwrap()
+                & u64::MAX
+                    .checked_shr(64 - 8 * self.size.min(8) as u32)
+                    .unwrap_or(0),
             "{what}: object {o:p} changed while live"
         );
     }
