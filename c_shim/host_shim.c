@@ -59,7 +59,7 @@ static unsigned int migrate_one_in;
 static __thread void (*irq_hook)(void *);
 static __thread void *irq_hook_arg;
 static __thread unsigned int irq_hook_countdown;
-static long pages_in_use, bytes_in_use, reports;
+static long pages_in_use, bytes_in_use, reports, meta_in_use;
 static int fail_pages;
 static unsigned int last_page_gfp;
 static int memoryless_node = -1;
@@ -414,12 +414,20 @@ void *rslub_shim_alloc_meta(unsigned long size, int node)
 	if (posix_memalign(&p, 64, size))
 		return NULL;
 	memset(p, 0, size);
+	__atomic_fetch_add(&meta_in_use, 1, __ATOMIC_RELAXED);
 	return p;
+}
+
+long rslub_host_meta_in_use(void)
+{
+	return __atomic_load_n(&meta_in_use, __ATOMIC_RELAXED);
 }
 
 void rslub_shim_free_meta(void *p)
 {
 	irq_point();
+	if (p)
+		__atomic_fetch_sub(&meta_in_use, 1, __ATOMIC_RELAXED);
 	free(p);
 }
 
@@ -481,11 +489,14 @@ unsigned long rslub_shim_alloc_percpu(unsigned long size, unsigned long align)
 	if (posix_memalign(&p, 64, HOST_PCPU_STRIDE * HOST_MAX_CPUS))
 		return 0;
 	memset(p, 0, HOST_PCPU_STRIDE * HOST_MAX_CPUS);
+	__atomic_fetch_add(&meta_in_use, 1, __ATOMIC_RELAXED);
 	return (unsigned long)p;
 }
 
 void rslub_shim_free_percpu(unsigned long pcpu)
 {
+	if (pcpu)
+		__atomic_fetch_sub(&meta_in_use, 1, __ATOMIC_RELAXED);
 	free((void *)pcpu);
 }
 

@@ -68,6 +68,8 @@ long rslub_host_cpus_recovered(void);
 /* Page blocks currently allocated, and their total bytes. */
 long rslub_host_pages_in_use(void);
 long rslub_host_bytes_in_use(void);
+/* Bookkeeping blocks (alloc_meta and per-CPU areas) not freed yet. */
+long rslub_host_meta_in_use(void);
 /* Problems reported through the platform's report(). */
 long rslub_host_reports(void);
 void rslub_host_count_report(void);

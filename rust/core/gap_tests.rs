@@ -607,6 +607,7 @@ fn only_gfp_zero_zeroes_and_never_a_failed_allocation() {
         params,
     ));
     assert!(!c.0.is_null());
+    assert!(c.ctor().is_some());
     on_cpu(0, || {
         let constructed = |o: *mut u8| {
             // SAFETY: an allocated 64-byte object.
@@ -1046,5 +1047,121 @@ fn debug_cache_bulk_objects_are_checked_like_single_ones() {
     assert_eq!(c.errors(), 0);
     assert_eq!(c.validate(), 0);
     assert_eq!(c.usage().cpu_slabs, 0, "a debug cache has no CPU slab");
+    c.destroy().unwrap();
+}
+
+fn meta() -> i64 {
+    // SAFETY: a counter read.
+    unsafe { shim::rslub_host_meta_in_use() as i64 }
+}
+
+/// A destroyed cache gives back every bookkeeping block: the cache, its
+/// nodes, its per-CPU area and the shuffled sequence.
+#[test]
+fn destroy_frees_every_bookkeeping_block() {
+    let _m = machine();
+    let base = meta();
+    for (debug, harden, random) in [
+        (0, true, false),
+        (0, false, true),
+        (crate::debug::ALL, true, false),
+        (0, true, true),
+    ] {
+        let c = TestCache::with(128, 30, 5, 2, debug, harden);
+        assert!(meta() > base);
+        if random {
+            assert!(c.set_random_freelist(true));
+            assert!(c.set_random_freelist(false));
+            assert!(c.set_random_freelist(true));
+        }
+        on_cpu(1, || {
+            let o = c.alloc(GFP_KERNEL, -1);
+            c.free(o);
+        });
+        c.destroy().unwrap();
+        assert_eq!(
+            meta(),
+            base,
+            "debug {debug} harden {harden} random {random}: leaked"
+        );
+    }
+}
+
+/// The tunables read back what was set and take effect: `min_partial`
+/// keeps empty partial slabs, `max_empty` trims the empty-slab caches at
+/// once, `cpu_partial` reads back in objects; and the cache's identity
+/// (name, debug flags, random order) reads back as created.
+#[test]
+fn tunables_read_back_and_take_effect() {
+    let _m = machine();
+    let c = TestCache::with(512, 30, 0, 8, 0, true);
+    assert_eq!(c.name(), b"test");
+    assert_eq!(c.name_str(), "test");
+    assert_eq!(c.debug_flags(), 0);
+    assert!(!c.random_freelist());
+    assert!(c.set_random_freelist(true));
+    assert!(c.random_freelist());
+    c.set_cpu_partial(0);
+    assert_eq!(c.cpu_partial(), 0);
+    c.set_min_partial(3);
+    assert_eq!(c.min_partial(), 3);
+    assert_eq!(c.max_empty(), 8);
+    let per = c.layout.objects;
+    let objs: Vec<*mut u8> = on_cpu(0, || {
+        (0..8 * per).map(|_| c.alloc(GFP_KERNEL, -1)).collect()
+    });
+    c.flush_all();
+    on_cpu(2, || objs.into_iter().for_each(|o| c.free(o)));
+    let u = c.usage();
+    assert_eq!(
+        u.partial, 3,
+        "min_partial set to 3 keeps 3 empty partial slabs"
+    );
+    assert_eq!(u.empty_slabs, 5);
+    c.set_max_empty(1);
+    assert_eq!(c.max_empty(), 1);
+    assert_eq!(c.usage().empty_slabs, 1, "lowering max_empty trims at once");
+    c.set_cpu_partial(40);
+    assert_eq!(c.cpu_partial(), 40);
+    c.destroy().unwrap();
+    let d = TestCache::with(
+        64,
+        30,
+        5,
+        2,
+        crate::debug::RED_ZONE | crate::debug::POISON,
+        true,
+    );
+    assert_eq!(
+        d.debug_flags(),
+        crate::debug::RED_ZONE | crate::debug::POISON
+    );
+    d.destroy().unwrap();
+}
+
+/// A corrupt free pointer read from an object is reported with the object
+/// it came from and a dump of the bytes around it.
+#[test]
+fn corrupt_free_pointer_report_shows_the_object() {
+    let _m = machine();
+    let c = TestCache::new(64, 30, 5, 2);
+    on_cpu(0, || {
+        let a = c.alloc(GFP_KERNEL, -1);
+        let keep = c.alloc(GFP_KERNEL, -1);
+        c.free(a);
+        // SAFETY: a is free and ours to corrupt on purpose (its free pointer).
+        unsafe { (a as *mut usize).write_volatile((a as *const usize).read_volatile() ^ 0xff) };
+        let r0 = crate::test_util::reports();
+        let o = c.alloc(GFP_KERNEL, -1);
+        assert_ne!(o, a);
+        // The line, "read from free object", two dump lines, "isolated".
+        assert!(
+            crate::test_util::reports() - r0 >= 5,
+            "{} report lines",
+            crate::test_util::reports() - r0
+        );
+        c.free(o);
+        c.free(keep);
+    });
     c.destroy().unwrap();
 }
