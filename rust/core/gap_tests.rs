@@ -1165,3 +1165,26 @@ fn corrupt_free_pointer_report_shows_the_object() {
     });
     c.destroy().unwrap();
 }
+
+/// `usage()` follows a CPU partial list only as far as the current
+/// `cpu_partial` allows; after the tunable is lowered a CPU may still hold
+/// a longer list, and the counts go wrong (seen: 3 CPU partial slabs
+/// reported as 2, 24 live objects as 32). Found through the `limit + 1`
+/// mutant in `usage`; a fix belongs in slub.rs (bound the walk by
+/// something that cannot shrink under the list, e.g. the node's slab
+/// count). Ignored until then.
+#[test]
+#[ignore = "known bug: usage() after cpu_partial is lowered (docs/reliability.md)"]
+fn usage_counts_a_cpu_partial_list_longer_than_the_new_limit() {
+    let _m = machine();
+    let c = TestCache::new(256, 200, 5, 2);
+    let keep = load_cpu(&c, 1);
+    let before = c.usage();
+    assert_eq!(before.live_objects, keep.len());
+    c.set_cpu_partial(0);
+    let after = c.usage();
+    assert_eq!(after.cpu_partial_slabs, before.cpu_partial_slabs);
+    assert_eq!(after.live_objects, keep.len());
+    on_cpu(1, || keep.into_iter().for_each(|o| c.free(o)));
+    c.destroy().unwrap();
+}
