@@ -1188,3 +1188,90 @@ fn usage_counts_a_cpu_partial_list_longer_than_the_new_limit() {
     on_cpu(1, || keep.into_iter().for_each(|o| c.free(o)));
     c.destroy().unwrap();
 }
+
+/// Debug caches: an empty cached slab is reused before new pages, and an
+/// emptied slab is freed only when its node keeps `min_partial` others (the
+/// first slab emptied stays, the second goes).
+#[test]
+fn debug_cache_reuses_and_frees_empty_slabs_by_the_rules() {
+    let _m = machine();
+    let base = pages();
+    let c = TestCache::with(256, 0, 0, 1, crate::debug::CONSISTENCY, true);
+    let per = c.layout.objects;
+    on_cpu(0, || {
+        let v: Vec<*mut u8> = (0..per).map(|_| c.alloc(GFP_KERNEL, -1)).collect();
+        v.into_iter().for_each(|o| c.free(o));
+        assert_eq!(c.usage().empty_slabs, 1);
+        let slabs = c.stat(Stat::AllocSlab);
+        let o = c.alloc(GFP_KERNEL, -1);
+        assert_eq!(
+            c.stat(Stat::EmptyCacheHit),
+            1,
+            "the empty slab was not reused"
+        );
+        assert_eq!(c.stat(Stat::AllocSlab), slabs);
+        c.free(o);
+    });
+    c.destroy().unwrap();
+    let c = TestCache::with(256, 0, 1, 0, crate::debug::CONSISTENCY, true);
+    on_cpu(0, || {
+        let a: Vec<*mut u8> = (0..per).map(|_| c.alloc(GFP_KERNEL, -1)).collect();
+        let b: Vec<*mut u8> = (0..per).map(|_| c.alloc(GFP_KERNEL, -1)).collect();
+        let slab_a = SlabHeader::of(a[0], &c.layout);
+        assert_ne!(slab_a, SlabHeader::of(b[0], &c.layout));
+        a.into_iter().for_each(|o| c.free(o));
+        assert_eq!(c.usage().slabs, 2, "the only partial slab was freed");
+        b.into_iter().for_each(|o| c.free(o));
+        let u = c.usage();
+        assert_eq!((u.slabs, u.partial), (1, 1));
+        let o = c.alloc(GFP_KERNEL, -1);
+        assert_eq!(
+            SlabHeader::of(o, &c.layout),
+            slab_a,
+            "the wrong slab was kept"
+        );
+        c.free(o);
+    });
+    assert_eq!(c.errors(), 0);
+    c.destroy().unwrap();
+    assert_eq!(pages(), base);
+}
+
+/// With owner records, a double free is reported with the owners, and a
+/// destroy with live objects lists them: up to 16, each with its owner.
+#[test]
+fn owner_reports_list_the_objects_and_their_owners() {
+    let _m = machine();
+    let reports = crate::test_util::reports;
+    for (flags, live) in [
+        (crate::debug::ALL, 20usize),
+        (crate::debug::STORE_USER, 3),
+        (crate::debug::STORE_USER | crate::debug::CONSISTENCY, 20),
+    ] {
+        let c = TestCache::with(64, 30, 5, 2, flags, true);
+        on_cpu(0, || {
+            let p = c.alloc(GFP_KERNEL, -1);
+            let q = c.alloc(GFP_KERNEL, -1);
+            c.free(p);
+            let r0 = reports();
+            c.free(p);
+            // The double free, last allocated by, last freed by.
+            assert_eq!(reports() - r0, 3, "flags {flags}: double free report");
+            c.free(q);
+        });
+        let _objs: Vec<*mut u8> =
+            on_cpu(1, || (0..live).map(|_| c.alloc(GFP_KERNEL, -1)).collect());
+        let r0 = reports();
+        // SAFETY: a failed destroy leaks the cache; nothing uses it after.
+        assert_eq!(unsafe { crate::slub::Cache::destroy(c.0) }, Err(live));
+        // The header, then each shown object and its allocation record,
+        // and a free record for the two reused objects (p and q, shown
+        // first).
+        let shown = live.min(16) as i64;
+        assert_eq!(
+            reports() - r0,
+            1 + 2 * shown + 2,
+            "flags {flags}: live objects listed"
+        );
+    }
+}
