@@ -11,6 +11,8 @@
 #   make lint       clippy + rustfmt on the Rust, checkpatch on the C
 #   make vm CMD=..  run CMD as root in a VM with the repo visible
 #   make -s kdir    print the kernel build directory
+#   make mutants    mutation testing of the core's host tests (cargo-mutants;
+#                   FILE=slub.rs RE=regex JOBS=1 LIST=1; not part of check)
 #
 # KDIR=/path uses your own Rust-enabled kernel build (no kernel setup).
 
@@ -45,7 +47,7 @@ RUST_SRC := $(wildcard rust/*.rs rust/core/*.rs rust/core/slub/*.rs)
 # stress/modcycle.c is userspace too, but kernel style.
 C_SRC := $(filter-out %.mod.c c_shim/host_shim.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c kunit/*.h bench/*.c stress/*.c include/*.h))
 
-.PHONY: all modules setup check bench bench-compare stress lint fmt vm kdir clean host-test
+.PHONY: all modules setup check bench bench-compare stress lint fmt vm kdir clean host-test mutants
 
 all: modules
 
@@ -78,6 +80,11 @@ fmt:
 
 check:
 	@scripts/check.sh
+
+# FILE and RE are passed unexpanded (globs, regex specials such as '$').
+mutants:
+	@FILE='$(value FILE)' RE='$(value RE)' JOBS='$(JOBS)' LIST='$(LIST)' \
+		MUTANTS_LIMIT='$(MUTANTS_LIMIT)' scripts/mutants.sh
 
 bench:
 	@scripts/bench.sh

@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shim.h"
@@ -29,17 +31,38 @@
 static unsigned int nr_cpus = 4, nr_nodes = 2;
 #define HOST_PCPU_STRIDE 4096UL
 
+/*
+ * A CPU's run mutex is robust: when a thread dies holding it, the next one
+ * to enter gets it (and the recovery is counted) instead of waiting for
+ * ever. A wait longer than CPU_WAIT_SECONDS means a thread is stuck on the
+ * CPU: the process aborts with a line saying so, so a broken test fails in
+ * seconds rather than at the outer timeout.
+ */
+#define CPU_WAIT_SECONDS 20
 static pthread_mutex_t cpu_run[HOST_MAX_CPUS];
 static pthread_once_t locks_once = PTHREAD_ONCE_INIT;
+static bool cpu_offline[HOST_MAX_CPUS];
+static long cpus_recovered;
 static __thread unsigned int cur_cpu;
 static __thread bool on_cpu;
+/* Interrupts off (CPU lock or node lock held), nesting depth. */
+static __thread unsigned int irqs_off;
+/* The interrupt at the k-th interruptible shim call. */
+static __thread void (*irq_at_fn)(void *);
+static __thread void *irq_at_arg;
+static __thread unsigned long irq_at_countdown;
+static __thread unsigned long irq_points;
+/* In a simulated interrupt handler: it cannot migrate. */
+static __thread bool in_irq;
 static __thread uint64_t rng_state;
 static unsigned int migrate_one_in;
 static __thread void (*irq_hook)(void *);
 static __thread void *irq_hook_arg;
 static __thread unsigned int irq_hook_countdown;
-static long pages_in_use, bytes_in_use, reports;
+static long pages_in_use, bytes_in_use, reports, meta_in_use;
 static int fail_pages;
+static unsigned int last_page_gfp;
+static int memoryless_node = -1;
 
 /* Live page blocks: open addressing on the block base, with its node. */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -51,8 +74,108 @@ static struct block {
 
 static void init_locks(void)
 {
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
 	for (int i = 0; i < HOST_MAX_CPUS; i++)
-		pthread_mutex_init(&cpu_run[i], NULL);
+		pthread_mutex_init(&cpu_run[i], &a);
+	pthread_mutexattr_destroy(&a);
+}
+
+/* Takes cpu's run mutex: see CPU_WAIT_SECONDS. */
+static void lock_cpu(unsigned int cpu)
+{
+	struct timespec until;
+	int ret;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += CPU_WAIT_SECONDS;
+	ret = pthread_mutex_timedlock(&cpu_run[cpu], &until);
+	if (ret == EOWNERDEAD) {
+		fprintf(stderr, "rslub host: CPU %u was held by a thread that died; released\n",
+			cpu);
+		pthread_mutex_consistent(&cpu_run[cpu]);
+		__atomic_fetch_add(&cpus_recovered, 1, __ATOMIC_RELAXED);
+	} else if (ret) {
+		fprintf(stderr, "rslub host: CPU %u not released within %d s (%s): a thread is stuck on it; aborting\n",
+			cpu, CPU_WAIT_SECONDS, strerror(ret));
+		abort();
+	}
+}
+
+long rslub_host_cpus_recovered(void)
+{
+	return __atomic_load_n(&cpus_recovered, __ATOMIC_RELAXED);
+}
+
+static bool is_online(unsigned int cpu)
+{
+	return cpu < nr_cpus && !__atomic_load_n(&cpu_offline[cpu], __ATOMIC_RELAXED);
+}
+
+/* cpu if it is online, else the next online CPU after it. */
+static unsigned int online_from(unsigned int cpu)
+{
+	for (unsigned int i = 0; i < nr_cpus; i++)
+		if (is_online((cpu + i) % nr_cpus))
+			return (cpu + i) % nr_cpus;
+	abort();	/* every CPU offline */
+}
+
+void rslub_host_set_online(unsigned int cpu, bool online)
+{
+	if (cpu < HOST_MAX_CPUS)
+		__atomic_store_n(&cpu_offline[cpu], !online, __ATOMIC_RELAXED);
+}
+
+void rslub_host_irqs_disable(void)
+{
+	irqs_off++;
+}
+
+void rslub_host_irqs_enable(void)
+{
+	if (!irqs_off)
+		abort();	/* unbalanced */
+	irqs_off--;
+}
+
+void rslub_host_set_irq_at_call(void (*fn)(void *), void *arg, unsigned int k)
+{
+	irq_at_fn = fn;
+	irq_at_arg = arg;
+	irq_at_countdown = k;
+}
+
+bool rslub_host_irq_pending(void)
+{
+	return irq_at_fn != NULL;
+}
+
+unsigned long rslub_host_irq_points(void)
+{
+	return irq_points;
+}
+
+/*
+ * Called first thing in every shim function the core uses: where the
+ * kernel could take an interrupt (on a CPU, irqs on), count the point and
+ * fire the pending interrupt when its turn has come.
+ */
+static void irq_point(void)
+{
+	void (*fn)(void *) = irq_at_fn;
+
+	if (!on_cpu || irqs_off)
+		return;
+	irq_points++;
+	if (fn && irq_at_countdown-- == 0) {
+		irq_at_fn = NULL;
+		in_irq = true;
+		fn(irq_at_arg);
+		in_irq = false;
+	}
 }
 
 void rslub_host_configure(unsigned int cpus, unsigned int nodes)
@@ -65,21 +188,32 @@ void rslub_host_configure(unsigned int cpus, unsigned int nodes)
 void rslub_host_enter(unsigned int cpu)
 {
 	pthread_once(&locks_once, init_locks);
+	if (on_cpu) {
+		fprintf(stderr, "rslub host: enter CPU %u while on CPU %u\n", cpu, cur_cpu);
+		abort();
+	}
 	cur_cpu = cpu % nr_cpus;
-	pthread_mutex_lock(&cpu_run[cur_cpu]);
+	if (!is_online(cur_cpu)) {
+		fprintf(stderr, "rslub host: enter offline CPU %u\n", cur_cpu);
+		abort();
+	}
+	lock_cpu(cur_cpu);
 	on_cpu = true;
+	irqs_off = 0;
 }
 
 void rslub_host_exit(void)
 {
 	on_cpu = false;
+	irqs_off = 0;
 	pthread_mutex_unlock(&cpu_run[cur_cpu]);
 }
 
+/* Moves to cpu, or the next online CPU after it. */
 void rslub_host_yield(unsigned int cpu)
 {
 	rslub_host_exit();
-	rslub_host_enter(cpu);
+	rslub_host_enter(online_from(cpu % nr_cpus));
 }
 
 unsigned int rslub_host_current_cpu(void)
@@ -106,7 +240,7 @@ static void maybe_migrate(void)
 {
 	unsigned int n = __atomic_load_n(&migrate_one_in, __ATOMIC_RELAXED);
 
-	if (n && on_cpu && rng() % n == 0)
+	if (n && on_cpu && !irqs_off && !in_irq && rng() % n == 0)
 		rslub_host_yield(rng() % nr_cpus);
 }
 
@@ -130,9 +264,25 @@ void rslub_host_count_report(void)
 	__atomic_fetch_add(&reports, 1, __ATOMIC_RELAXED);
 }
 
+unsigned int rslub_host_last_page_gfp(void)
+{
+	return __atomic_load_n(&last_page_gfp, __ATOMIC_RELAXED);
+}
+
 void rslub_host_fail_pages(int n)
 {
 	__atomic_store_n(&fail_pages, n, __ATOMIC_RELAXED);
+}
+
+void rslub_host_reset(void)
+{
+	rslub_host_set_migrate(0);
+	rslub_host_fail_pages(0);
+	rslub_host_set_memoryless(-1);
+	for (unsigned int c = 0; c < HOST_MAX_CPUS; c++)
+		rslub_host_set_online(c, true);
+	irq_hook = NULL;
+	irq_at_fn = NULL;
 }
 
 void rslub_shim_get_consts(struct rslub_shim_consts *c)
@@ -170,7 +320,8 @@ void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order)
 	void *p;
 	size_t i;
 
-	(void)gfp;
+	irq_point();
+	__atomic_store_n(&last_page_gfp, gfp, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&fail_pages, __ATOMIC_RELAXED) > 0 &&
 	    __atomic_fetch_sub(&fail_pages, 1, __ATOMIC_RELAXED) > 0)
 		return NULL;
@@ -202,6 +353,7 @@ void rslub_shim_free_pages(void *addr, unsigned int order)
 	struct block *b;
 	size_t i, j, k;
 
+	irq_point();
 	pthread_mutex_lock(&table_lock);
 	b = lookup((uintptr_t)addr);
 	if (!b || b->order != order)
@@ -228,6 +380,7 @@ int rslub_shim_addr_to_node(const void *addr)
 	struct block *b;
 	int node = 0;
 
+	irq_point();
 	pthread_mutex_lock(&table_lock);
 	b = lookup((uintptr_t)addr);
 	if (b)
@@ -241,6 +394,7 @@ bool rslub_shim_addr_is_direct_mapped(const void *addr)
 	uintptr_t a = (uintptr_t)addr;
 	bool found = false;
 
+	irq_point();
 	pthread_mutex_lock(&table_lock);
 	for (unsigned int o = 0; o <= HOST_MAX_ORDER && !found; o++) {
 		struct block *b = lookup(a & ~((HOST_PAGE_SIZE << o) - 1));
@@ -261,24 +415,33 @@ void *rslub_shim_alloc_meta(unsigned long size, int node)
 {
 	void *p;
 
+	irq_point();
 	(void)node;
 	if (posix_memalign(&p, 64, size))
 		return NULL;
 	memset(p, 0, size);
+	__atomic_fetch_add(&meta_in_use, 1, __ATOMIC_RELAXED);
 	return p;
+}
+
+long rslub_host_meta_in_use(void)
+{
+	return __atomic_load_n(&meta_in_use, __ATOMIC_RELAXED);
 }
 
 void rslub_shim_free_meta(void *p)
 {
+	irq_point();
+	if (p)
+		__atomic_fetch_sub(&meta_in_use, 1, __ATOMIC_RELAXED);
 	free(p);
 }
 
 bool rslub_shim_gfp_allows_blocking(unsigned int gfp)
 {
+	irq_point();
 	return gfp & 0x400;	/* __GFP_DIRECT_RECLAIM's value in the kernel */
 }
-
-static int memoryless_node = -1;
 
 void rslub_host_set_memoryless(int node)
 {
@@ -287,18 +450,21 @@ void rslub_host_set_memoryless(int node)
 
 bool rslub_shim_node_has_memory(int node)
 {
+	irq_point();
 	return node >= 0 && node < (int)nr_nodes &&
 	       node != __atomic_load_n(&memoryless_node, __ATOMIC_RELAXED);
 }
 
 int rslub_shim_numa_node_id(void)
 {
+	irq_point();
 	return cur_cpu % nr_nodes;
 }
 
 /* A ring: node + 1 is nearer than node + 2, and so on. */
 int rslub_shim_node_distance(int from, int to)
 {
+	irq_point();
 	return from == to ? 10 : 20 + (to - from + (int)nr_nodes) % (int)nr_nodes;
 }
 
@@ -309,7 +475,8 @@ bool rslub_shim_cpu_possible(unsigned int cpu)
 
 bool rslub_shim_cpu_online(unsigned int cpu)
 {
-	return cpu < nr_cpus;
+	irq_point();
+	return is_online(cpu);
 }
 
 /*
@@ -325,11 +492,14 @@ unsigned long rslub_shim_alloc_percpu(unsigned long size, unsigned long align)
 	if (posix_memalign(&p, 64, HOST_PCPU_STRIDE * HOST_MAX_CPUS))
 		return 0;
 	memset(p, 0, HOST_PCPU_STRIDE * HOST_MAX_CPUS);
+	__atomic_fetch_add(&meta_in_use, 1, __ATOMIC_RELAXED);
 	return (unsigned long)p;
 }
 
 void rslub_shim_free_percpu(unsigned long pcpu)
 {
+	if (pcpu)
+		__atomic_fetch_sub(&meta_in_use, 1, __ATOMIC_RELAXED);
 	free((void *)pcpu);
 }
 
@@ -344,7 +514,10 @@ void *rslub_shim_per_cpu_ptr(unsigned long pcpu, unsigned int cpu)
  */
 void *rslub_shim_this_cpu_ptr(unsigned long pcpu)
 {
-	void *p = rslub_shim_per_cpu_ptr(pcpu, cur_cpu);
+	void *p;
+
+	irq_point();
+	p = rslub_shim_per_cpu_ptr(pcpu, cur_cpu);
 
 	maybe_migrate();
 	return p;
@@ -371,8 +544,10 @@ bool rslub_shim_this_cpu_cmpxchg_pair(unsigned long pcpu, unsigned long old0,
 				      unsigned long old1, unsigned long new0,
 				      unsigned long new1)
 {
-	unsigned long *p = rslub_shim_per_cpu_ptr(pcpu, cur_cpu);
+	unsigned long *p;
 
+	irq_point();
+	p = rslub_shim_per_cpu_ptr(pcpu, cur_cpu);
 	if (irq_hook && irq_hook_countdown-- == 0) {
 		void (*fn)(void *) = irq_hook;
 
@@ -385,6 +560,7 @@ bool rslub_shim_this_cpu_cmpxchg_pair(unsigned long pcpu, unsigned long old0,
 void rslub_shim_this_cpu_inc(unsigned long pcpu)
 {
 	/* Never a migration point: counters are bumped under the CPU lock too. */
+	irq_point();
 	__atomic_fetch_add((unsigned long *)rslub_shim_per_cpu_ptr(pcpu, cur_cpu), 1,
 			   __ATOMIC_RELAXED);
 }
@@ -393,6 +569,7 @@ bool rslub_shim_cmpxchg_pair(unsigned long *pair, unsigned long old0,
 			     unsigned long old1, unsigned long new0,
 			     unsigned long new1)
 {
+	irq_point();
 	return cas128(pair, old0, old1, new0, new1);
 }
 
@@ -401,6 +578,8 @@ unsigned long rslub_shim_cpu_lock(unsigned int *cpu)
 {
 	if (!on_cpu)
 		abort();	/* allocator used from a thread not on a CPU */
+	irq_point();
+	rslub_host_irqs_disable();
 	*cpu = cur_cpu;
 	return 0;
 }
@@ -408,19 +587,28 @@ unsigned long rslub_shim_cpu_lock(unsigned int *cpu)
 void rslub_shim_cpu_unlock(unsigned long token)
 {
 	(void)token;
+	rslub_host_irqs_enable();
+	irq_point();
 }
 
-/* Leaves our CPU, then runs fn on each CPU in turn while holding it. */
+/*
+ * Leaves our CPU, then runs fn on each online CPU in turn while holding it
+ * (like the kernel's bound work items under cpus_read_lock).
+ */
 void rslub_shim_on_each_cpu(void (*fn)(void *info, unsigned int cpu),
 			    void *info)
 {
 	unsigned int home = cur_cpu;
 	bool was_on = on_cpu;
 
+	irq_point();
 	if (was_on)
 		rslub_host_exit();
+	pthread_once(&locks_once, init_locks);
 	for (unsigned int c = 0; c < nr_cpus; c++) {
-		pthread_mutex_lock(&cpu_run[c]);
+		if (!is_online(c))
+			continue;
+		lock_cpu(c);
 		fn(info, c);
 		pthread_mutex_unlock(&cpu_run[c]);
 	}
@@ -442,6 +630,7 @@ unsigned long rslub_shim_random_long(void)
 {
 	unsigned long v;
 
+	irq_point();
 	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
 		v = rng() ^ (uintptr_t)&v;
 	return v;

@@ -32,14 +32,51 @@ void rslub_host_set_migrate(unsigned int one_in);
  */
 void rslub_host_set_irq_hook(void (*fn)(void *), void *arg,
 			     unsigned int skip);
+/*
+ * Calls fn(arg) once, as an interrupt on this thread's CPU, at the
+ * (k+1)-th interruptible shim call this thread makes from now: any shim
+ * call made while on a CPU with interrupts "on" (neither the CPU lock nor a
+ * node lock held), just before the call does anything. Sweeping k over an
+ * operation interrupts it at every point where the kernel could.
+ */
+void rslub_host_set_irq_at_call(void (*fn)(void *), void *arg,
+				unsigned int k);
+/* Whether the hook set by rslub_host_set_irq_at_call has not fired yet. */
+bool rslub_host_irq_pending(void);
+/* Interruptible shim calls made by this thread so far. */
+unsigned long rslub_host_irq_points(void);
+/* Interrupts off / on for this thread (nests); node locks use it. */
+void rslub_host_irqs_disable(void);
+void rslub_host_irqs_enable(void);
+/*
+ * CPU hotplug: an offline CPU runs nothing (entering it aborts), is skipped
+ * by on_each_cpu, and cpu_online() says so. Call with no thread on cpu.
+ */
+void rslub_host_set_online(unsigned int cpu, bool online);
+/*
+ * Puts every knob back to its default (no migration, no failing pages,
+ * every node with memory, every CPU online, no pending interrupt): a test
+ * that failed half-way leaves nothing behind for the next one.
+ */
+void rslub_host_reset(void);
+/*
+ * CPUs found held by a thread that had died (a test that panicked on a CPU
+ * without releasing it); each is released and counted.
+ */
+long rslub_host_cpus_recovered(void);
+
 /* Page blocks currently allocated, and their total bytes. */
 long rslub_host_pages_in_use(void);
 long rslub_host_bytes_in_use(void);
+/* Bookkeeping blocks (alloc_meta and per-CPU areas) not freed yet. */
+long rslub_host_meta_in_use(void);
 /* Problems reported through the platform's report(). */
 long rslub_host_reports(void);
 void rslub_host_count_report(void);
 /* Node that has no memory (-1: every node has memory). */
 void rslub_host_set_memoryless(int node);
+/* The gfp flags of the last page allocation. */
+unsigned int rslub_host_last_page_gfp(void);
 /* Fail the next n page allocations (0: none). */
 void rslub_host_fail_pages(int n);
 

@@ -359,6 +359,56 @@ static void random_freelist_tunable(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
 }
 
+/*
+ * Every new slab gets its own freelist order (a random rotation of the
+ * cache's shuffled sequence, as upstream), not one order for all: the
+ * objects' offsets in their slab, in the order they are handed out, differ
+ * between slabs. One CPU and a new cache, so the objects come slab by slab.
+ */
+static void random_freelist_differs_across_slabs(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-d-rnd2", 64, 0);
+	long long n = rslub_cache_get(s, "objs_per_slab");
+	unsigned long slab_bytes = PAGE_SIZE << rslub_cache_get(s, "order");
+	const int slabs = 8;
+	unsigned long *off;
+	int i, j, distinct = 0;
+	bool one_slab_each = true;
+	void **objs;
+
+	KUNIT_ASSERT_GT(test, n, 1LL);
+	KUNIT_ASSERT_EQ(test, rslub_cache_set(s, "random_freelist", 1), 0);
+	objs = kunit_kcalloc(test, slabs * n, sizeof(*objs), GFP_KERNEL);
+	off = kunit_kcalloc(test, slabs * n, sizeof(*off), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, objs);
+	KUNIT_ASSERT_NOT_NULL(test, off);
+	preempt_disable();
+	for (i = 0; i < slabs * n; i++)
+		objs[i] = rslub_cache_alloc(s, GFP_ATOMIC);
+	preempt_enable();
+	for (i = 0; i < slabs * n; i++) {
+		KUNIT_ASSERT_NOT_NULL(test, objs[i]);
+		off[i] = (unsigned long)objs[i] & (slab_bytes - 1);
+		/* Slab j holds objects j * n .. j * n + n - 1. */
+		if (((unsigned long)objs[i] & ~(slab_bytes - 1)) !=
+		    ((unsigned long)objs[i - i % n] & ~(slab_bytes - 1)))
+			one_slab_each = false;
+	}
+	KUNIT_EXPECT_TRUE(test, one_slab_each);
+	for (j = 0; j < slabs; j++) {
+		for (i = 0; i < j; i++)
+			if (!memcmp(&off[i * n], &off[j * n], n * sizeof(*off)))
+				break;
+		distinct += i == j;
+	}
+	/* Eight random starts among n give at most a few repeats. */
+	KUNIT_EXPECT_GE(test, distinct, slabs / 2);
+	for (i = 0; i < slabs * n; i++)
+		rslub_cache_free(s, objs[i]);
+	expect_healthy(test, s, 64);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
 static struct kunit_case rslub_debug_cases[] = {
 	KUNIT_CASE(debug_flags_are_accepted_and_shown),
 	KUNIT_CASE(write_past_object_detected_by_validate),
@@ -377,6 +427,7 @@ static struct kunit_case rslub_debug_cases[] = {
 	KUNIT_CASE(bad_frees_detected),
 	KUNIT_CASE(bad_frees_detected_debug),
 	KUNIT_CASE(random_freelist_tunable),
+	KUNIT_CASE(random_freelist_differs_across_slabs),
 	{}
 };
 

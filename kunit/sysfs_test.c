@@ -6,10 +6,12 @@
  * and change nothing.
  */
 #include <kunit/test.h>
+#include <linux/cpumask.h>
 #include <linux/err.h>
 #include <linux/fs.h>
 #include <linux/mount.h>
 #include <linux/kernel.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -116,19 +118,33 @@ static void stats_read_in_slub_stats_format_and_clear(struct kunit *test)
 	struct rslub_cache *s = rslub_cache_create("rslub-f-stats", 64, 0, 0, NULL);
 	char *buf = kunit_kzalloc(test, ATTR_MAX, GFP_KERNEL);
 	long long total;
-	int i;
+	int i, cpu, cpus = 0;
 	void *o;
 
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, s);
-	for (i = 0; i < 100; i++) {
-		o = rslub_cache_alloc(s, GFP_KERNEL);
-		KUNIT_ASSERT_NOT_NULL(test, o);
-		rslub_cache_free(s, o);
+	/*
+	 * Events on every online CPU (the thread pinned to each in turn), so
+	 * a clear that misses any CPU's share leaves a non-zero total.
+	 */
+	for_each_online_cpu(cpu) {
+		if (set_cpus_allowed_ptr(current, cpumask_of(cpu)))
+			continue;
+		cpus++;
+		for (i = 0; i < 100; i++) {
+			o = rslub_cache_alloc(s, GFP_KERNEL);
+			if (!o)
+				break;
+			rslub_cache_free(s, o);
+		}
+		KUNIT_EXPECT_EQ(test, i, 100);
 	}
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+	KUNIT_EXPECT_EQ(test, cpus, (int)num_online_cpus());
 	total = read_num(test, "rslub-f-stats", "alloc_fastpath");
 	KUNIT_EXPECT_EQ(test, total, rslub_cache_stat(s, "alloc_fastpath"));
-	KUNIT_EXPECT_GT(test, total, 0LL);
+	/* The first allocation on each CPU is slow, the others fast. */
+	KUNIT_EXPECT_GE(test, total, 99LL * cpus);
 	/* "<total> C<cpu>=<n> ...", like SLUB_STATS. */
 	KUNIT_ASSERT_GT(test, read_attr("rslub-f-stats", "alloc_fastpath", buf), 0);
 	KUNIT_EXPECT_NOT_NULL(test, strstr(buf, " C"));

@@ -7,7 +7,13 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
-    let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).join("../..");
+    // The repository: two levels up, unless RSLUB_ROOT says where (a copy
+    // of this crate alone, as cargo-mutants makes, has no ../../c_shim).
+    println!("cargo:rerun-if-env-changed=RSLUB_ROOT");
+    let root = env::var_os("RSLUB_ROOT").map_or_else(
+        || PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).join("../.."),
+        PathBuf::from,
+    );
     let shim = root.join("c_shim");
     for f in ["host_shim.c", "host_shim.h", "shim.h"] {
         println!("cargo:rerun-if-changed={}", shim.join(f).display());

@@ -18,6 +18,33 @@ pub mod shim {
     include!(concat!(env!("OUT_DIR"), "/shim_bindings.rs"));
 }
 
+/// A held node lock. The kernel's is an irq-safe spinlock, so while it is
+/// held no interrupt arrives: the twin's interrupt hook is told so.
+pub struct NodeGuard<'a, T>(Option<MutexGuard<'a, T>>);
+
+impl<T> Drop for NodeGuard<'_, T> {
+    fn drop(&mut self) {
+        drop(self.0.take());
+        // SAFETY: pairs with the disable in `node_lock`.
+        unsafe { shim::rslub_host_irqs_enable() };
+    }
+}
+
+impl<T> core::ops::Deref for NodeGuard<'_, T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        // `Some` from `node_lock` until the drop.
+        self.0.as_ref().expect("node guard in use after drop")
+    }
+}
+
+impl<T> core::ops::DerefMut for NodeGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.0.as_mut().expect("node guard in use after drop")
+    }
+}
+
 /// Userspace as the allocator core's platform.
 pub struct Host;
 
@@ -25,7 +52,7 @@ pub struct Host;
 // runs alone on its simulated CPU (see host_shim.c), which is the CPU lock.
 unsafe impl Platform for Host {
     type NodeLock<T: Send + Unpin> = Mutex<T>;
-    type NodeGuard<'a, T: Send + Unpin + 'a> = MutexGuard<'a, T>;
+    type NodeGuard<'a, T: Send + Unpin + 'a> = NodeGuard<'a, T>;
 
     unsafe fn node_lock_init<T: Send + Unpin>(slot: *mut Self::NodeLock<T>, data: T) -> bool {
         // SAFETY: per the caller, `slot` is valid for a write.
@@ -39,7 +66,10 @@ unsafe impl Platform for Host {
     }
 
     fn node_lock<T: Send + Unpin>(lock: &Self::NodeLock<T>) -> Self::NodeGuard<'_, T> {
-        lock.lock().unwrap_or_else(|e| e.into_inner())
+        let g = lock.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: a thread-local counter; `NodeGuard`'s drop undoes it.
+        unsafe { shim::rslub_host_irqs_disable() };
+        NodeGuard(Some(g))
     }
 
     crate::shim_platform_methods!(shim);

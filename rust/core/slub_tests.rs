@@ -6,140 +6,14 @@
 use crate::host::{shim, Host};
 use crate::layout::{Layout, LayoutRequest};
 use crate::slab::HEADER_SIZE;
-use crate::slub::{Cache, Params};
+use crate::slub::Cache;
 use crate::stat::Stat;
-use crate::test_util::Rng;
+use crate::test_util::{
+    machine, on_cpu, pages, read_tag, reports, tag, OnCpu, Rng, TestCache, CPUS, GFP_KERNEL,
+    GFP_THISNODE, GFP_ZERO,
+};
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, MutexGuard, Once};
-
-const GFP_KERNEL: u32 = 0x400 | 0x800; // direct + kswapd reclaim, as the host twin reads it
-const GFP_ZERO: u32 = 0x100;
-/// `__GFP_THISNODE` in the host shim.
-const GFP_THISNODE: u32 = 0x200000;
-const CPUS: u32 = 4;
-
-/// The host machine is global: tests that use it run one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-static CONFIGURE: Once = Once::new();
-
-fn machine() -> MutexGuard<'static, ()> {
-    let g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    // SAFETY: configuration before any cache exists.
-    CONFIGURE.call_once(|| unsafe { shim::rslub_host_configure(CPUS, 2) });
-    // SAFETY: plain setters.
-    unsafe { shim::rslub_host_set_migrate(0) };
-    g
-}
-
-/// Runs `f` on simulated CPU `cpu`.
-fn on_cpu<R>(cpu: u32, f: impl FnOnce() -> R) -> R {
-    // SAFETY: enter/exit pair on this thread.
-    unsafe { shim::rslub_host_enter(cpu) };
-    let r = f();
-    // SAFETY: as above.
-    unsafe { shim::rslub_host_exit() };
-    r
-}
-
-fn pages() -> i64 {
-    // SAFETY: a counter read.
-    unsafe { shim::rslub_host_pages_in_use() as i64 }
-}
-
-fn reports() -> i64 {
-    // SAFETY: a counter read.
-    unsafe { shim::rslub_host_reports() as i64 }
-}
-
-struct TestCache(*mut Cache<Host>);
-
-// SAFETY: the cache is built for concurrent use.
-unsafe impl Send for TestCache {}
-// SAFETY: as above.
-unsafe impl Sync for TestCache {}
-
-impl std::ops::Deref for TestCache {
-    type Target = Cache<Host>;
-    fn deref(&self) -> &Cache<Host> {
-        // SAFETY: live until `destroy`.
-        unsafe { &*self.0 }
-    }
-}
-
-impl TestCache {
-    fn new(size: usize, cpu_partial: u32, min_partial: u32, max_empty: u32) -> Self {
-        Self::with(size, cpu_partial, min_partial, max_empty, 0, true)
-    }
-
-    /// A cache with debug features `debug` (`debug::*` bits) and hardening.
-    fn with(
-        size: usize,
-        cpu_partial: u32,
-        min_partial: u32,
-        max_empty: u32,
-        debug: u32,
-        harden: bool,
-    ) -> Self {
-        let layout = Layout::new(&LayoutRequest {
-            red_zone: debug & crate::debug::RED_ZONE != 0,
-            poison: debug & crate::debug::POISON != 0,
-            store_user: debug & crate::debug::STORE_USER != 0,
-            ..LayoutRequest::plain(size, 0, 4096, HEADER_SIZE)
-        })
-        .unwrap();
-        let params = Params {
-            cpu_partial,
-            min_partial,
-            max_empty,
-            // The classic policy unless a test turns batching on.
-            free_batch: 0,
-            gfp_zero: GFP_ZERO,
-            gfp_thisnode: GFP_THISNODE,
-            debug,
-            harden,
-            random_freelist: false,
-        };
-        let c = Cache::<Host>::create(b"test", 0, layout, None, params);
-        assert!(!c.is_null());
-        TestCache(c)
-    }
-
-    fn destroy(self) -> Result<(), usize> {
-        // Destroy flushes all CPUs, which the host does from off-CPU.
-        // SAFETY: nothing else uses the cache now.
-        unsafe { Cache::destroy(self.0) }
-    }
-
-    fn stat(&self, s: Stat) -> usize {
-        self.stat_total(s, &mut [])
-    }
-
-    /// Frees an object the test owns (or a bad pointer it wants reported).
-    fn free(&self, o: *mut u8) {
-        // SAFETY: tests free only objects they own, or pointers that are not
-        // live objects of this cache on purpose.
-        unsafe { (**self).free(o) }
-    }
-
-    fn free_bulk(&self, v: &mut [*mut u8]) {
-        // SAFETY: as for `free`.
-        unsafe { (**self).free_bulk(v) }
-    }
-}
-
-fn tag(obj: *mut u8, size: usize, v: u64) {
-    let n = size.min(8);
-    // SAFETY: `obj` is an allocated object of at least `n` bytes.
-    unsafe { std::ptr::copy_nonoverlapping(v.to_le_bytes().as_ptr(), obj, n) };
-}
-
-fn read_tag(obj: *mut u8, size: usize) -> u64 {
-    let mut b = [0u8; 8];
-    let n = size.min(8);
-    // SAFETY: as above.
-    unsafe { std::ptr::copy_nonoverlapping(obj, b.as_mut_ptr(), n) };
-    u64::from_le_bytes(b) & if n == 8 { u64::MAX } else { (1 << (8 * n)) - 1 }
-}
+use std::sync::{Arc, Mutex};
 
 #[test]
 fn first_alloc_is_slow_then_fast_and_remote_free_is_slow() {
@@ -539,8 +413,7 @@ fn threads_remote_frees(free_batch: u32) {
                 let mut rng = Rng(0x1234_5678 + t);
                 let mut mine: Vec<(usize, u64)> = Vec::new();
                 let mut bad = 0;
-                // SAFETY: enter/exit pair on this thread.
-                unsafe { shim::rslub_host_enter(t as u32) };
+                let on = OnCpu::enter(t as u32);
                 for i in 0..30_000u64 {
                     let v = (t << 48) | i;
                     match rng.below(8) {
@@ -583,8 +456,7 @@ fn threads_remote_frees(free_batch: u32) {
                     bad += usize::from(read_tag(o as *mut u8, 96) != v);
                     c.free(o as *mut u8);
                 }
-                // SAFETY: as above.
-                unsafe { shim::rslub_host_exit() };
+                drop(on);
                 bad
             })
         })

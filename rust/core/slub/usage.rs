@@ -75,7 +75,13 @@ impl<P: Platform> Cache<P> {
             batched_objects: 0,
         };
         let per_slab = self.layout.objects;
-        let limit = self.cpu_partial_slabs.load(Ordering::Relaxed) as usize + 1;
+        // A bound for walking a CPU partial list that its owner may be
+        // changing: no list is longer than the cache has slabs (the current
+        // `cpu_partial` is not a bound: lowering it leaves longer lists).
+        let limit = (0..self.nr_nodes)
+            .map(|n| self.node(n as i32).nr_slabs.load(Ordering::Relaxed))
+            .sum::<usize>()
+            + 1;
         // Slabs held by CPUs (CPU slab or CPU partial), per node.
         let mut held = [0usize; MAX_NODES];
         // Objects in CPU batches, per node of their slab.
