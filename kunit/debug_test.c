@@ -367,7 +367,7 @@ static void random_freelist_tunable(struct kunit *test)
  */
 static void random_freelist_differs_across_slabs(struct kunit *test)
 {
-	struct rslub_cache *s = make(test, "rslub-d-rnd2", 64, 0);
+	struct rslub_cache *s = make(test, "rslub-d-rnd2", 64, 0, 0, NULL);
 	long long n = rslub_cache_get(s, "objs_per_slab");
 	unsigned long slab_bytes = PAGE_SIZE << rslub_cache_get(s, "order");
 	const int slabs = 8;
