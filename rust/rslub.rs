@@ -66,8 +66,8 @@ module! {
             description: "Default max_empty (empty slabs cached per node) of new caches; 0 disables the cache",
         },
         free_batch: u32 {
-            default: 32,
-            description: "Default free_batch of new caches: frees that miss the CPU slab gathered per CPU and returned to their slabs in groups (0..32; 0: one at a time, classic SLUB)",
+            default: 0,
+            description: "Default free_batch of new caches: frees that miss the CPU slab gathered per CPU and returned to their slabs in groups (0..32; 0, the default: one at a time, classic SLUB)",
         },
         harden: bool {
             default: true,

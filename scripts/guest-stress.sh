@@ -6,6 +6,8 @@
 # Usage: scripts/guest-stress.sh [--dmesg] SECONDS [rslub_stress params...]
 #   --dmesg  clear the kernel log first and print it at the end between
 #            ==RSLUB-DMESG-BEGIN== and ==RSLUB-DMESG-END== (scripts/stress.sh)
+# Environment: RSLUB_PARAMS, module parameters for rslub.ko when this script
+#   loads it (e.g. "free_batch=32": batched frees under the stress).
 cd "$(dirname "$0")/.." || exit 2
 dump=0
 if [ "${1:-}" = --dmesg ]; then
@@ -27,7 +29,8 @@ fail() {
 rc=0
 loaded_rslub=0
 if ! grep -q "^rslub " /proc/modules; then
-	if insmod rslub.ko; then loaded_rslub=1; else fail "insmod rslub.ko failed"; fi
+	# shellcheck disable=SC2086 # a list of parameters
+	if insmod rslub.ko ${RSLUB_PARAMS:-}; then loaded_rslub=1; else fail "insmod rslub.ko ${RSLUB_PARAMS:-} failed"; fi
 fi
 if [ $rc = 0 ]; then
 	t0=$(date +%s)

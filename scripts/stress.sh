@@ -5,7 +5,8 @@
 # stack trace. Prints the figures. Log: results/stress/.
 #
 # Environment: STRESS_SECONDS (60), STRESS_PARAMS (extra module parameters,
-#   e.g. "seed=123 hotplug_ms=100"), VM_CPUS (4), VM_NUMA (2), VM_TIMEOUT.
+#   e.g. "seed=123 hotplug_ms=100"), RSLUB_PARAMS (rslub.ko's, e.g.
+#   "free_batch=32"), VM_CPUS (4), VM_NUMA (2), VM_TIMEOUT.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -27,7 +28,7 @@ echo "stress: $secs s on ${VM_CPUS:-4} CPUs, ${VM_NUMA:-2} NUMA nodes (log: $OUT
 t0=$(date +%s)
 # Through a pipe, like check.sh: guest tools reopen /dev/stdout.
 VM_CPUS=${VM_CPUS:-4} VM_NUMA=${VM_NUMA:-2} VM_TIMEOUT=${VM_TIMEOUT:-$((secs * 4 + 400))} \
-	scripts/vm.sh "$KDIR" "scripts/guest-stress.sh --dmesg $secs ${STRESS_PARAMS:-}" 2>&1 | cat >"$OUT/vm.log"
+	scripts/vm.sh "$KDIR" "RSLUB_PARAMS='${RSLUB_PARAMS:-}' scripts/guest-stress.sh --dmesg $secs ${STRESS_PARAMS:-}" 2>&1 | cat >"$OUT/vm.log"
 rc=$?
 wall=$(($(date +%s) - t0))
 sed -n '/==RSLUB-DMESG-BEGIN==/,/==RSLUB-DMESG-END==/p' "$OUT/vm.log" >"$OUT/dmesg.log"
