@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Kernel implementation of c_shim/shim.h: the per-CPU cmpxchg16b and
- * this_cpu operations, and thin wrappers over static inline kernel helpers
- * that Rust cannot call directly. No allocator policy lives here.
+ * Kernel implementation of c_shim/shim.h, the cold part: pages, per-CPU
+ * allocation, topology, CPU hotplug, sysfs plumbing, module parameters.
+ * The functions the fast paths call are in shim_hot.c. No allocator policy
+ * lives here.
  */
 #include <linux/atomic.h>
 #include <linux/cpu.h>
@@ -30,13 +31,8 @@
 #include <asm/cpufeature.h>
 
 #include "shim.h"
+#include "shim_kernel.h"
 #include "../include/rslub.h"
-
-/* The per-CPU pair the fast path updates: word 0, word 1. */
-struct rslub_pair {
-	unsigned long w0;
-	unsigned long w1;
-} __aligned(16);
 
 void rslub_shim_get_consts(struct rslub_shim_consts *c)
 {
@@ -91,16 +87,6 @@ long rslub_pages_allocated(void)
 	return rslub_shim_pages_held();
 }
 
-int rslub_shim_addr_to_node(const void *addr)
-{
-	return page_to_nid(virt_to_page(addr));
-}
-
-bool rslub_shim_addr_is_direct_mapped(const void *addr)
-{
-	return virt_addr_valid(addr);
-}
-
 void *rslub_shim_alloc_meta(unsigned long size, int node)
 {
 	return kzalloc_node(size, GFP_KERNEL, node);
@@ -111,19 +97,9 @@ void rslub_shim_free_meta(void *p)
 	kfree(p);
 }
 
-bool rslub_shim_gfp_allows_blocking(unsigned int gfp)
-{
-	return gfpflags_allow_blocking((__force gfp_t)gfp);
-}
-
 bool rslub_shim_node_has_memory(int node)
 {
 	return node >= 0 && node < nr_node_ids && node_state(node, N_MEMORY);
-}
-
-int rslub_shim_numa_node_id(void)
-{
-	return numa_mem_id();
 }
 
 int rslub_shim_fallback_nodes(int node, int *out, int max)
@@ -148,11 +124,6 @@ bool rslub_shim_cpu_possible(unsigned int cpu)
 	return cpu < nr_cpu_ids && cpu_possible(cpu);
 }
 
-bool rslub_shim_cpu_online(unsigned int cpu)
-{
-	return cpu < nr_cpu_ids && cpu_online(cpu);
-}
-
 unsigned long rslub_shim_alloc_percpu(unsigned long size, unsigned long align)
 {
 	return (unsigned long)__alloc_percpu(size, align);
@@ -163,81 +134,15 @@ void rslub_shim_free_percpu(unsigned long pcpu)
 	free_percpu((void __percpu *)pcpu);
 }
 
-void *rslub_shim_per_cpu_ptr(unsigned long pcpu, unsigned int cpu)
-{
-	return per_cpu_ptr((void __percpu *)pcpu, cpu);
-}
+/* The bench's "cmpxchg" experiment: the fast path's cmpxchg16b locked. */
+DEFINE_STATIC_KEY_FALSE(rslub_locked_fastpath);
 
-void *rslub_shim_this_cpu_ptr(unsigned long pcpu)
-{
-	return raw_cpu_ptr((void __percpu *)pcpu);
-}
-
-/*
- * this_cpu_cmpxchg128() does not link from a module (its fallback is not
- * exported), so issue the instruction here: segment-relative, no lock prefix.
- * It is atomic against interrupts and preemption on this CPU, which is all
- * the fast path needs; the tid catches migration.
- */
-static DEFINE_STATIC_KEY_FALSE(locked_fastpath);
-
-/* The bench's "cmpxchg" experiment: the same instruction with a lock prefix. */
 void rslub_fastpath_locked_cmpxchg(bool locked)
 {
 	if (locked)
-		static_branch_enable(&locked_fastpath);
+		static_branch_enable(&rslub_locked_fastpath);
 	else
-		static_branch_disable(&locked_fastpath);
-}
-
-bool rslub_shim_this_cpu_cmpxchg_pair(unsigned long pcpu, unsigned long old0,
-				      unsigned long old1, unsigned long new0,
-				      unsigned long new1)
-{
-	struct rslub_pair *p = (struct rslub_pair *)pcpu;
-	bool ok;
-
-	if (static_branch_unlikely(&locked_fastpath)) {
-		asm volatile("lock cmpxchg16b %%gs:%[mem]"
-			     : "=@ccz" (ok), [mem] "+m" (*p), "+a" (old0), "+d" (old1)
-			     : "b" (new0), "c" (new1)
-			     : "memory");
-		return ok;
-	}
-	asm volatile("cmpxchg16b %%gs:%[mem]"
-		     : "=@ccz" (ok), [mem] "+m" (*p), "+a" (old0), "+d" (old1)
-		     : "b" (new0), "c" (new1)
-		     : "memory");
-	return ok;
-}
-
-void rslub_shim_this_cpu_inc(unsigned long pcpu)
-{
-	this_cpu_inc(*(unsigned long __percpu *)pcpu);
-}
-
-bool rslub_shim_cmpxchg_pair(unsigned long *pair, unsigned long old0,
-			     unsigned long old1, unsigned long new0,
-			     unsigned long new1)
-{
-	u128 old = ((u128)old1 << 64) | old0;
-	u128 new = ((u128)new1 << 64) | new0;
-
-	return try_cmpxchg128((u128 *)pair, &old, new);
-}
-
-unsigned long rslub_shim_cpu_lock(unsigned int *cpu)
-{
-	unsigned long flags;
-
-	local_irq_save(flags);
-	*cpu = smp_processor_id();
-	return flags;
-}
-
-void rslub_shim_cpu_unlock(unsigned long flags)
-{
-	local_irq_restore(flags);
+		static_branch_disable(&rslub_locked_fastpath);
 }
 
 struct each_cpu_work {

@@ -21,6 +21,28 @@ T0=$(date +%s)
 step() { echo "check: [$(($(date +%s) - T0))s] $*"; }
 fail() { echo "check: FAILED: $*"; echo "0 passed, 1 failed"; exit 1; }
 
+total_pass=0
+total_fail=0
+total_skip=0
+problems=""
+
+# count_checks NAME LOG WHAT EXPECTED: counts "WHAT: PASS|FAIL" lines of LOG
+count_checks() {
+	local name=$1 log=$2 what=$3 expected=$4 p f
+	p=$(grep -c "^$what: PASS" "$log")
+	f=$(grep -c "^$what: FAIL" "$log")
+	echo "  $name: $what: $p passed, $f failed"
+	grep "^$what: FAIL" "$log" | sed "s/^/  $name: /"
+	[ $((p + f)) -eq "$expected" ] ||
+		problems="$problems\n  $name: $((p + f)) of $expected $what checks reported"
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+}
+
+step "setup logic (scripts/test-setup-logic.sh, log: $OUT/setup-logic.log)"
+scripts/test-setup-logic.sh >"$OUT/setup-logic.log" 2>&1
+count_checks host "$OUT/setup-logic.log" setup-logic "$(grep -c '^expect \|^case \$kdir' scripts/test-setup-logic.sh)"
+
 step "setup"
 make -s setup || fail "setup (see the line above)"
 KDIR=$(make -s kdir)
@@ -38,6 +60,7 @@ step "tools: rslabinfo and rsbench, build and test (log: $OUT/tools.log)"
 tool_pass=$(grep -E "^test result" "$OUT/tools.log" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" | paste -sd+ | bc)
 echo "  tools: ${tool_pass:-0} tests passed"
 host_pass=$((${host_pass:-0} + ${tool_pass:-0}))
+total_pass=$((total_pass + host_pass))
 
 step "build modules (log: $OUT/build.log)"
 make -s modules >"$OUT/build.log" 2>&1 || { tail -n 40 "$OUT/build.log"; fail "module build"; }
@@ -52,24 +75,6 @@ if grep -qiE "warning:" "$OUT/lint.log"; then
 	grep -iE -A3 "warning:" "$OUT/lint.log" | head -n 40
 	fail "clippy printed warnings"
 fi
-
-total_pass=${host_pass:-0}
-total_fail=0
-total_skip=0
-problems=""
-
-# count_checks NAME LOG WHAT EXPECTED: counts "WHAT: PASS|FAIL" lines of LOG
-count_checks() {
-	local name=$1 log=$2 what=$3 expected=$4 p f
-	p=$(grep -c "^$what: PASS" "$log")
-	f=$(grep -c "^$what: FAIL" "$log")
-	echo "  $name: $what in the guest: $p passed, $f failed"
-	grep "^$what: FAIL" "$log" | sed "s/^/  $name: /"
-	[ $((p + f)) -eq "$expected" ] ||
-		problems="$problems\n  $name: $((p + f)) of $expected $what checks reported"
-	total_pass=$((total_pass + p))
-	total_fail=$((total_fail + f))
-}
 
 # run_shape NAME CPUS NUMA LIFECYCLE_CYCLES STRESS_SECONDS (0: not run)
 run_shape() {

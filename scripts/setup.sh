@@ -7,8 +7,10 @@
 #                         [--dry-run]
 # Environment: RSLUB_CACHE (default ~/.cache/rslub), JOBS (default nproc+1).
 #
-# --dry-run prints the decisions ("tools: ...", "kernel: build|cached ...")
-# and changes nothing: scripts/test-setup-logic.sh checks them.
+# --dry-run (or RSLUB_SETUP_DRY_RUN=1 in the environment, which reaches a
+# setup run by a nested make) prints the decisions ("tools: ...",
+# "kernel ...: build|cached ...") and changes nothing:
+# scripts/test-setup-logic.sh checks them.
 #
 # Both flavors are built with LLVM ($LLVM_SUFFIX, the major of rustc's LLVM)
 # and CONFIG_RUST_INLINE_HELPERS, so that rslub's C shim is inlined into its
@@ -21,7 +23,7 @@ CACHE=${RSLUB_CACHE:-$HOME/.cache/rslub}
 FLAVOR=test
 PRINT_KDIR=0
 TOOLS_ONLY=0
-DRY_RUN=0
+DRY_RUN=${RSLUB_SETUP_DRY_RUN:-0}
 KVER_MAJOR=7.3
 JOBS=${JOBS:-$(($(nproc) + 1))}
 LOGDIR=$CACHE/logs

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The setup decisions of `make`, checked in seconds without building anything
+# (issue 10: a computed kernel path once leaked through the environment of a
+# nested make, which then took it for the user's KDIR= and set up tools only,
+# so a fresh machine's `make check` never built its kernel).
+#
+# Each case runs setup in dry-run mode (RSLUB_SETUP_DRY_RUN=1) against an
+# empty temporary RSLUB_CACHE, typed (make setup) and nested (a make recipe
+# of the project's Makefile running make setup, as scripts/check.sh does),
+# and prints "setup-logic: PASS|FAIL <case>". Exit status 1 on any FAIL.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export RSLUB_CACHE=$tmp/cache RSLUB_SETUP_DRY_RUN=1
+unset KDIR MAKEFLAGS MFLAGS MAKELEVEL
+# A nested make: a recipe of the project's Makefile (with all its exports)
+# that runs make again, like `make check` running scripts/check.sh.
+cat >"$tmp/nested.mk" <<'MK'
+nested-setup:
+	@$(MAKE) --no-print-directory -s setup
+nested-kdir:
+	@$(MAKE) --no-print-directory -s kdir
+MK
+nested() { make --no-print-directory -s -f Makefile -f "$tmp/nested.mk" "$@"; }
+fails=0
+# expect CASE TEXT OUTPUT: some line of OUTPUT ends in TEXT (a fixed string).
+expect() {
+	if printf '%s\n' "$3" | awk -v t="$2" 'substr($0, length($0) - length(t) + 1) == t { f = 1 } END { exit !f }'; then
+		echo "setup-logic: PASS $1"
+	else
+		echo "setup-logic: FAIL $1: expected a line ending in '$2', got:"
+		printf '%s\n' "$3" | sed 's/^/    /'
+		fails=$((fails + 1))
+	fi
+}
+
+kdir=$(make -s kdir)
+case $kdir in
+"$RSLUB_CACHE"/kernel/*) echo "setup-logic: PASS kdir is in RSLUB_CACHE" ;;
+*) echo "setup-logic: FAIL kdir is in RSLUB_CACHE: got '$kdir'"; fails=$((fails + 1)) ;;
+esac
+expect "nested kdir equals typed kdir" "$kdir" "$(nested nested-kdir)"
+expect "user KDIR is the kdir" "/user/kernel" "$(make -s kdir KDIR=/user/kernel)"
+expect "user KDIR is the kdir, nested" "/user/kernel" "$(nested nested-kdir KDIR=/user/kernel)"
+
+build=": build into $kdir"
+expect "no cache: build the kernel" "$build" "$(make -s setup)"
+expect "no cache, nested: build the kernel" "$build" "$(nested nested-setup)"
+
+tools_only="kernel: not set up (tools only)"
+expect "KDIR= given: tools only" "$tools_only" "$(make -s setup KDIR=/user/kernel)"
+expect "KDIR= given, nested: tools only" "$tools_only" "$(nested nested-setup KDIR=/user/kernel)"
+expect "KDIR in the environment: tools only" "$tools_only" "$(KDIR=/user/kernel make -s setup)"
+
+mkdir -p "$kdir" && touch "$kdir/.rslub-built"
+cached=": cached at $kdir"
+expect "cache present: reuse" "$cached" "$(make -s setup)"
+expect "cache present, nested: reuse" "$cached" "$(nested nested-setup)"
+
+[ "$fails" = 0 ]
