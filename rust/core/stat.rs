@@ -99,4 +99,7 @@ stats! {
     EmptyCacheAdd = "empty_cache_add",
     /// Cached empty slab returned to the page allocator (shrink, tunable).
     EmptyCacheRelease = "empty_cache_release",
+    /// Cached empty slab given back because the system was short of
+    /// memory (the shrinker), below `max_empty` too.
+    EmptyCacheReclaim = "empty_cache_reclaim",
 }

@@ -196,6 +196,54 @@ impl<P: Platform> Cache<P> {
         self.free_discards(d);
     }
 
+    /// Slabs in node `nid`'s empty-slab cache (0 for a node id the cache
+    /// does not cover). A racy read: the shrinker's estimate.
+    pub fn empty_cached(&self, nid: i32) -> usize {
+        if (nid as usize) >= self.nr_nodes {
+            return 0;
+        }
+        let node = self.node(nid);
+        let _g = P::node_lock(&node.list_lock);
+        // SAFETY: list_lock held.
+        unsafe { (*node.lists.get()).empty.len() }
+    }
+
+    /// Returns up to `max` slabs of node `nid`'s empty-slab cache to the
+    /// page allocator, below `max_empty` too: the system is short of memory
+    /// (the shrinker). Counted as `empty_cache_reclaim`. Returns the slabs
+    /// freed (each `2^order` pages). Takes only the node's `list_lock`, so
+    /// it may run from reclaim in any sleeping context.
+    pub fn reclaim_empty(&self, nid: i32, max: usize) -> usize {
+        if (nid as usize) >= self.nr_nodes || max == 0 {
+            return 0;
+        }
+        let node = self.node(nid);
+        let mut d = Discards(ptr::null_mut());
+        let mut freed = 0;
+        {
+            let _g = P::node_lock(&node.list_lock);
+            // SAFETY: list_lock held.
+            let lists = unsafe { &mut *node.lists.get() };
+            while freed < max {
+                let slab = lists.empty.pop_front();
+                if slab.is_null() {
+                    break;
+                }
+                node.nr_slabs.fetch_sub(1, Ordering::Relaxed);
+                // SAFETY: off every list, ours.
+                unsafe {
+                    (*slab).kill();
+                    (*slab).next = d.0;
+                }
+                d.0 = slab;
+                freed += 1;
+                self.stat(Stat::EmptyCacheReclaim);
+            }
+        }
+        self.free_discards(d);
+        freed
+    }
+
     pub(super) fn trim_empty(&self, nid: i32, keep: usize) -> usize {
         let node = self.node(nid);
         let mut d = Discards(ptr::null_mut());
