@@ -15,7 +15,7 @@ use crate::slab::HEADER_SIZE;
 use crate::slub::{Ctor, Params};
 use crate::stat::Stat;
 use crate::sysfs::{Dir, Root};
-use core::ffi::{c_char, c_int, c_longlong, c_uint, c_void};
+use core::ffi::{c_char, c_int, c_longlong, c_uint, c_ulong, c_void};
 use core::ptr;
 use core::sync::atomic::{AtomicI32, Ordering};
 use kernel::prelude::*;
@@ -466,6 +466,46 @@ pub extern "C" fn rslub_rust_cpu_dead(cpu: c_uint) {
         // SAFETY: registered caches are live while the registry lock is held.
         unsafe { (*c.cache).flush_dead_cpu(cpu) };
     }
+}
+
+// ---- the shrinker (c_shim/shim.c registers it; these are its callbacks) ----
+
+/// The shrinker's count: slabs in node `nid`'s empty-slab caches, over
+/// every cache. 0 when the registry is busy.
+#[no_mangle]
+pub extern "C" fn rslub_rust_shrink_count(nid: c_int) -> c_ulong {
+    // Reclaim may run inside `rslub_cache_create`, whose GFP_KERNEL
+    // allocations happen with `CACHES` held: never wait for it here.
+    let Some(reg) = CACHES.try_lock() else {
+        return 0;
+    };
+    reg.caches
+        .iter()
+        // SAFETY: registered caches are live while the registry lock is held.
+        .map(|c| unsafe { (*c.cache).empty_cached(nid) } as c_ulong)
+        .sum()
+}
+
+/// The shrinker's scan: gives back up to `nr` cached empty slabs of node
+/// `nid` to the page allocator, cache after cache, whatever their
+/// `max_empty`; returns how many, or `SHRINK_STOP` when the registry is
+/// busy. Only node `list_lock`s are taken under `CACHES`, and no memory is
+/// allocated.
+#[no_mangle]
+pub extern "C" fn rslub_rust_shrink_scan(nid: c_int, nr: c_ulong) -> c_ulong {
+    let Some(reg) = CACHES.try_lock() else {
+        return c_ulong::MAX;
+    };
+    let mut freed = 0usize;
+    let want = usize::try_from(nr).unwrap_or(usize::MAX);
+    for c in reg.caches.iter() {
+        if freed >= want {
+            break;
+        }
+        // SAFETY: registered caches are live while the registry lock is held.
+        freed += unsafe { (*c.cache).reclaim_empty(nid, want - freed) };
+    }
+    freed as c_ulong
 }
 
 // ---- introspection and tunables (names as in sysfs) ------------------------
