@@ -2,7 +2,10 @@
 # make check: setup if needed, host tests, lint, module build, then KUnit in
 # two VM shapes (2 CPUs; 4 CPUs on 2 NUMA nodes), with the module lifecycle
 # test in the first and a short stress (CHECK_STRESS_SECONDS, 15) with CPU
-# hotplug in the second. Fails on any failed,
+# hotplug in the second; then a third, small VM (320 MB, 2 CPUs) for
+# rslub out of memory: injected failures and a short stress with them
+# (CHECK_FAULT_SECONDS, 10), and one round of real memory pressure with the
+# shrinker (scripts/guest-oom.sh). Fails on any failed,
 # crashed or missing suite or case, on a kernel WARNING/BUG/Oops/lockdep or
 # context report, and on a guest timeout. Ends with "N passed, M failed".
 set -uo pipefail
@@ -13,7 +16,10 @@ EXPECTED_SUITES="rslub_api rslub_slub rslub_sysfs rslub_debug rslub_badinput"
 EXPECTED_RSLABINFO_CHECKS=5	# the check lines of scripts/guest-kunit.sh
 EXPECTED_BADPARAM_CHECKS=10	# the module parameter checks of scripts/guest-kunit.sh
 EXPECTED_LIFECYCLE_CHECKS=9	# of scripts/guest-lifecycle.sh
+EXPECTED_FAULTS_CHECKS=7	# of scripts/guest-oom.sh faults
+EXPECTED_PRESSURE_CHECKS=3	# of scripts/guest-oom.sh pressure 1
 CHECK_STRESS_SECONDS=${CHECK_STRESS_SECONDS:-15}
+CHECK_FAULT_SECONDS=${CHECK_FAULT_SECONDS:-10}
 OUT=${CHECK_OUT:-$ROOT/results/check}
 rm -rf "$OUT"
 mkdir -p "$OUT"
@@ -129,8 +135,31 @@ run_shape() {
 	total_skip=$((total_skip + skip))
 }
 
+# The out-of-memory VM: no KUnit, its own checks and the same log filter.
+run_oom() {
+	local name=oom log=$OUT/vm-oom.log
+	step "VM $name: 2 CPUs, 320 MB: injected failures, memory pressure (log: $log)"
+	VM_CPUS=2 VM_NUMA=0 VM_MEM=320M VM_TIMEOUT=${VM_TIMEOUT:-600} \
+		scripts/vm.sh "$KDIR" "scripts/guest-oom.sh --dmesg faults $CHECK_FAULT_SECONDS; a=\$?; scripts/guest-oom.sh --dmesg pressure 1; b=\$?; exit \$((a | b))" 2>&1 | cat >"$log"
+	local rc=$?
+	if [ $rc = 124 ] || [ $rc = 137 ]; then
+		problems="$problems\n  $name: guest timed out (VM_TIMEOUT=${VM_TIMEOUT:-600}s)"
+		total_fail=$((total_fail + 1))
+		return
+	fi
+	[ $rc = 0 ] || problems="$problems\n  $name: guest command exited $rc"
+	sed -n '/==RSLUB-DMESG-BEGIN==/,/==RSLUB-DMESG-END==/p' "$log" >"$OUT/dmesg-$name.log"
+	local bad
+	bad=$(kernel_log_bad "$OUT/dmesg-$name.log")
+	[ -z "$bad" ] || problems="$problems\n  $name: kernel log reports:\n$bad"
+	count_checks "$name" "$log" faults $EXPECTED_FAULTS_CHECKS
+	count_checks "$name" "$log" pressure $EXPECTED_PRESSURE_CHECKS
+	grep -E "^(faults|pressure): PASS (stress|injected|fill|shrinker|memory)" "$log" | cut -c1-230 | sed "s/^/    /"
+}
+
 run_shape smp2 2 1 50 0
 run_shape numa4 4 2 0 "$CHECK_STRESS_SECONDS"
+run_oom
 
 step "done"
 if [ -n "$problems" ]; then

@@ -1,0 +1,195 @@
+#!/bin/sh
+# Runs inside the VM: rslub when memory runs out. Loads rslub.ko (unless
+# loaded) and prints one "faults: PASS|FAIL <check> ..." or
+# "pressure: PASS|FAIL <check> ..." line per check, which make check counts.
+# Exit status 0 when every check passed.
+#
+# Usage: scripts/guest-oom.sh [--dmesg] faults SECONDS [PERCENT]
+#        scripts/guest-oom.sh [--dmesg] pressure [ROUNDS]
+#   --dmesg   clear the kernel log first and print this run's log at the end
+#             between ==RSLUB-DMESG-BEGIN== and ==RSLUB-DMESG-END==
+#   faults    (7 checks) the kernel's fault injection, failslab and
+#             fail_page_alloc through /sys/kernel/debug: rslub_oom.ko
+#             test=create fails each request of rslub_cache_create, of the
+#             random_freelist tunable, of single and bulk allocations once
+#             (fail-nth; create, random_freelist, alloc, bulk); then
+#             rslub_stress.ko faults=1 runs SECONDS with PERCENT (10) of its
+#             kthreads' slab and page requests failing at random, sleeping
+#             and atomic, order 0 and up (stress); the counts of injected
+#             failures (injected); every out-of-memory line of
+#             docs/reliability.md in the log (log-lines).
+#   pressure  (3 checks per round, + memory) rslub_oom.ko test=pressure:
+#             fill until NULL and give back (fill), the shrinker under
+#             pressure (shrinker); MemAvailable after unloading within 1%
+#             of before loading (memory). Meant for a VM of 256-384 MB.
+cd "$(dirname "$0")/.." || exit 2
+dump=0
+if [ "${1:-}" = --dmesg ]; then
+	dump=1
+	shift
+fi
+mode=${1:-}
+[ $# -gt 0 ] && shift
+LOG=/tmp/rslub-oom-dmesg.log
+: >$LOG
+[ $dump = 1 ] && dmesg -C
+rc=0
+say() {	# say PASS|FAIL check text
+	echo "$mode: $1 $2${3:+ $3}"
+	[ "$1" = PASS ] || rc=1
+}
+# The kernel log since the last call (kept whole in $LOG: the create sweep
+# logs a line per failed create, more than the ring buffer should hold).
+collect() {
+	if [ $dump = 1 ]; then dmesg -c >>$LOG; else dmesg >$LOG; fi
+}
+# Lines of rslub_oom.ko as checks of this mode.
+oom_checks() {
+	grep "rslub_oom: \(PASS\|FAIL\) " $LOG | sed 's/^\[[ 0-9.]*\] //' |
+		sed "s/^rslub_oom: \(PASS\|FAIL\) \([a-z_]*\):* */$mode: \1 \2 /"
+	grep -q "rslub_oom: FAIL " $LOG && rc=1
+	grep -c "rslub_oom: \(PASS\|FAIL\) " $LOG >/tmp/rslub-oom-n
+}
+meminfo() {
+	awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo
+}
+
+loaded_rslub=0
+if ! grep -q "^rslub " /proc/modules; then
+	if insmod rslub.ko; then loaded_rslub=1; else
+		echo "$mode: FAIL setup insmod rslub.ko failed"
+		exit 1
+	fi
+fi
+
+FI=/sys/kernel/debug
+# fi_set PROBABILITY TIMES: both failslab and fail_page_alloc, for tasks
+# marked make-it-fail (and any task's fail-nth), sleeping requests too,
+# every order, no log line or stack per failure.
+fi_set() {
+	for d in failslab fail_page_alloc; do
+		echo 0 >$FI/$d/probability
+		echo 0 >$FI/$d/verbose
+		echo N >$FI/$d/ignore-gfp-wait
+		echo Y >$FI/$d/task-filter
+		echo 1 >$FI/$d/interval
+		echo 0 >$FI/$d/space
+		echo "$2" >$FI/$d/times
+		echo "$1" >$FI/$d/probability
+	done
+	echo 0 >$FI/fail_page_alloc/min-order
+}
+
+case $mode in
+faults)
+	secs=${1:-10}
+	pct=${2:-10}
+	[ -d $FI/failslab ] || mount -t debugfs debugfs $FI 2>/dev/null
+	if [ ! -d $FI/failslab ] || [ ! -d $FI/fail_page_alloc ]; then
+		say FAIL setup "no $FI/failslab or fail_page_alloc (CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAULT_INJECTION_DEBUG_FS)"
+	else
+		# 1. Systematic: fail-nth only (probability 0).
+		fi_set 0 -1
+		insmod stress/rslub_oom.ko test=create
+		collect
+		oom_checks
+		grep -q "^rslub_oom " /proc/modules && rmmod rslub_oom
+		left=$(ls /sys/kernel/rslub | grep -c "^rslub_oom")
+		[ "$left" = 0 ] || { echo "$mode: FAIL create $left rslub_oom directories left in /sys/kernel/rslub"; rc=1; }
+
+		# 2. At random: PERCENT of the stress kthreads' requests.
+		big=1000000000
+		fi_set "$pct" $big
+		insmod stress/rslub_stress.ko duration="$secs" faults=1
+		ins=$?
+		slab_left=$(cat $FI/failslab/times)
+		page_left=$(cat $FI/fail_page_alloc/times)
+		fi_set 0 -1
+		collect
+		grep "rslub_stress: " $LOG | sed 's/^\[[ 0-9.]*\] //' |
+			grep -v "rslub_stress: cache \|rslub_stress: t=" >/tmp/rslub-stress.out
+		sed 's/^/  /' /tmp/rslub-stress.out
+		why=$(grep -m1 "rslub_stress: FAIL" /tmp/rslub-stress.out | sed 's/.*rslub_stress: FAIL //')
+		if [ $ins = 0 ] && grep -q "rslub_stress: PASS" /tmp/rslub-stress.out; then
+			say PASS stress "$secs s, $pct% of requests failing: $(grep -o 'null_returns=[0-9]*.*' /tmp/rslub-stress.out)"
+			rmmod rslub_stress
+		else
+			say FAIL stress "${why:-insmod exited $ins without a PASS line}"
+		fi
+		slab_failed=$((big - slab_left))
+		page_failed=$((big - page_left))
+		if [ "$slab_failed" -gt 0 ] && [ "$page_failed" -gt 0 ]; then
+			say PASS injected "failslab=$slab_failed fail_page_alloc=$page_failed requests failed"
+		else
+			say FAIL injected "failslab=$slab_failed fail_page_alloc=$page_failed: a kind of request never failed"
+		fi
+
+		# 3. Every out-of-memory line of docs/reliability.md was logged.
+		missing=""
+		seen=0
+		for re in "create [^ ]*: out of memory for the cache" \
+			"create [^ ]*: out of memory for the registry" \
+			"create [^ ]*: cannot add its sysfs directory" \
+			"random_freelist: no memory for the shuffled index sequence; unchanged"; do
+			n=$(grep -c "rslub: .*$re" $LOG)
+			if [ "$n" -gt 0 ]; then
+				seen=$((seen + 1))
+				echo "  log: $n x \"$re\""
+			else
+				missing="$missing \"$re\""
+			fi
+		done
+		if [ -z "$missing" ]; then
+			say PASS log-lines "$seen of 4 out-of-memory lines seen"
+		else
+			say FAIL log-lines "never logged:$missing"
+		fi
+	fi
+	;;
+pressure)
+	rounds=${1:-1}
+	# Never pick this shell (or its children) if the OOM killer runs.
+	echo -1000 >/proc/self/oom_score_adj
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	before=$(meminfo MemAvailable)
+	total=$(meminfo MemTotal)
+	echo "  MemTotal $total kB, MemAvailable $before kB"
+	insmod stress/rslub_oom.ko test=pressure rounds="$rounds"
+	collect
+	oom_checks
+	[ "$(cat /tmp/rslub-oom-n)" = $((2 * rounds)) ] ||
+		{ echo "$mode: FAIL run $(cat /tmp/rslub-oom-n) of $((2 * rounds)) checks reported"; rc=1; }
+	grep -q "^rslub_oom " /proc/modules && rmmod rslub_oom
+	if grep -q "invoked oom-killer\|Out of memory" $LOG; then
+		say FAIL no-oom-kill "the OOM killer ran: $(grep -m1 'Killed process\|invoked oom-killer' $LOG)"
+	fi
+	;;
+*)
+	echo "usage: $0 [--dmesg] faults SECONDS [PERCENT] | pressure [ROUNDS]" >&2
+	exit 2
+	;;
+esac
+
+if [ $loaded_rslub = 1 ]; then
+	rmmod rslub || { echo "$mode: FAIL unload rmmod rslub failed"; rc=1; }
+fi
+if [ "$mode" = pressure ]; then
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	after=$(meminfo MemAvailable)
+	diff=$((after - before))
+	line="MemAvailable $before kB before loading, $after kB after unloading ($diff kB, $(awk "BEGIN { printf \"%+.2f\", $diff * 100 / $before }")%)"
+	if [ $((diff < 0 ? -diff : diff)) -le $((before / 100)) ]; then
+		say PASS memory "$line"
+	else
+		say FAIL memory "$line: more than 1%"
+	fi
+fi
+collect
+if [ $dump = 1 ]; then
+	echo "==RSLUB-DMESG-BEGIN=="
+	cat $LOG
+	echo "==RSLUB-DMESG-END=="
+fi
+exit $rc
