@@ -88,9 +88,13 @@ faults)
 	if [ ! -d $FI/failslab ] || [ ! -d $FI/fail_page_alloc ]; then
 		say FAIL setup "no $FI/failslab or fail_page_alloc (CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAULT_INJECTION_DEBUG_FS)"
 	else
-		# 1. Systematic: fail-nth only (probability 0).
-		fi_set 0 -1
+		# 1. Systematic: fail-nth only (probability 0). A big "times"
+		# counts the failures down.
+		big=1000000000
+		fi_set 0 $big
 		insmod stress/rslub_oom.ko test=create
+		create_slab=$((big - $(cat $FI/failslab/times)))
+		create_page=$((big - $(cat $FI/fail_page_alloc/times)))
 		collect
 		oom_checks
 		grep -q "^rslub_oom " /proc/modules && rmmod rslub_oom
@@ -98,7 +102,6 @@ faults)
 		[ "$left" = 0 ] || { echo "$mode: FAIL create $left rslub_oom directories left in /sys/kernel/rslub"; rc=1; }
 
 		# 2. At random: PERCENT of the stress kthreads' requests.
-		big=1000000000
 		fi_set "$pct" $big
 		insmod stress/rslub_stress.ko duration="$secs" faults=1
 		ins=$?
@@ -118,10 +121,11 @@ faults)
 		fi
 		slab_failed=$((big - slab_left))
 		page_failed=$((big - page_left))
-		if [ "$slab_failed" -gt 0 ] && [ "$page_failed" -gt 0 ]; then
-			say PASS injected "failslab=$slab_failed fail_page_alloc=$page_failed requests failed"
+		counts="failed requests: by fail-nth failslab=$create_slab fail_page_alloc=$create_page; at random failslab=$slab_failed fail_page_alloc=$page_failed"
+		if [ "$create_slab" -gt 0 ] && [ "$create_page" -gt 0 ] && [ "$page_failed" -gt 0 ]; then
+			say PASS injected "$counts"
 		else
-			say FAIL injected "failslab=$slab_failed fail_page_alloc=$page_failed: a kind of request never failed"
+			say FAIL injected "$counts: a kind of request never failed"
 		fi
 
 		# 3. Every out-of-memory line of docs/reliability.md was logged.

@@ -61,7 +61,7 @@ MODULE_PARM_DESC(rounds, "test=pressure: how many times the fill and shrinker ch
 
 static unsigned int failed_checks;
 
-static void pass(const char *check, const char *fmt, ...)
+static __printf(2, 3) void pass(const char *check, const char *fmt, ...)
 {
 	struct va_format vaf;
 	va_list args;
@@ -73,7 +73,7 @@ static void pass(const char *check, const char *fmt, ...)
 	va_end(args);
 }
 
-static void fail(const char *check, const char *fmt, ...)
+static __printf(2, 3) void fail(const char *check, const char *fmt, ...)
 {
 	struct va_format vaf;
 	va_list args;
@@ -588,7 +588,7 @@ static void test_shrinker(unsigned int round)
 	unsigned long hog = 0, ok_before, ok_during = 0, bad = 0, n, i;
 	struct rslub_cache *e, *f = NULL;
 	struct task_struct *t = NULL;
-	const char *why = NULL, *hog_end = "the shrinker emptied the cache";
+	const char *why = NULL, *hog_end = "the shrinker gave back 90%";
 	LIST_HEAD(hog_pages);
 	struct page *page, *tmp;
 	void *head = NULL;
@@ -646,7 +646,11 @@ static void test_shrinker(unsigned int round)
 	}
 	msleep(20);
 	ok_before = READ_ONCE(side.ok);
-	/* Take pages until reclaim has emptied the cache (or none is left). */
+	/*
+	 * Take pages until reclaim has given back most of the cache (reclaim
+	 * asks for half of what is left at each pass, so the last few slabs
+	 * may take long), or until no page is left.
+	 */
 	for (;;) {
 		page = alloc_page(hog_gfp);
 		if (!page) {
@@ -656,7 +660,7 @@ static void test_shrinker(unsigned int round)
 		list_add(&page->lru, &hog_pages);
 		hog++;
 		if (hog % 256 == 0) {
-			if (rslub_cache_get(e, "empty_slabs") == 0)
+			if (rslub_cache_get(e, "empty_slabs") <= empty0 / 10)
 				break;
 			if (hog > totalram_pages()) {
 				hog_end = "the hog took every page";

@@ -33,7 +33,8 @@
  * then a NULL from any allocation, and false from alloc_bulk, is expected
  * and counted, and at least one must be seen; everything else is judged
  * the same. The tuner also turns random_freelist on, whose index sequence
- * is allocated then (-ENOMEM is expected there too).
+ * is allocated then, and makes and destroys a scratch cache (-ENOMEM is
+ * expected from both, anything else fails the run).
  *
  * The contexts only count; the init thread collects and judges: 0 checksum
  * failures, 0 `errors` in any cache, `validate` clean at the end, no
@@ -162,6 +163,7 @@ static struct {
 	struct task_struct *task;
 	struct completion done;
 	unsigned long shrinks, sets, set_fail, set_nomem, reads, errors_seen;
+	unsigned long creates, create_nomem;
 	long peak_pages;
 } tuner;
 
@@ -638,6 +640,31 @@ static int worker_fn(void *arg)
 	return 0;
 }
 
+/*
+ * faults=1: a cache made and destroyed while the stress runs, its metadata
+ * allocations failing at random: -ENOMEM or a working cache. 0 or -errno.
+ */
+static int scratch_cache(void)
+{
+	struct rslub_cache *s;
+	void *p;
+
+	s = rslub_cache_create("rslub_stress_scratch", 100, 0, 0, NULL);
+	if (IS_ERR(s)) {
+		if (PTR_ERR(s) != -ENOMEM)
+			return PTR_ERR(s);
+		tuner.create_nomem++;
+		return 0;
+	}
+	tuner.creates++;
+	p = rslub_cache_alloc(s, GFP_KERNEL);	/* NULL when its page fails */
+	if (p) {
+		memset(p, 0x5c, 100);
+		rslub_cache_free(s, p);
+	}
+	return rslub_cache_destroy(s);
+}
+
 static int tuner_fn(void *arg)
 {
 	static const int cpu_partial[] = { 0, 1, 2, 6, 13, 30, 52, 120, 1000 };
@@ -678,6 +705,8 @@ static int tuner_fn(void *arg)
 			break;
 		case 6:
 			if (faults && rnd_below(&rng, 2)) {
+				ret = scratch_cache();
+			} else if (faults) {
 				/* Allocates the shuffled sequence the first time. */
 				ret = rslub_cache_set(c->s, "random_freelist", 1);
 				if (ret == -ENOMEM) {
@@ -979,9 +1008,10 @@ static int __init rslub_stress_init(void)
 		tuner.shrinks, tuner.sets, tuner.reads, tuner.set_fail,
 		tuner.set_nomem);
 	if (faults)
-		pr_info("rslub_stress: faults: null_returns=%lu (GFP_KERNEL %lu, atomic %lu; %lu of them alloc_bulk false) random_freelist_enomem=%lu\n",
+		pr_info("rslub_stress: faults: null_returns=%lu (GFP_KERNEL %lu, atomic %lu; %lu of them alloc_bulk false) random_freelist_enomem=%lu scratch_creates=%lu scratch_enomem=%lu\n",
 			all.kernel_fail + all.atomic_fail, all.kernel_fail,
-			all.atomic_fail, all.bulk_fail, tuner.set_nomem);
+			all.atomic_fail, all.bulk_fail, tuner.set_nomem,
+			tuner.creates, tuner.create_nomem);
 	pr_info("rslub_stress: hotplug: offline=%lu online=%lu refused=%lu add_failed=%lu last_err=%d cpus_online=%u\n",
 		hp.offline, hp.online, hp.refused, hp.add_fail, hp.last_err,
 		num_online_cpus());
