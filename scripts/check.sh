@@ -139,7 +139,8 @@ run_shape() {
 run_oom() {
 	local name=oom log=$OUT/vm-oom.log
 	step "VM $name: 2 CPUs, 320 MB: injected failures, memory pressure (log: $log)"
-	VM_CPUS=2 VM_NUMA=0 VM_MEM=320M VM_TIMEOUT=${VM_TIMEOUT:-600} \
+	# A larger log buffer: the create sweep logs a line per failed create.
+	VM_CPUS=2 VM_NUMA=0 VM_MEM=320M VM_APPEND=log_buf_len=4M VM_TIMEOUT=${VM_TIMEOUT:-600} \
 		scripts/vm.sh "$KDIR" "scripts/guest-oom.sh --dmesg faults $CHECK_FAULT_SECONDS; a=\$?; scripts/guest-oom.sh --dmesg pressure 1; b=\$?; exit \$((a | b))" 2>&1 | cat >"$log"
 	local rc=$?
 	if [ $rc = 124 ] || [ $rc = 137 ]; then

@@ -50,7 +50,8 @@ fi
 echo "stress: $kind, $secs s on $cpus CPUs, $numa NUMA nodes, $mem (log: $OUT/vm.log)"
 t0=$(date +%s)
 # Through a pipe, like check.sh: guest tools reopen /dev/stdout.
-VM_CPUS=$cpus VM_NUMA=$numa VM_MEM=$mem VM_TIMEOUT=${VM_TIMEOUT:-$((secs * 4 + 400))} \
+VM_CPUS=$cpus VM_NUMA=$numa VM_MEM=$mem VM_APPEND=${VM_APPEND:-log_buf_len=4M} \
+	VM_TIMEOUT=${VM_TIMEOUT:-$((secs * 4 + 400))} \
 	scripts/vm.sh "$KDIR" "$guest" 2>&1 | cat >"$OUT/vm.log"
 rc=$?
 wall=$(($(date +%s) - t0))
