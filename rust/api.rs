@@ -281,8 +281,13 @@ pub unsafe extern "C" fn rslub_cache_create(
     // SAFETY: `create` returned a valid cache.
     let cache_ref = unsafe { &*cache };
     let Some(dir) = reg.root.as_ref().and_then(|r| r.add(cache_ref, name)) else {
+        // Not under `CACHES`: destroy flushes the CPUs under
+        // `cpus_read_lock`, and the CPU-dead callback takes `CACHES` with
+        // the hotplug lock held (found by the fault-injection stress: a
+        // failed sysfs directory during CPU hotplug deadlocked).
+        drop(reg);
         pr_err!("create {}: cannot add its sysfs directory\n", show);
-        // SAFETY: the cache was just created and is unpublished.
+        // SAFETY: the cache was just created, is unpublished and unused.
         let _ = unsafe { Cache::destroy(cache) };
         return err_ptr(ENOMEM);
     };
