@@ -68,7 +68,7 @@ if [ "$kind" = stress ]; then
 else
 	grep -q "^$kind: PASS" "$OUT/vm.log" || problems="$problems\n  no '$kind: PASS' line"
 	! grep -q "^$kind: FAIL" "$OUT/vm.log" || problems="$problems\n  $(grep -c "^$kind: FAIL" "$OUT/vm.log") '$kind: FAIL' lines"
-	if [ "$kind" = pressure ] && [ "$(grep -c "^pressure: PASS \(fill\|shrinker\)" "$OUT/vm.log")" != $((2 * ${PRESSURE_ROUNDS:-5})) ]; then
+	if [ "$kind" = pressure ] && [ "$(grep -c "^pressure: PASS \(fill\|shrinker\)" "$OUT/vm.log")" != $((2 * ${PRESSURE_ROUNDS:-5} + 2)) ]; then
 		problems="$problems\n  not every round reported fill and shrinker"
 	fi
 	if [ "$kind" = faults ] && [ "$(grep -c "^faults: PASS" "$OUT/vm.log")" != 7 ]; then
