@@ -54,6 +54,19 @@ global_lock! {
     unsafe(uninit) static CACHES: Mutex<Registry> = Registry { caches: KVec::new(), root: None };
 }
 
+global_lock! {
+    // SAFETY: initialized by `init_registry` in module init, before the
+    // shrinker is registered.
+    //
+    // Serializes the shrinker's walks of the registry. Reclaim runs from
+    // kswapd and from every task in direct reclaim at once; the walks take
+    // `CACHES` by trylock only (see `rslub_rust_shrink_scan`), so without
+    // this lock one walk made the others give up (seen: a page hog got
+    // NULL while 471 empty slabs were still cached). Nothing allocates
+    // memory with it held, so waiting for it inside reclaim is safe.
+    unsafe(uninit) static SHRINK_WALK: Mutex<()> = ();
+}
+
 /// Initializes the registry and the sysfs root.
 ///
 /// # Safety
@@ -61,6 +74,8 @@ global_lock! {
 pub unsafe fn init_registry() -> Result {
     // SAFETY: the caller guarantees a single call before first use.
     unsafe { CACHES.init() };
+    // SAFETY: as above.
+    unsafe { SHRINK_WALK.init() };
     CACHES.lock().root = Some(Root::new()?);
     Ok(())
 }
@@ -479,6 +494,7 @@ pub extern "C" fn rslub_rust_cpu_dead(cpu: c_uint) {
 /// every cache. 0 when the registry is busy.
 #[no_mangle]
 pub extern "C" fn rslub_rust_shrink_count(nid: c_int) -> c_ulong {
+    let _walk = SHRINK_WALK.lock();
     // Reclaim may run inside `rslub_cache_create`, whose GFP_KERNEL
     // allocations happen with `CACHES` held: never wait for it here.
     let Some(reg) = CACHES.try_lock() else {
@@ -494,10 +510,12 @@ pub extern "C" fn rslub_rust_shrink_count(nid: c_int) -> c_ulong {
 /// The shrinker's scan: gives back up to `nr` cached empty slabs of node
 /// `nid` to the page allocator, cache after cache, whatever their
 /// `max_empty`; returns how many, or `SHRINK_STOP` when the registry is
-/// busy. Only node `list_lock`s are taken under `CACHES`, and no memory is
-/// allocated.
+/// busy (a create or destroy holds it). Walks are serialized by
+/// `SHRINK_WALK`; only node `list_lock`s are taken under `CACHES`, and no
+/// memory is allocated.
 #[no_mangle]
 pub extern "C" fn rslub_rust_shrink_scan(nid: c_int, nr: c_ulong) -> c_ulong {
+    let _walk = SHRINK_WALK.lock();
     let Some(reg) = CACHES.try_lock() else {
         return c_ulong::MAX;
     };
