@@ -626,6 +626,17 @@ void rslub_shim_cpuhp_unregister(int state)
 	(void)state;
 }
 
+/* No memory pressure on the host: the core's reclaim is tested directly. */
+void *rslub_shim_shrinker_register(void)
+{
+	return NULL;
+}
+
+void rslub_shim_shrinker_unregister(void *shrinker)
+{
+	(void)shrinker;
+}
+
 unsigned long rslub_shim_random_long(void)
 {
 	unsigned long v;

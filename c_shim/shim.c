@@ -18,6 +18,7 @@
 #include <linux/moduleparam.h>
 #include <linux/random.h>
 #include <linux/sched.h>
+#include <linux/shrinker.h>
 #include <linux/stacktrace.h>
 #include <linux/string.h>
 #include <linux/nodemask.h>
@@ -190,6 +191,45 @@ int rslub_shim_cpuhp_register(void)
 void rslub_shim_cpuhp_unregister(int state)
 {
 	cpuhp_remove_state_nocalls(state);
+}
+
+static unsigned long rslub_shrink_count(struct shrinker *sh,
+					struct shrink_control *sc)
+{
+	return rslub_rust_shrink_count(sc->nid) ?: SHRINK_EMPTY;
+}
+
+static unsigned long rslub_shrink_scan(struct shrinker *sh,
+				       struct shrink_control *sc)
+{
+	unsigned long freed = rslub_rust_shrink_scan(sc->nid, sc->nr_to_scan);
+
+	BUILD_BUG_ON(RSLUB_SHRINK_STOP != SHRINK_STOP);
+	return freed;
+}
+
+void *rslub_shim_shrinker_register(void)
+{
+	struct shrinker *sh;
+
+	sh = shrinker_alloc(SHRINKER_NUMA_AWARE, "rslub-empty-slabs");
+	if (!sh)
+		return NULL;
+	sh->count_objects = rslub_shrink_count;
+	sh->scan_objects = rslub_shrink_scan;
+	/*
+	 * An empty slab costs one page allocation to make again and no I/O:
+	 * seeks = 0 makes reclaim ask for half of them at every pass, as for
+	 * other caches that are free to rebuild.
+	 */
+	sh->seeks = 0;
+	shrinker_register(sh);
+	return sh;
+}
+
+void rslub_shim_shrinker_unregister(void *shrinker)
+{
+	shrinker_free(shrinker);
 }
 
 struct rslub_attr {

@@ -116,6 +116,26 @@ void rslub_shim_cpuhp_unregister(int state);
 /* Implemented in Rust. */
 void rslub_rust_cpu_dead(unsigned int cpu);
 
+/*
+ * --- the shrinker: cached empty slabs go back when memory is short ---
+ *
+ * A NUMA-aware shrinker whose objects are the slabs of the per-node
+ * empty-slab caches: count_objects asks rslub_rust_shrink_count(nid),
+ * scan_objects rslub_rust_shrink_scan(nid, nr_to_scan). Register returns a
+ * handle or NULL; unregister waits for running callbacks.
+ */
+void *rslub_shim_shrinker_register(void);
+void rslub_shim_shrinker_unregister(void *shrinker);
+/* Implemented in Rust: cached empty slabs on node nid over every cache. */
+unsigned long rslub_rust_shrink_count(int nid);
+/*
+ * Implemented in Rust: gives back up to nr of them, returns how many went
+ * back, or RSLUB_SHRINK_STOP when the registry is busy (reclaim may run
+ * inside rslub_cache_create, which holds it).
+ */
+unsigned long rslub_rust_shrink_scan(int nid, unsigned long nr);
+#define RSLUB_SHRINK_STOP (~0UL)
+
 /* --- sysfs: /sys/kernel/rslub/<cache>/<attr>; formatting is Rust's --- */
 
 /*

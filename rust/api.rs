@@ -16,7 +16,7 @@ use crate::slab::HEADER_SIZE;
 use crate::slub::{Ctor, Params};
 use crate::stat::Stat;
 use crate::sysfs::{Dir, Root};
-use core::ffi::{c_char, c_int, c_long, c_longlong, c_uint, c_void};
+use core::ffi::{c_char, c_int, c_long, c_longlong, c_uint, c_ulong, c_void};
 use core::ptr;
 use core::sync::atomic::{AtomicI32, Ordering};
 use kernel::prelude::*;
@@ -56,6 +56,19 @@ global_lock! {
     unsafe(uninit) static CACHES: Mutex<Registry> = Registry { caches: KVec::new(), root: None };
 }
 
+global_lock! {
+    // SAFETY: initialized by `init_registry` in module init, before the
+    // shrinker is registered.
+    //
+    // Serializes the shrinker's walks of the registry. Reclaim runs from
+    // kswapd and from every task in direct reclaim at once; the walks take
+    // `CACHES` by trylock only (see `rslub_rust_shrink_scan`), so without
+    // this lock one walk made the others give up (seen: a page hog got
+    // NULL while 471 empty slabs were still cached). Nothing allocates
+    // memory with it held, so waiting for it inside reclaim is safe.
+    unsafe(uninit) static SHRINK_WALK: Mutex<()> = ();
+}
+
 /// Initializes the registry and the sysfs root.
 ///
 /// # Safety
@@ -63,6 +76,8 @@ global_lock! {
 pub unsafe fn init_registry() -> Result {
     // SAFETY: the caller guarantees a single call before first use.
     unsafe { CACHES.init() };
+    // SAFETY: as above.
+    unsafe { SHRINK_WALK.init() };
     CACHES.lock().root = Some(Root::new()?);
     Ok(())
 }
@@ -285,8 +300,13 @@ pub unsafe extern "C" fn rslub_cache_create(
     // SAFETY: `create` returned a valid cache.
     let cache_ref = unsafe { &*cache };
     let Some(dir) = reg.root.as_ref().and_then(|r| r.add(cache_ref, name)) else {
+        // Not under `CACHES`: destroy flushes the CPUs under
+        // `cpus_read_lock`, and the CPU-dead callback takes `CACHES` with
+        // the hotplug lock held (found by the fault-injection stress: a
+        // failed sysfs directory during CPU hotplug deadlocked).
+        drop(reg);
         pr_err!("create {}: cannot add its sysfs directory\n", show);
-        // SAFETY: the cache was just created and is unpublished.
+        // SAFETY: the cache was just created, is unpublished and unused.
         let _ = unsafe { Cache::destroy(cache) };
         return err_ptr(ENOMEM);
     };
@@ -471,6 +491,49 @@ pub extern "C" fn rslub_rust_cpu_dead(cpu: c_uint) {
         // held; the hotplug core calls this for a dead CPU, once.
         unsafe { (*c.cache).flush_dead_cpu(cpu) };
     }
+}
+
+// ---- the shrinker (c_shim/shim.c registers it; these are its callbacks) ----
+
+/// The shrinker's count: slabs in node `nid`'s empty-slab caches, over
+/// every cache. 0 when the registry is busy.
+#[no_mangle]
+pub extern "C" fn rslub_rust_shrink_count(nid: c_int) -> c_ulong {
+    let _walk = SHRINK_WALK.lock();
+    // Reclaim may run inside `rslub_cache_create`, whose GFP_KERNEL
+    // allocations happen with `CACHES` held: never wait for it here.
+    let Some(reg) = CACHES.try_lock() else {
+        return 0;
+    };
+    reg.caches
+        .iter()
+        // SAFETY: registered caches are live while the registry lock is held.
+        .map(|c| unsafe { (*c.cache).empty_cached(nid) } as c_ulong)
+        .sum()
+}
+
+/// The shrinker's scan: gives back up to `nr` cached empty slabs of node
+/// `nid` to the page allocator, cache after cache, whatever their
+/// `max_empty`; returns how many, or `SHRINK_STOP` when the registry is
+/// busy (a create or destroy holds it). Walks are serialized by
+/// `SHRINK_WALK`; only node `list_lock`s are taken under `CACHES`, and no
+/// memory is allocated.
+#[no_mangle]
+pub extern "C" fn rslub_rust_shrink_scan(nid: c_int, nr: c_ulong) -> c_ulong {
+    let _walk = SHRINK_WALK.lock();
+    let Some(reg) = CACHES.try_lock() else {
+        return c_ulong::MAX;
+    };
+    let mut freed = 0usize;
+    let want = usize::try_from(nr).unwrap_or(usize::MAX);
+    for c in reg.caches.iter() {
+        if freed >= want {
+            break;
+        }
+        // SAFETY: registered caches are live while the registry lock is held.
+        freed += unsafe { (*c.cache).reclaim_empty(nid, want - freed) };
+    }
+    freed as c_ulong
 }
 
 // ---- introspection and tunables (names as in sysfs) ------------------------

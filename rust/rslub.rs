@@ -177,7 +177,15 @@ fn check_params() -> Result {
 
 struct Rslub {
     cpuhp_state: i32,
+    /// The shrinker of the empty-slab caches (c_shim/shim.c).
+    shrinker: *mut core::ffi::c_void,
 }
+
+// SAFETY: the shrinker handle is only passed back to the shim, from module
+// exit; the kernel object it names is shared by design.
+unsafe impl Send for Rslub {}
+// SAFETY: as above; nothing reads through the handle.
+unsafe impl Sync for Rslub {}
 
 impl kernel::Module for Rslub {
     fn init(_module: &'static ThisModule) -> Result<Self> {
@@ -244,18 +252,34 @@ impl kernel::Module for Rslub {
             pr_err!("cannot register the CPU hotplug callback ({})\n", state);
             return Err(Error::from_errno(state));
         }
+        // SAFETY: registers callbacks that only take the registry with a
+        // trylock and node locks; they are live until `drop`.
+        let shrinker = unsafe { shim::rslub_shim_shrinker_register() };
+        if shrinker.is_null() {
+            // SAFETY: `state` came from the registration above.
+            unsafe { shim::rslub_shim_cpuhp_unregister(state) };
+            api::exit_registry();
+            pr_err!("cannot register the shrinker (out of memory); not loading\n");
+            return Err(ENOMEM);
+        }
         pr_info!(
             "loaded ({} CPU ids, {} node ids, page size {})\n",
             c.nr_cpu_ids,
             c.nr_node_ids,
             c.page_size
         );
-        Ok(Rslub { cpuhp_state: state })
+        Ok(Rslub {
+            cpuhp_state: state,
+            shrinker,
+        })
     }
 }
 
 impl Drop for Rslub {
     fn drop(&mut self) {
+        // First: its callbacks walk the registry. Returns once none runs.
+        // SAFETY: `shrinker` came from a successful registration.
+        unsafe { shim::rslub_shim_shrinker_unregister(self.shrinker) };
         // SAFETY: `cpuhp_state` came from a successful registration.
         unsafe { shim::rslub_shim_cpuhp_unregister(self.cpuhp_state) };
         let leaked = api::exit_registry();

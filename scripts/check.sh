@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # make check: the setup-logic test, setup if needed, module build, then
-# KUnit in two VM shapes (2 CPUs; 4 CPUs on 2 NUMA nodes), with the module
-# lifecycle test in the first and a short stress (CHECK_STRESS_SECONDS, 15)
-# with CPU hotplug in the second, while the host tests, tool tests and lint
-# run beside the VMs. The VMs boot from a snapshot of the built tree
-# ($OUT/tree), so lint's rebuild cannot change what they load. CHECK_VMS=seq
-# runs the two VMs one after the other instead of at once. Fails on any failed,
+# three VMs at once: KUnit in two shapes (2 CPUs; 4 CPUs on 2 NUMA nodes),
+# with the module lifecycle test in the first and a short stress
+# (CHECK_STRESS_SECONDS, 15) with CPU hotplug and batched frees in the
+# second, and a small one (320 MB, 2 CPUs) for rslub out of memory:
+# injected failures and a short stress with them (CHECK_FAULT_SECONDS, 10),
+# and one round of real memory pressure with the shrinker
+# (scripts/guest-oom.sh). The host tests, tool tests and lint run beside the
+# VMs. The VMs boot from a snapshot of the built tree ($OUT/tree), so lint's
+# rebuild cannot change what they load. CHECK_VMS=seq runs the VMs one after
+# the other instead. Fails on any failed,
 # crashed or missing suite or case, on a kernel WARNING/BUG/Oops/lockdep or
 # context report, and on a guest timeout. Ends with "N passed, M failed".
 set -uo pipefail
@@ -16,7 +20,10 @@ EXPECTED_SUITES="rslub_percpu rslub_api rslub_slub rslub_sysfs rslub_debug rslub
 EXPECTED_RSLABINFO_CHECKS=5	# the check lines of scripts/guest-kunit.sh
 EXPECTED_BADPARAM_CHECKS=10	# the module parameter checks of scripts/guest-kunit.sh
 EXPECTED_LIFECYCLE_CHECKS=9	# of scripts/guest-lifecycle.sh
+EXPECTED_FAULTS_CHECKS=7	# of scripts/guest-oom.sh faults
+EXPECTED_PRESSURE_CHECKS=5	# of scripts/guest-oom.sh pressure 1 (2 rounds, memory)
 CHECK_STRESS_SECONDS=${CHECK_STRESS_SECONDS:-15}
+CHECK_FAULT_SECONDS=${CHECK_FAULT_SECONDS:-10}
 OUT=${CHECK_OUT:-$ROOT/results/check}
 rm -rf "$OUT"
 mkdir -p "$OUT"
@@ -149,6 +156,38 @@ judge_shape() {
 	total_skip=$((total_skip + skip))
 }
 
+# The out-of-memory VM: no KUnit, its own checks and the same log filter.
+start_oom() {
+	local log=$OUT/vm-oom.log
+	step "VM oom: 2 CPUs, 320 MB: injected failures, memory pressure (log: $log)"
+	# A larger log buffer: the create sweep logs a line per failed create.
+	(
+		cd "$TREE" || exit 2
+		VM_CPUS=2 VM_NUMA=0 VM_MEM=320M VM_APPEND=log_buf_len=4M VM_TIMEOUT=${VM_TIMEOUT:-600} \
+			scripts/vm.sh "$KDIR" "scripts/guest-oom.sh --dmesg faults $CHECK_FAULT_SECONDS; a=\$?; scripts/guest-oom.sh --dmesg pressure 1; b=\$?; exit \$((a | b))" 2>&1 | cat >"$log"
+		echo "${PIPESTATUS[0]}" >"$OUT/vm-oom.rc"
+	) &
+	vm_jobs="$vm_jobs $!"
+}
+
+judge_oom() {
+	local name=oom log=$OUT/vm-oom.log rc
+	rc=$(cat "$OUT/vm-oom.rc" 2>/dev/null || echo 2)
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		problems="$problems\n  $name: guest timed out (VM_TIMEOUT=${VM_TIMEOUT:-600}s)"
+		total_fail=$((total_fail + 1))
+		return
+	fi
+	[ "$rc" = 0 ] || problems="$problems\n  $name: guest command exited $rc"
+	sed -n '/==RSLUB-DMESG-BEGIN==/,/==RSLUB-DMESG-END==/p' "$log" >"$OUT/dmesg-$name.log"
+	local bad
+	bad=$(kernel_log_bad "$OUT/dmesg-$name.log")
+	[ -z "$bad" ] || problems="$problems\n  $name: kernel log reports:\n$bad"
+	count_checks "$name" "$log" faults $EXPECTED_FAULTS_CHECKS
+	count_checks "$name" "$log" pressure $EXPECTED_PRESSURE_CHECKS
+	grep -E "^(faults|pressure): PASS (stress|injected|fill|shrinker|memory)" "$log" | cut -c1-230 | sed "s/^/    /"
+}
+
 # The guest tools: rslabinfo runs in the guest.
 step "build rslabinfo (log: $OUT/rslabinfo-build.log)"
 (cd tools/rslabinfo && cargo build --release --quiet) >"$OUT/rslabinfo-build.log" 2>&1 ||
@@ -164,6 +203,8 @@ rsync -a --exclude /.git --exclude /results --exclude target --exclude '*.o' --e
 start_shape smp2 2 1 50 0
 [ "${CHECK_VMS:-par}" = seq ] && wait
 start_shape numa4 4 2 0 "$CHECK_STRESS_SECONDS"
+[ "${CHECK_VMS:-par}" = seq ] && wait
+start_oom
 
 step "host tests (cargo test, log: $OUT/host-test.log)"
 make -s host-test >"$OUT/host-test.log" 2>&1 || { tail -n 30 "$OUT/host-test.log"; fail "host tests"; }
@@ -190,6 +231,7 @@ step "waiting for the VMs"
 wait
 judge_shape smp2 50 0
 judge_shape numa4 0 "$CHECK_STRESS_SECONDS"
+judge_oom
 
 step "done"
 if [ -n "$problems" ]; then

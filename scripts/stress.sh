@@ -7,6 +7,15 @@
 # Environment: STRESS_SECONDS (60), STRESS_PARAMS (extra module parameters,
 #   e.g. "seed=123 hotplug_ms=100"), RSLUB_PARAMS (rslub.ko's, e.g.
 #   "free_batch=32"), VM_CPUS (4), VM_NUMA (2), VM_TIMEOUT.
+#
+# FAULTS=1 (make stress FAULTS=1): the same VM shape runs
+#   scripts/guest-oom.sh faults: every request of rslub_cache_create and of
+#   the allocation paths failed once, then the stress for STRESS_SECONDS
+#   with FAULT_PERCENT (10) of its kthreads' slab and page requests failing.
+# PRESSURE=1 (make stress PRESSURE=1): a VM of VM_MEM (320M) with 2 CPUs
+#   runs scripts/guest-oom.sh pressure: PRESSURE_ROUNDS (5) rounds of filling
+#   rslub until NULL and of the shrinker under memory pressure.
+# Both pass only when every check line of the guest says PASS.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -24,21 +33,49 @@ KDIR=$(make -s kdir)
 [ -n "$KDIR" ] && [ -d "$KDIR" ] || fail "no kernel build directory (make -s kdir printed '$KDIR')"
 make -s modules >"$OUT/build.log" 2>&1 || { tail -n 30 "$OUT/build.log"; fail "module build"; }
 
-echo "stress: $secs s on ${VM_CPUS:-4} CPUs, ${VM_NUMA:-2} NUMA nodes (log: $OUT/vm.log)"
+kind=stress
+cpus=${VM_CPUS:-4}
+numa=${VM_NUMA:-2}
+mem=${VM_MEM:-2G}
+guest="RSLUB_PARAMS='${RSLUB_PARAMS:-}' scripts/guest-stress.sh --dmesg $secs ${STRESS_PARAMS:-}"
+if [ "${FAULTS:-0}" = 1 ]; then
+	kind=faults
+	guest="scripts/guest-oom.sh --dmesg faults $secs ${FAULT_PERCENT:-10}"
+elif [ "${PRESSURE:-0}" = 1 ]; then
+	kind=pressure
+	cpus=${VM_CPUS:-2}
+	numa=${VM_NUMA:-0}
+	mem=${VM_MEM:-320M}
+	guest="scripts/guest-oom.sh --dmesg pressure ${PRESSURE_ROUNDS:-5}"
+fi
+echo "stress: $kind, $secs s on $cpus CPUs, $numa NUMA nodes, $mem (log: $OUT/vm.log)"
 t0=$(date +%s)
 # Through a pipe, like check.sh: guest tools reopen /dev/stdout.
-VM_CPUS=${VM_CPUS:-4} VM_NUMA=${VM_NUMA:-2} VM_TIMEOUT=${VM_TIMEOUT:-$((secs * 4 + 400))} \
-	scripts/vm.sh "$KDIR" "RSLUB_PARAMS='${RSLUB_PARAMS:-}' scripts/guest-stress.sh --dmesg $secs ${STRESS_PARAMS:-}" 2>&1 | cat >"$OUT/vm.log"
+VM_CPUS=$cpus VM_NUMA=$numa VM_MEM=$mem VM_APPEND=${VM_APPEND:-log_buf_len=4M} \
+	VM_TIMEOUT=${VM_TIMEOUT:-$((secs * 4 + 400))} \
+	scripts/vm.sh "$KDIR" "$guest" 2>&1 | cat >"$OUT/vm.log"
 rc=$?
 wall=$(($(date +%s) - t0))
 sed -n '/==RSLUB-DMESG-BEGIN==/,/==RSLUB-DMESG-END==/p' "$OUT/vm.log" >"$OUT/dmesg.log"
 
-grep -E "^rslub_stress: |^stress: " "$OUT/vm.log" | grep -v "^rslub_stress: t=" | sed 's/^/  /'
+grep -E "^rslub_stress: |^stress: |^faults: |^pressure: |^  (log|MemTotal|rslub_stress): " "$OUT/vm.log" |
+	grep -v "rslub_stress: t=" | sed 's/^/  /'
 echo "  wall time: $wall s (boot, load, run, unload)"
 problems=""
 [ "$rc" = 124 ] && problems="$problems\n  the guest timed out (VM_TIMEOUT)"
 [ "$rc" = 0 ] || [ "$rc" = 124 ] || problems="$problems\n  the guest command exited $rc"
-grep -q "^stress: PASS" "$OUT/vm.log" || problems="$problems\n  no 'stress: PASS' line"
+if [ "$kind" = stress ]; then
+	grep -q "^stress: PASS" "$OUT/vm.log" || problems="$problems\n  no 'stress: PASS' line"
+else
+	grep -q "^$kind: PASS" "$OUT/vm.log" || problems="$problems\n  no '$kind: PASS' line"
+	! grep -q "^$kind: FAIL" "$OUT/vm.log" || problems="$problems\n  $(grep -c "^$kind: FAIL" "$OUT/vm.log") '$kind: FAIL' lines"
+	if [ "$kind" = pressure ] && [ "$(grep -c "^pressure: PASS \(fill\|shrinker\)" "$OUT/vm.log")" != $((2 * ${PRESSURE_ROUNDS:-5} + 2)) ]; then
+		problems="$problems\n  not every round reported fill and shrinker"
+	fi
+	if [ "$kind" = faults ] && [ "$(grep -c "^faults: PASS" "$OUT/vm.log")" != 7 ]; then
+		problems="$problems\n  $(grep -c "^faults: PASS" "$OUT/vm.log") of 7 faults checks passed"
+	fi
+fi
 [ -s "$OUT/dmesg.log" ] || problems="$problems\n  no kernel log captured"
 bad=$(kernel_log_bad "$OUT/dmesg.log")
 [ -z "$bad" ] || problems="$problems\n  kernel log reports:\n$bad"

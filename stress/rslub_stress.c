@@ -27,10 +27,20 @@
  * constructed state, and restored to it before free. __GFP_ZERO allocations
  * are checked for zeroes.
  *
+ * With faults=1 the worker and tuner kthreads mark themselves for the
+ * kernel's fault injection (task->make_it_fail; scripts/guest-oom.sh sets
+ * failslab and fail_page_alloc to fail a share of such tasks' requests):
+ * then a NULL from any allocation, and false from alloc_bulk, is expected
+ * and counted, and at least one must be seen; everything else is judged
+ * the same. The tuner also turns random_freelist on, whose index sequence
+ * is allocated then, and makes and destroys a scratch cache (-ENOMEM is
+ * expected from both, anything else fails the run).
+ *
  * The contexts only count; the init thread collects and judges: 0 checksum
- * failures, 0 `errors` in any cache, no GFP_KERNEL allocation failure, every
- * context ran in the context it claims, every cache destroys with 0 live
- * objects, and rslub_pages_allocated() is back where it started. The last
+ * failures, 0 `errors` in any cache, `validate` clean at the end, no
+ * GFP_KERNEL allocation failure (without faults=1), every context ran in
+ * the context it claims, every cache destroys with 0 live objects, and
+ * rslub_pages_allocated() is back where it started. The last
  * line is "rslub_stress: PASS ..." (init returns 0: the module stays loaded,
  * idle, until removed) or "rslub_stress: FAIL <why>" (init returns -EIO).
  */
@@ -77,6 +87,10 @@ static unsigned int inject;
 module_param(inject, uint, 0444);
 MODULE_PARM_DESC(inject, "self-test of the judge: 1 corrupts a held object, 2 leaks one (both must FAIL)");
 
+static bool faults;
+module_param(faults, bool, 0444);
+MODULE_PARM_DESC(faults, "mark the kthreads for fault injection: NULLs are expected and counted");
+
 #define MAX_CACHES	8
 #define MAX_WORKERS	64
 #define WORKER_HOLD	256	/* objects a worker holds at most */
@@ -100,6 +114,7 @@ struct scache {
 struct stats {
 	unsigned long allocs, frees, bulk_allocs, bulk_frees;
 	unsigned long atomic_fail, kernel_fail;	/* NULL from GFP_ATOMIC/NOWAIT, GFP_KERNEL */
+	unsigned long bulk_fail;		/* alloc_bulk returned false */
 	unsigned long verified, bad_sum, bad_ctor, bad_zero, bad_align;
 	unsigned long pushed, popped, remote_cpu, remote_node;
 	unsigned long fires, wrong_ctx;
@@ -147,7 +162,8 @@ static atomic_long_t ctor_calls = ATOMIC_LONG_INIT(0);
 static struct {
 	struct task_struct *task;
 	struct completion done;
-	unsigned long shrinks, sets, set_fail, reads, errors_seen;
+	unsigned long shrinks, sets, set_fail, set_nomem, reads, errors_seen;
+	unsigned long creates, create_nomem;
 	long peak_pages;
 } tuner;
 
@@ -505,6 +521,7 @@ static void bulk_alloc(struct worker *w)
 
 	n = 1 + rnd_below(&w->rng, BULK_MAX);
 	if (!rslub_cache_alloc_bulk(c->s, gfp, n, w->bulk)) {
+		w->st.bulk_fail++;
 		on_alloc(&w->st, c, NULL, gfp, &w->rng, CTX_THREAD);
 		return;
 	}
@@ -583,11 +600,21 @@ static void park_until_stopped(void)
 	}
 }
 
+/* faults=1: this kthread's allocations may be failed by fault injection. */
+static void mark_for_faults(void)
+{
+#ifdef CONFIG_FAULT_INJECTION
+	if (faults)
+		current->make_it_fail = 1;
+#endif
+}
+
 static int worker_fn(void *arg)
 {
 	struct worker *w = arg;
 	unsigned int i;
 
+	mark_for_faults();
 	set_cpus_allowed_ptr(current, cpumask_of(w->home));
 	hrtimer_start(&w->hrt, ns_to_ktime(1000 * NSEC_PER_USEC), HRTIMER_MODE_REL);
 	mod_timer(&w->tl, jiffies + 1);
@@ -613,6 +640,31 @@ static int worker_fn(void *arg)
 	return 0;
 }
 
+/*
+ * faults=1: a cache made and destroyed while the stress runs, its metadata
+ * allocations failing at random: -ENOMEM or a working cache. 0 or -errno.
+ */
+static int scratch_cache(void)
+{
+	struct rslub_cache *s;
+	void *p;
+
+	s = rslub_cache_create("rslub_stress_scratch", 100, 0, 0, NULL);
+	if (IS_ERR(s)) {
+		if (PTR_ERR(s) != -ENOMEM)
+			return PTR_ERR(s);
+		tuner.create_nomem++;
+		return 0;
+	}
+	tuner.creates++;
+	p = rslub_cache_alloc(s, GFP_KERNEL);	/* NULL when its page fails */
+	if (p) {
+		memset(p, 0x5c, 100);
+		rslub_cache_free(s, p);
+	}
+	return rslub_cache_destroy(s);
+}
+
 static int tuner_fn(void *arg)
 {
 	static const int cpu_partial[] = { 0, 1, 2, 6, 13, 30, 52, 120, 1000 };
@@ -623,6 +675,7 @@ static int tuner_fn(void *arg)
 	u64 rng = seed ^ 0x7e7e7e7e;
 	unsigned int i;
 
+	mark_for_faults();
 	while (!READ_ONCE(stop)) {
 		struct scache *c = &caches[rnd_below(&rng, ncaches)];
 		long long v;
@@ -651,7 +704,18 @@ static int tuner_fn(void *arg)
 			tuner.sets++;
 			break;
 		case 6:
-			ret = rslub_cache_set(c->s, "fill_ge", rnd_below(&rng, 2));
+			if (faults && rnd_below(&rng, 2)) {
+				ret = scratch_cache();
+			} else if (faults) {
+				/* Allocates the shuffled sequence the first time. */
+				ret = rslub_cache_set(c->s, "random_freelist", 1);
+				if (ret == -ENOMEM) {
+					tuner.set_nomem++;
+					ret = 0;
+				}
+			} else {
+				ret = rslub_cache_set(c->s, "fill_ge", rnd_below(&rng, 2));
+			}
 			tuner.sets++;
 			break;
 		case 7:
@@ -800,7 +864,7 @@ static int __init rslub_stress_init(void)
 	struct stats sum[NR_CTX] = {}, all = {};
 	unsigned long cpu_ops_line_len = 0;
 	ktime_t start = ktime_get(), end;
-	long pages_start, pages_end, errors = 0;
+	long pages_start, pages_end, errors = 0, invalid = 0;
 	unsigned int i, c, destroyed = 0, busy = 0, elapsed;
 	char why[200] = "", cpu_ops[160] = "";
 	u64 rng;
@@ -814,9 +878,15 @@ static int __init rslub_stress_init(void)
 	WRITE_ONCE(stop, false);
 	atomic_set(&reports, 0);
 	pages_start = rslub_pages_allocated();
-	pr_info("rslub_stress: seed=%llu duration=%us caches=%u workers=%u cpus=%u nodes=%u hotplug_ms=%u pages_start=%ld\n",
+	pr_info("rslub_stress: seed=%llu duration=%us caches=%u workers=%u cpus=%u nodes=%u hotplug_ms=%u faults=%d pages_start=%ld\n",
 		seed, duration, ncaches, nr_workers, num_online_cpus(),
-		num_node_state(N_MEMORY), hotplug_ms, pages_start);
+		num_node_state(N_MEMORY), hotplug_ms, faults, pages_start);
+#ifndef CONFIG_FAULT_INJECTION
+	if (faults) {
+		pr_err("rslub_stress: FAIL faults=1 needs a kernel with CONFIG_FAULT_INJECTION\n");
+		return -EINVAL;
+	}
+#endif
 
 	ret = make_caches(&rng);
 	if (ret)
@@ -919,10 +989,10 @@ static int __init rslub_stress_init(void)
 		struct stats *s = &sum[c];
 
 		add_stats(&all, s);
-		pr_info("rslub_stress: ops %s: alloc=%lu free=%lu (bulk: alloc=%lu free=%lu) fires=%lu null_atomic=%lu null_kernel=%lu pushed=%lu popped=%lu\n",
+		pr_info("rslub_stress: ops %s: alloc=%lu free=%lu (bulk: alloc=%lu free=%lu failed=%lu) fires=%lu null_atomic=%lu null_kernel=%lu pushed=%lu popped=%lu\n",
 			ctx_name[c], s->allocs, s->frees, s->bulk_allocs,
-			s->bulk_frees, s->fires, s->atomic_fail, s->kernel_fail,
-			s->pushed, s->popped);
+			s->bulk_frees, s->bulk_fail, s->fires, s->atomic_fail,
+			s->kernel_fail, s->pushed, s->popped);
 	}
 	for_each_possible_cpu(i) {
 		if (cpu_ops_line_len < sizeof(cpu_ops) - 24)
@@ -934,8 +1004,14 @@ static int __init rslub_stress_init(void)
 	pr_info("rslub_stress: ops per cpu (alloc+free):%s\n", cpu_ops);
 	pr_info("rslub_stress: handoff: freed_on_other_cpu=%lu freed_on_other_node=%lu\n",
 		all.remote_cpu, all.remote_node);
-	pr_info("rslub_stress: tuner: shrinks=%lu sets=%lu reads=%lu failed_calls=%lu\n",
-		tuner.shrinks, tuner.sets, tuner.reads, tuner.set_fail);
+	pr_info("rslub_stress: tuner: shrinks=%lu sets=%lu reads=%lu failed_calls=%lu enomem_sets=%lu\n",
+		tuner.shrinks, tuner.sets, tuner.reads, tuner.set_fail,
+		tuner.set_nomem);
+	if (faults)
+		pr_info("rslub_stress: faults: null_returns=%lu (GFP_KERNEL %lu, atomic %lu; %lu of them alloc_bulk false) random_freelist_enomem=%lu scratch_creates=%lu scratch_enomem=%lu\n",
+			all.kernel_fail + all.atomic_fail, all.kernel_fail,
+			all.atomic_fail, all.bulk_fail, tuner.set_nomem,
+			tuner.creates, tuner.create_nomem);
 	pr_info("rslub_stress: hotplug: offline=%lu online=%lu refused=%lu add_failed=%lu last_err=%d cpus_online=%u\n",
 		hp.offline, hp.online, hp.refused, hp.add_fail, hp.last_err,
 		num_online_cpus());
@@ -943,8 +1019,11 @@ static int __init rslub_stress_init(void)
 		all.verified, all.bad_sum, all.bad_ctor, all.bad_zero,
 		all.bad_align, atomic_long_read(&ctor_calls));
 
-	for (c = 0; c < ncaches; c++)
+	for (c = 0; c < ncaches; c++) {
 		errors += rslub_cache_get(caches[c].s, "errors");
+		invalid += rslub_cache_validate(caches[c].s);
+	}
+	pr_info("rslub_stress: validate: %ld problems in %u caches\n", invalid, ncaches);
 
 #define FAIL_IF(cond, ...) \
 	do { \
@@ -956,8 +1035,12 @@ static int __init rslub_stress_init(void)
 	FAIL_IF(all.bad_zero, "%lu __GFP_ZERO objects not zeroed", all.bad_zero);
 	FAIL_IF(all.bad_align, "%lu misaligned objects", all.bad_align);
 	FAIL_IF(errors, "caches report %ld errors", errors);
+	FAIL_IF(invalid, "validate found %ld problems", invalid);
 	FAIL_IF(tuner.errors_seen, "errors seen during the run (%lu reads)", tuner.errors_seen);
-	FAIL_IF(all.kernel_fail, "%lu GFP_KERNEL allocations returned NULL", all.kernel_fail);
+	FAIL_IF(!faults && all.kernel_fail, "%lu GFP_KERNEL allocations returned NULL",
+		all.kernel_fail);
+	FAIL_IF(faults && !(all.kernel_fail + all.atomic_fail),
+		"faults=1 but no allocation returned NULL (is fault injection set up?)");
 	FAIL_IF(all.allocs != all.frees, "allocations %lu != frees %lu", all.allocs, all.frees);
 	FAIL_IF(all.verified != all.frees, "verified %lu != frees %lu", all.verified, all.frees);
 	FAIL_IF(sum[CTX_HARDIRQ].wrong_ctx, "hrtimer callback not in hard irq");

@@ -257,6 +257,49 @@ fn empty_slabs_are_cached_reused_and_released_by_shrink() {
 }
 
 #[test]
+fn reclaim_empty_gives_back_cached_slabs_below_max_empty() {
+    let _m = machine();
+    let base = pages();
+    let c = TestCache::new(512, 0, 0, 8);
+    let per = c.layout.objects;
+    // The host twin counts page blocks: one per slab.
+    let slab_pages = 1i64;
+    let objs: Vec<*mut u8> = on_cpu(0, || {
+        (0..6 * per).map(|_| c.alloc(GFP_KERNEL, -1)).collect()
+    });
+    c.flush_all();
+    for &o in &objs {
+        on_cpu(1, || c.free(o));
+    }
+    let cached = |c: &TestCache| (0..4).map(|n| c.empty_cached(n)).sum::<usize>();
+    assert_eq!(cached(&c), 6, "below max_empty every empty slab is kept");
+    assert_eq!(pages(), base + 6 * slab_pages);
+    let nid = (0..2).find(|&n| c.empty_cached(n) != 0).unwrap();
+    assert_eq!(c.reclaim_empty(nid, 2), 2);
+    assert_eq!(cached(&c), 4);
+    assert_eq!(pages(), base + 4 * slab_pages, "the pages went back");
+    assert_eq!(c.reclaim_empty(nid, 0), 0, "nothing asked, nothing freed");
+    assert_eq!(c.reclaim_empty(-1, 10), 0, "no such node");
+    assert_eq!(c.reclaim_empty(64, 10), 0, "no such node");
+    let rest = cached(&c);
+    let freed: usize = (0..2).map(|n| c.reclaim_empty(n, 100)).sum();
+    assert_eq!(freed, rest);
+    assert_eq!(cached(&c), 0);
+    assert_eq!(c.reclaim_empty(nid, 100), 0, "an empty cache gives nothing");
+    assert_eq!(c.stat(Stat::EmptyCacheReclaim), 6);
+    assert_eq!(c.stat(Stat::EmptyCacheRelease), 0, "not counted as a trim");
+    assert_eq!(c.max_empty(), 8, "the tunable is unchanged");
+    assert_eq!(pages(), base);
+    // The cache keeps working: new slabs come from the page allocator.
+    let o = on_cpu(0, || c.alloc(GFP_KERNEL, -1));
+    assert!(!o.is_null());
+    on_cpu(0, || c.free(o));
+    c.shrink();
+    c.destroy().unwrap();
+    assert_eq!(pages(), base);
+}
+
+#[test]
 fn max_empty_zero_frees_empty_slabs_at_once() {
     let _m = machine();
     let base = pages();

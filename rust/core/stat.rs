@@ -105,4 +105,7 @@ stats! {
     FreeBatchFlush = "free_batch_flush",
     /// Allocation served by this CPU's free batch (its freelist was empty).
     AllocFromBatch = "alloc_from_batch",
+    /// Cached empty slab given back because the system was short of
+    /// memory (the shrinker), below `max_empty` too.
+    EmptyCacheReclaim = "empty_cache_reclaim",
 }

@@ -212,6 +212,45 @@ impl<P: Platform> Cache<P> {
         self.free_discards(d);
     }
 
+    /// Slabs in node `nid`'s empty-slab cache (0 for a node id the cache
+    /// does not cover): the shrinker's estimate.
+    pub fn empty_cached(&self, nid: i32) -> usize {
+        if (nid as usize) >= self.nr_nodes {
+            return 0;
+        }
+        P::node_lock(&self.node(nid).lists).empty.len()
+    }
+
+    /// Returns up to `max` slabs of node `nid`'s empty-slab cache to the
+    /// page allocator, below `max_empty` too: the system is short of memory
+    /// (the shrinker). Counted as `empty_cache_reclaim`. Returns the slabs
+    /// freed (each `2^order` pages). Takes only the node's lock, so it may
+    /// run from reclaim in any sleeping context.
+    pub fn reclaim_empty(&self, nid: i32, max: usize) -> usize {
+        if (nid as usize) >= self.nr_nodes || max == 0 {
+            return 0;
+        }
+        let node = self.node(nid);
+        let mut d = Discards::new();
+        let mut freed = 0;
+        {
+            let mut lists = P::node_lock(&node.lists);
+            while freed < max {
+                let slab = lists.empty.pop_front();
+                if slab.is_null() {
+                    break;
+                }
+                // SAFETY: an empty-cache slab (`NodeLists` invariant), now
+                // off every list.
+                unsafe { d.kill_and_queue(node, slab) };
+                freed += 1;
+                self.stat(Stat::EmptyCacheReclaim);
+            }
+        }
+        self.free_discards(d);
+        freed
+    }
+
     pub(super) fn trim_empty(&self, nid: i32, keep: usize) -> usize {
         let node = self.node(nid);
         let mut d = Discards::new();

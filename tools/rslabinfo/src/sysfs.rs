@@ -40,6 +40,7 @@ pub const STATS: &[&str] = &[
     "empty_cache_hit",
     "empty_cache_add",
     "empty_cache_release",
+    "empty_cache_reclaim",
 ];
 
 /// Where a cache lives.
