@@ -570,6 +570,22 @@ static void run_repeat(struct subject *s, unsigned int size, unsigned int r,
 	cost("repeat", "free", size, 1, s, r, t2 - t1, n);
 }
 
+/* Allocates n live objects into scratch[]; on failure frees them, false. */
+static bool alloc_live(struct subject *s, void **scratch, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		scratch[i] = s->ops->alloc(s->cache);
+		if (!scratch[i]) {
+			while (i--)
+				s->ops->free(s->cache, scratch[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
 static void run_fifo(struct subject *s, unsigned int size, unsigned int r,
 		     void **scratch)
 {
@@ -577,14 +593,8 @@ static void run_fifo(struct subject *s, unsigned int size, unsigned int r,
 	void *c = s->cache, *o;
 	u64 t0, t1;
 
-	for (i = 0; i < n; i++) {
-		scratch[i] = s->ops->alloc(c);
-		if (!scratch[i]) {
-			while (i--)
-				s->ops->free(c, scratch[i]);
-			return note_oom(s, "fifo", size);
-		}
-	}
+	if (!alloc_live(s, scratch, n))
+		return note_oom(s, "fifo", size);
 	/* scratch[] is a ring: the oldest object is at head. */
 	t0 = now();
 	for (i = 0; i < ops; i++) {
@@ -612,14 +622,8 @@ static void run_shuffle(struct subject *s, unsigned int size, unsigned int r,
 	void *c = s->cache;
 	u64 t0, t1;
 
-	for (i = 0; i < n; i++) {
-		scratch[i] = s->ops->alloc(c);
-		if (!scratch[i]) {
-			while (i--)
-				s->ops->free(c, scratch[i]);
-			return note_oom(s, "shuffle", size);
-		}
-	}
+	if (!alloc_live(s, scratch, n))
+		return note_oom(s, "shuffle", size);
 	/* The same order for every allocator and round of this size. */
 	prandom_seed_state(&rnd, size);
 	for (i = n - 1; i > 0; i--) {

@@ -184,8 +184,10 @@ impl<P: Platform> Cache<P> {
                 // valid, only the object boundary needs checking.
                 if SlabHeader::of(o, &self.layout) == slab
                     && (CHECKED
-                        // SAFETY: `slab` was validated above.
-                        || unsafe { (*slab).check_object(o, &self.layout, self.owner()) }.is_ok())
+                        || self
+                            .layout
+                            .object_index((o as usize).wrapping_sub(slab as usize))
+                            .is_some())
                 {
                     // SAFETY: `o` is an object of `slab` being freed by us.
                     unsafe { set_free_pointer_as::<H>(o, &self.layout, head) };
