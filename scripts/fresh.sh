@@ -39,8 +39,9 @@ fi
 mkdir -p "$tmp/cache"
 say "make check with RSLUB_CACHE=$tmp/cache (empty); log: $tmp/check.log"
 # Nothing of this shell's make or kernel variables may reach the run.
-env -u KDIR -u MAKEFLAGS -u MAKELEVEL -u MFLAGS RSLUB_CACHE="$tmp/cache" \
-	make -C "$tmp/rslub" check 2>&1 | tee "$tmp/check.log" |
+# As a user types it: in the clone, `make check`.
+(cd "$tmp/rslub" && env -u KDIR -u MAKEFLAGS -u MAKELEVEL -u MFLAGS RSLUB_CACHE="$tmp/cache" \
+	make check) 2>&1 | tee "$tmp/check.log" |
 	grep --line-buffered -E "^(check|setup): |^[0-9]+ passed, [0-9]+ failed"
 rc=${PIPESTATUS[0]}
 say "make check exited $rc after $(( ($(date +%s) - T0) / 60 )) min $(( ($(date +%s) - T0) % 60 )) s"

@@ -9,3 +9,10 @@ KERNEL_BAD_RE="WARNING:|BUG:|BUG |Oops|kernel BUG|possible recursive locking|pos
 kernel_log_bad() {
 	grep -nE "$KERNEL_BAD_RE" "$1" | head -n 5
 }
+
+# The kernel build directory `make` uses (the cached one, or the user's
+# KDIR=). --no-print-directory: under `make -C DIR check` every nested make
+# would print "Entering directory" lines around the path.
+rslub_kdir() {
+	make -s --no-print-directory kdir
+}

@@ -29,7 +29,7 @@ fail() { echo "stress: FAILED: $*"; exit 1; }
 # The first command on a fresh machine may be this one: set up first (seconds
 # when everything is there).
 make -s setup || fail "setup (see the line above)"
-KDIR=$(make -s kdir)
+KDIR=$(rslub_kdir)
 [ -n "$KDIR" ] && [ -d "$KDIR" ] || fail "no kernel build directory (make -s kdir printed '$KDIR')"
 make -s modules >"$OUT/build.log" 2>&1 || { tail -n 30 "$OUT/build.log"; fail "module build"; }
 

@@ -22,6 +22,9 @@ nested-setup:
 	@$(MAKE) --no-print-directory -s setup
 nested-kdir:
 	@$(MAKE) --no-print-directory -s kdir
+# How scripts/check.sh and stress.sh ask (scripts/lib.sh), from a recipe.
+nested-kdir-alone:
+	@bash -c '. scripts/lib.sh && rslub_kdir' >$(OUTFILE)
 MK
 nested() { make --no-print-directory -s -f Makefile -f "$tmp/nested.mk" "$@"; }
 fails=0
@@ -36,6 +39,17 @@ expect() {
 	fi
 }
 
+# exact CASE TEXT OUTPUT: OUTPUT is TEXT, nothing more.
+exact() {
+	if [ "$3" = "$2" ]; then
+		echo "setup-logic: PASS $1"
+	else
+		echo "setup-logic: FAIL $1: expected exactly '$2', got:"
+		printf '%s\n' "$3" | sed 's/^/    /'
+		fails=$((fails + 1))
+	fi
+}
+
 kdir=$(make -s kdir)
 case $kdir in
 "$RSLUB_CACHE"/kernel/*) echo "setup-logic: PASS kdir is in RSLUB_CACHE" ;;
@@ -43,6 +57,11 @@ case $kdir in
 esac
 expect "nested kdir equals typed kdir" "$kdir" "$(nested nested-kdir)"
 expect "user KDIR is the kdir" "/user/kernel" "$(make -s kdir KDIR=/user/kernel)"
+# `make -C DIR check` (from elsewhere) makes every nested make print
+# "Entering directory" lines; check.sh reads the kdir from a nested make and
+# must get the path alone.
+(cd / && make -C "$ROOT" -f Makefile -f "$tmp/nested.mk" nested-kdir-alone OUTFILE="$tmp/kdir.out" >/dev/null)
+exact "kdir alone through make -C" "$kdir" "$(cat "$tmp/kdir.out")"
 expect "user KDIR is the kdir, nested" "/user/kernel" "$(nested nested-kdir KDIR=/user/kernel)"
 
 build=": build into $kdir"
