@@ -32,6 +32,8 @@ if ! grep -q "^rslub " /proc/modules; then
 	# shellcheck disable=SC2086 # a list of parameters
 	if insmod rslub.ko ${RSLUB_PARAMS:-}; then loaded_rslub=1; else fail "insmod rslub.ko ${RSLUB_PARAMS:-} failed"; fi
 fi
+[ -r /sys/kernel/rslub/default_free_batch ] &&
+	echo "stress: rslub defaults: free_batch=$(cat /sys/kernel/rslub/default_free_batch) max_empty=$(cat /sys/kernel/rslub/default_max_empty)"
 if [ $rc = 0 ]; then
 	t0=$(date +%s)
 	insmod stress/rslub_stress.ko duration="$secs" "$@"
