@@ -70,7 +70,6 @@ if grep -qiE "warning:" "$OUT/build.log"; then
 	fail "module build printed warnings"
 fi
 
-
 # start_shape NAME CPUS NUMA LIFECYCLE_CYCLES STRESS_SECONDS (0: not run):
 # boots the VM in the background from the snapshot; its exit status goes to
 # $OUT/vm-NAME.rc.
