@@ -557,6 +557,16 @@ bool rslub_shim_this_cpu_cmpxchg_pair(unsigned long pcpu, unsigned long old0,
 	return cas128(p, old0, old1, new0, new1);
 }
 
+/* The twin has no lock prefix to add: the same operation. */
+bool rslub_shim_this_cpu_cmpxchg_pair_locked(unsigned long pcpu,
+					     unsigned long old0,
+					     unsigned long old1,
+					     unsigned long new0,
+					     unsigned long new1)
+{
+	return rslub_shim_this_cpu_cmpxchg_pair(pcpu, old0, old1, new0, new1);
+}
+
 void rslub_shim_this_cpu_inc(unsigned long pcpu)
 {
 	/* Never a migration point: counters are bumped under the CPU lock too. */

@@ -32,7 +32,6 @@
 #include <asm/cpufeature.h>
 
 #include "shim.h"
-#include "shim_kernel.h"
 #include "../include/rslub.h"
 
 void rslub_shim_get_consts(struct rslub_shim_consts *c)
@@ -121,17 +120,6 @@ unsigned long rslub_shim_alloc_percpu(unsigned long size, unsigned long align)
 void rslub_shim_free_percpu(unsigned long pcpu)
 {
 	free_percpu((void __percpu *)pcpu);
-}
-
-/* The bench's "cmpxchg" experiment: the fast path's cmpxchg16b locked. */
-DEFINE_STATIC_KEY_FALSE(rslub_locked_fastpath);
-
-void rslub_shim_set_locked_cmpxchg(bool locked)
-{
-	if (locked)
-		static_branch_enable(&rslub_locked_fastpath);
-	else
-		static_branch_disable(&rslub_locked_fastpath);
 }
 
 struct each_cpu_work {

@@ -91,6 +91,12 @@ void *rslub_shim_this_cpu_ptr(unsigned long pcpu);
 bool rslub_shim_this_cpu_cmpxchg_pair(unsigned long pcpu, unsigned long old0,
 				      unsigned long old1, unsigned long new0,
 				      unsigned long new1);
+/* The same with a lock prefix (the bench's "cmpxchg" experiment). */
+bool rslub_shim_this_cpu_cmpxchg_pair_locked(unsigned long pcpu,
+					     unsigned long old0,
+					     unsigned long old1,
+					     unsigned long new0,
+					     unsigned long new1);
 /* this_cpu_inc of the unsigned long at pcpu. */
 void rslub_shim_this_cpu_inc(unsigned long pcpu);
 /* Locked cmpxchg16b on ordinary memory; pair is 16-byte aligned. */

@@ -20,7 +20,6 @@
 #include <linux/topology.h>
 
 #include "shim.h"
-#include "shim_kernel.h"
 
 /* The per-CPU pair the fast path updates: word 0, word 1. */
 struct rslub_pair {
@@ -34,7 +33,7 @@ __always_inline int rslub_shim_addr_to_node(const void *addr)
 }
 
 /*
- * Two loads and a compare instead of virt_addr_valid()'s out-of-line
+ * Two compares with memory instead of virt_addr_valid()'s out-of-line
  * section lookup: an address of the direct map below high_memory is RAM the
  * kernel maps, so the slab header at its aligned-down start can be read and
  * checked. Debug caches use the full check (rslub_shim_addr_has_page).
@@ -43,7 +42,7 @@ __always_inline bool rslub_shim_addr_is_direct_mapped(const void *addr)
 {
 	unsigned long a = (unsigned long)addr;
 
-	return a - PAGE_OFFSET < (unsigned long)high_memory - PAGE_OFFSET;
+	return a >= PAGE_OFFSET && a < (unsigned long)high_memory;
 }
 
 __always_inline bool rslub_shim_gfp_allows_blocking(unsigned int gfp)
@@ -86,14 +85,28 @@ __always_inline bool rslub_shim_this_cpu_cmpxchg_pair(unsigned long pcpu,
 	struct rslub_pair *p = (struct rslub_pair *)pcpu;
 	bool ok;
 
-	if (static_branch_unlikely(&rslub_locked_fastpath)) {
-		asm volatile("lock cmpxchg16b %%gs:%[mem]"
-			     : "=@ccz" (ok), [mem] "+m" (*p), "+a" (old0), "+d" (old1)
-			     : "b" (new0), "c" (new1)
-			     : "memory");
-		return ok;
-	}
 	asm volatile("cmpxchg16b %%gs:%[mem]"
+		     : "=@ccz" (ok), [mem] "+m" (*p), "+a" (old0), "+d" (old1)
+		     : "b" (new0), "c" (new1)
+		     : "memory");
+	return ok;
+}
+
+/*
+ * The same with a lock prefix: the bench's "cmpxchg" experiment
+ * (rslub_fastpath_locked_cmpxchg), which the Rust side selects per cache
+ * through its mode byte, so neither form tests a switch.
+ */
+__always_inline bool rslub_shim_this_cpu_cmpxchg_pair_locked(unsigned long pcpu,
+							     unsigned long old0,
+							     unsigned long old1,
+							     unsigned long new0,
+							     unsigned long new1)
+{
+	struct rslub_pair *p = (struct rslub_pair *)pcpu;
+	bool ok;
+
+	asm volatile("lock cmpxchg16b %%gs:%[mem]"
 		     : "=@ccz" (ok), [mem] "+m" (*p), "+a" (old0), "+d" (old1)
 		     : "b" (new0), "c" (new1)
 		     : "memory");

@@ -156,8 +156,11 @@ int rslub_cache_set(struct rslub_cache *s, const char *name, long long value);
 /*
  * rslub_fastpath_locked_cmpxchg - an experiment switch for every cache: the
  * lockless fast path's per-CPU cmpxchg16b gets a lock prefix (true) or not
- * (false, the default). Both are correct; the bench's "cmpxchg" suite
- * measures the difference. A static key: no cost while off. Sleeps.
+ * (false, the default), in every cache and in those created later. Both are
+ * correct; the bench's "cmpxchg" suite measures the difference. Each cache's
+ * mode byte carries the choice, so the default path tests no switch; the
+ * locked variants are reached through one more branch and a jump. Bulk and
+ * batched frees keep the unlocked form. Sleeps.
  */
 void rslub_fastpath_locked_cmpxchg(bool locked);
 

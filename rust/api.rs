@@ -18,7 +18,7 @@ use crate::stat::Stat;
 use crate::sysfs::{Dir, Root};
 use core::ffi::{c_char, c_int, c_long, c_longlong, c_uint, c_ulong, c_void};
 use core::ptr;
-use core::sync::atomic::{AtomicI32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::global_lock;
 
@@ -111,6 +111,9 @@ fn null_cache(what: &str, outcome: &str) {
 #[cold]
 #[inline(never)]
 fn null_cache_free(obj: *mut c_void) {
+    if obj.is_null() {
+        return;
+    }
     pr_err!("rslub_cache_free: cache is NULL; {:p} not freed\n", obj);
 }
 
@@ -310,6 +313,9 @@ pub unsafe extern "C" fn rslub_cache_create(
         let _ = unsafe { Cache::destroy(cache) };
         return err_ptr(ENOMEM);
     };
+    // Under `CACHES`, which `rslub_fastpath_locked_cmpxchg` also holds:
+    // the experiment's setting reaches every cache, new ones included.
+    cache_ref.set_locked_fastpath(LOCKED_FASTPATH.load(Ordering::Relaxed));
     // Capacity was reserved above, so this cannot fail.
     let _ = reg.caches.push(CachePtr { cache, dir }, GFP_KERNEL);
     cache
@@ -354,9 +360,8 @@ pub unsafe extern "C" fn rslub_cache_alloc_node(
 /// of its objects, the caller owns it.
 #[no_mangle]
 pub unsafe extern "C" fn rslub_cache_free(s: *mut Cache, obj: *mut c_void) {
-    if obj.is_null() {
-        return;
-    }
+    // A NULL `obj` is ignored: here, and in the cache's paths, where it
+    // fails the address check and is told apart out of line.
     if s.is_null() {
         return null_cache_free(obj);
     }
@@ -710,12 +715,20 @@ pub extern "C" fn rslub_pages_allocated() -> c_long {
     unsafe { crate::shim::rslub_shim_pages_held() }
 }
 
+/// The setting of [`rslub_fastpath_locked_cmpxchg`], changed under `CACHES`.
+static LOCKED_FASTPATH: AtomicBool = AtomicBool::new(false);
+
 /// Puts a lock prefix on the fast path's per-CPU cmpxchg16b, or takes it
-/// off (the bench's experiment); see include/rslub.h.
+/// off (the bench's experiment), in every cache and in caches created
+/// later; see include/rslub.h.
 #[no_mangle]
 pub extern "C" fn rslub_fastpath_locked_cmpxchg(locked: bool) {
-    // SAFETY: flips a static key; may sleep, as the header says.
-    unsafe { crate::shim::rslub_shim_set_locked_cmpxchg(locked) }
+    let reg = CACHES.lock();
+    LOCKED_FASTPATH.store(locked, Ordering::Relaxed);
+    for e in reg.caches.iter() {
+        // SAFETY: registered pointers are live caches while `CACHES` is held.
+        unsafe { (*e.cache).set_locked_fastpath(locked) };
+    }
 }
 
 /// Overrides of the module parameters `harden` and `random_freelist` for

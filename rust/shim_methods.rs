@@ -95,6 +95,24 @@ macro_rules! shim_platform_methods {
         }
 
         #[inline(always)]
+        fn this_cpu_cmpxchg_pair_locked(
+            p: $crate::platform::Pcpu,
+            old: [usize; 2],
+            new: [usize; 2],
+        ) -> bool {
+            // SAFETY: `p` is a live, 16-byte aligned per-CPU pair.
+            unsafe {
+                $shim::rslub_shim_this_cpu_cmpxchg_pair_locked(
+                    p as core::ffi::c_ulong,
+                    old[0] as core::ffi::c_ulong,
+                    old[1] as core::ffi::c_ulong,
+                    new[0] as core::ffi::c_ulong,
+                    new[1] as core::ffi::c_ulong,
+                )
+            }
+        }
+
+        #[inline(always)]
         fn this_cpu_inc(p: $crate::platform::Pcpu) {
             // SAFETY: `p` addresses a word inside a live per-CPU area.
             unsafe { $shim::rslub_shim_this_cpu_inc(p as core::ffi::c_ulong) }

@@ -116,10 +116,14 @@ pub struct Layout {
     pub inuse: usize,
     /// Offset of the two owner records from the object's start (0: none).
     pub track_offset: usize,
-    /// `objects * stride`: offsets past it are no object start.
-    pub span: usize,
-    /// `ceil(2^40 / stride)`: object index by multiply and shift.
-    pub recip: usize,
+    /// The inverse, modulo 2^64, of `stride`'s odd factor: object index
+    /// by one multiply and a rotate (`object_index`).
+    pub stride_inv: usize,
+    /// Trailing zero bits of `stride` (the rotate's count).
+    pub stride_tz: u32,
+    /// `first_offset * stride_inv`: subtracted after the multiply, it
+    /// makes the index relative to the first object.
+    pub first_inv: usize,
     /// Key XORed into stored free pointers (0: stored plain).
     pub fp_key: usize,
     /// All ones when stored free pointers also mix in their byte-swapped
@@ -131,8 +135,23 @@ pub struct Layout {
     pub order: u32,
     /// Bytes in a slab.
     pub slab_bytes: usize,
+    /// `!(slab_bytes - 1)`: an address ANDed with it gives its slab's start.
+    pub slab_mask: usize,
     /// Objects per slab.
     pub objects: usize,
+}
+
+/// The inverse of odd `d` modulo 2^64 (Newton's iteration: each step
+/// doubles the correct low bits, starting from 3 correct ones, since
+/// `d * d = 1 mod 8` for odd `d`).
+const fn odd_inverse(d: usize) -> usize {
+    let mut x = d;
+    let mut i = 0;
+    while i < 5 {
+        x = x.wrapping_mul(2usize.wrapping_sub(d.wrapping_mul(x)));
+        i += 1;
+    }
+    x
 }
 
 const fn round_up(x: usize, a: usize) -> usize {
@@ -208,10 +227,8 @@ impl Layout {
         }
         let order = chosen.unwrap_or(min_order);
         let (slab_bytes, objects, _) = fits(order).ok_or(LayoutError::TooLarge)?;
-        // checked_*: no division-by-zero panic path in the module's code.
-        let recip = ((1usize << 40) + stride - 1)
-            .checked_div(stride)
-            .ok_or(LayoutError::ZeroSize)?;
+        let stride_tz = stride.trailing_zeros();
+        let stride_inv = odd_inverse(stride >> stride_tz);
         Ok(Layout {
             object_size: req.object_size,
             stride,
@@ -220,29 +237,34 @@ impl Layout {
             red_left,
             inuse,
             track_offset,
-            span: objects * stride,
-            recip,
+            stride_inv,
+            stride_tz,
+            first_inv: first_offset.wrapping_mul(stride_inv),
             fp_key: 0,
             fp_swab: 0,
             first_offset,
             order,
             slab_bytes,
+            slab_mask: !(slab_bytes - 1),
             objects,
         })
     }
 
     /// Index of the object at byte `offset` from the slab start, if `offset`
-    /// is exactly the start of an object. No division: the index comes from
-    /// a multiply by `recip`, exact because `offset * stride < 2^40`
-    /// (slabs are at most 2^MAX_ORDER pages).
+    /// is exactly the start of an object. No division and one compare: with
+    /// `stride = d << tz` (`d` odd) and `rel` the offset from the first
+    /// object, `(rel * d⁻¹) ror tz` is `rel / stride` when `stride` divides
+    /// `rel`, and otherwise above `(2^64 - 1) / stride`, so above any object
+    /// index (the divisibility test of Granlund and Montgomery, Hacker's
+    /// Delight 10-17). An offset below the first object wraps and fails too.
+    /// `rel * d⁻¹` is computed as `offset * d⁻¹ - first_inv` (mod 2^64).
     #[inline(always)]
     pub fn object_index(&self, offset: usize) -> Option<usize> {
-        let rel = offset.wrapping_sub(self.first_offset);
-        if rel >= self.span {
-            return None;
-        }
-        let idx = rel.wrapping_mul(self.recip) >> 40;
-        (idx.wrapping_mul(self.stride) == rel).then_some(idx)
+        let idx = offset
+            .wrapping_mul(self.stride_inv)
+            .wrapping_sub(self.first_inv)
+            .rotate_right(self.stride_tz);
+        (idx < self.objects).then_some(idx)
     }
 
     /// Whether stored free pointers are hardened (obfuscated).

@@ -82,6 +82,9 @@ pub unsafe trait Platform: Sized + 'static {
     fn this_cpu_ptr(p: Pcpu) -> *mut u8;
     /// Replaces this CPU's pair at `p` with `new` if it equals `old`.
     fn this_cpu_cmpxchg_pair(p: Pcpu, old: [usize; 2], new: [usize; 2]) -> bool;
+    /// `this_cpu_cmpxchg_pair` with a lock prefix (the bench's "cmpxchg"
+    /// experiment; the same operation where there is no prefix to add).
+    fn this_cpu_cmpxchg_pair_locked(p: Pcpu, old: [usize; 2], new: [usize; 2]) -> bool;
     /// Adds one to this CPU's counter at `p` (a per-CPU address).
     fn this_cpu_inc(p: Pcpu);
     /// Replaces the pair at `pair` with `new` if it equals `old`, atomically

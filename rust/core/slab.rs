@@ -97,9 +97,7 @@ impl SlabHeader {
     /// The header of the slab that would contain `obj`.
     #[inline(always)]
     pub fn of(obj: *const u8, layout: &Layout) -> *mut SlabHeader {
-        // wrapping: slab_bytes is a power of two, and the free path's
-        // instruction count has no room for an overflow check.
-        ((obj as usize) & !layout.slab_bytes.wrapping_sub(1)) as *mut SlabHeader
+        ((obj as usize) & layout.slab_mask) as *mut SlabHeader
     }
 
     /// Writes a header at `base` and threads every object onto the freelist
@@ -141,7 +139,7 @@ impl SlabHeader {
         unsafe {
             hdr.write(SlabHeader {
                 pair: UnsafeCell::new([next as usize, 0]),
-                magic: SLAB_MAGIC ^ owner,
+                magic: Self::live_magic(owner),
                 owner,
                 objects: layout.objects as u32,
                 node,
@@ -180,10 +178,24 @@ impl SlabHeader {
         unsafe { self.pair.get().write(pair) };
     }
 
+    /// The `magic` of a live slab of `owner`: it holds the owner too, a
+    /// value no pointer or small number takes by chance, so one compare
+    /// (`has_magic`) tells a live slab of `owner`; the `owner` field is
+    /// kept for the reports that tell a foreign or dead slab apart.
+    pub const fn live_magic(owner: usize) -> usize {
+        SLAB_MAGIC ^ owner
+    }
+
+    /// Whether `magic` is `live` (a `live_magic`).
+    #[inline(always)]
+    pub fn has_magic(&self, live: usize) -> bool {
+        self.magic == live
+    }
+
     /// Whether this header belongs to a live slab of `owner`.
     #[inline(always)]
     pub fn is_live_for(&self, owner: usize) -> bool {
-        self.magic == SLAB_MAGIC ^ owner && self.owner == owner
+        self.has_magic(Self::live_magic(owner))
     }
 
     /// Marks the slab dead, so stale pointers into it are refused.

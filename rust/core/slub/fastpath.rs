@@ -4,7 +4,7 @@
 //! Everything that misses the CPU slab goes to `alloc_slow.rs` or
 //! `free_slow.rs`.
 
-use super::{Cache, CpuSlab, MODE_HARDENED, MODE_PLAIN, NO_NODE};
+use super::{Cache, CpuSlab, MODE_HARDENED, MODE_LOCKED, MODE_PLAIN, NO_NODE};
 use crate::platform::Platform;
 use crate::slab::{
     free_pointer_ok, get_free_pointer_as, set_free_pointer_as, FreeError, SlabHeader,
@@ -24,6 +24,10 @@ impl<P: Platform> Cache<P> {
     /// Allocates one object on `node` (negative: any, local first); null when
     /// memory ran out. Inlined into the C API's functions, where `node` is
     /// often a constant.
+    ///
+    /// The hit path makes no call, only tail calls, so it needs no frame
+    /// beyond the register cmpxchg16b takes (`%rbx`): a miss, a lost
+    /// cmpxchg and `__GFP_ZERO` each continue in an out-of-line function.
     #[inline(always)]
     pub fn alloc(&self, gfp: u32, node: i32) -> *mut u8 {
         let node = if node == NO_NODE {
@@ -34,20 +38,66 @@ impl<P: Platform> Cache<P> {
                 None => return ptr::null_mut(),
             }
         };
-        // One branch picks the path: hardened (the default), plain, or the
-        // locked path of debug caches.
-        let obj = if self.mode == MODE_HARDENED {
-            self.alloc_inner::<true>(gfp, node)
-        } else if self.mode == MODE_PLAIN {
-            self.alloc_inner::<false>(gfp, node)
+        // One branch picks the inline path of the default (hardened)
+        // caches; the other modes (plain, the locked experiment, debug)
+        // are one jump away.
+        let mode = self.mode.load(Ordering::Relaxed);
+        if mode == MODE_HARDENED {
+            self.alloc_fast::<true, false>(gfp, node)
         } else {
-            self.debug_alloc(gfp, node)
-        };
+            self.alloc_other(gfp, node, mode)
+        }
+    }
+
+    /// `alloc` for the modes off its inline path.
+    #[inline(never)]
+    fn alloc_other(&self, gfp: u32, node: i32, mode: u8) -> *mut u8 {
+        if mode == MODE_PLAIN {
+            self.alloc_fast::<false, false>(gfp, node)
+        } else if mode == MODE_HARDENED | MODE_LOCKED {
+            self.alloc_fast::<true, true>(gfp, node)
+        } else if mode == MODE_PLAIN | MODE_LOCKED {
+            self.alloc_fast::<false, true>(gfp, node)
+        } else {
+            let obj = self.debug_alloc(gfp, node);
+            self.zero_if_asked(gfp, obj)
+        }
+    }
+
+    /// `obj` (null or a fresh object), zeroed if `gfp` asks for it.
+    #[inline(always)]
+    fn zero_if_asked(&self, gfp: u32, obj: *mut u8) -> *mut u8 {
         if !obj.is_null() && gfp & self.gfp_zero != 0 {
-            // SAFETY: `obj` is a freshly allocated object of `object_size` bytes.
+            // SAFETY: `obj` is a freshly allocated object of `object_size`
+            // bytes.
             unsafe { ptr::write_bytes(obj, 0, self.layout.object_size) };
         }
         obj
+    }
+
+    /// `zero_if_asked` for the fast path's hit, out of line. The result
+    /// is `obj` passed through `black_box`: were the compiler to see that
+    /// it returns its argument, the caller would keep `obj` in a saved
+    /// register across a call instead of making this a tail call.
+    #[inline(never)]
+    fn zeroed(&self, obj: *mut u8) -> *mut u8 {
+        // SAFETY: `obj` is a freshly allocated object of `object_size` bytes.
+        unsafe { ptr::write_bytes(obj, 0, self.layout.object_size) };
+        core::hint::black_box(obj)
+    }
+
+    /// The slow path of a hardened (`H`) or plain cache, zeroing included.
+    #[inline(never)]
+    fn alloc_miss(&self, gfp: u32, node: i32) -> *mut u8 {
+        let obj = self.alloc_slow(gfp, node);
+        self.zero_if_asked(gfp, obj)
+    }
+
+    /// After a lost cmpxchg: the fast path again, in a loop.
+    #[inline(never)]
+    fn alloc_retry<const H: bool, const L: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
+        let obj = self.alloc_inner::<H, L>(gfp, node);
+        self.zero_if_asked(gfp, obj)
     }
 
     /// The node an allocation for `node` (not `NO_NODE`) goes to: `node`
@@ -99,83 +149,203 @@ impl<P: Platform> Cache<P> {
         }
     }
 
+    /// The per-CPU cmpxchg16b of the fast paths, with a lock prefix (`L`,
+    /// the bench's experiment) or without (the default).
     #[inline(always)]
-    fn alloc_inner<const HARDENED: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
+    fn cpu_cmpxchg<const L: bool>(&self, old: [usize; 2], new: [usize; 2]) -> bool {
+        if L {
+            P::this_cpu_cmpxchg_pair_locked(self.pcpu, old, new)
+        } else {
+            P::this_cpu_cmpxchg_pair(self.pcpu, old, new)
+        }
+    }
+
+    /// One try at the lockless alloc: the object, or a tail call to what
+    /// continues (slow path, retry, zeroing).
+    #[inline(always)]
+    fn alloc_fast<const H: bool, const L: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
+        let (obj, tid, slab) = self.cpu_snapshot();
+        if obj == 0 || !Self::node_match(slab, node) {
+            return self.alloc_miss(gfp, node);
+        }
+        // SAFETY: `obj` was on this CPU's freelist; if it has been taken
+        // since, the value read is garbage but the cmpxchg below fails.
+        let next = unsafe { get_free_pointer_as::<H>(obj as *const u8, &self.layout) };
+        // Hardened: a next pointer that is no object of the slab is either
+        // a race (the object was taken meanwhile) or corruption; the slow
+        // path tells them apart under the CPU lock.
+        if H && !free_pointer_ok(next, slab, &self.layout) {
+            return self.alloc_miss(gfp, node);
+        }
+        if !self.cpu_cmpxchg::<L>([obj, tid], [next as usize, tid.wrapping_add(self.tid_step)]) {
+            return self.alloc_retry::<H, L>(gfp, node);
+        }
+        self.stat(Stat::AllocFastpath);
+        if gfp & self.gfp_zero != 0 {
+            return self.zeroed(obj as *mut u8);
+        }
+        obj as *mut u8
+    }
+
+    /// The lockless alloc in a loop (after a lost cmpxchg), without zeroing.
+    #[inline(always)]
+    fn alloc_inner<const H: bool, const L: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
         loop {
+            self.stat(Stat::CmpxchgDoubleCpuFail);
             let (obj, tid, slab) = self.cpu_snapshot();
             if obj == 0 || !Self::node_match(slab, node) {
                 return self.alloc_slow(gfp, node);
             }
-            // SAFETY: `obj` was on this CPU's freelist; if it has been taken
-            // since, the value read is garbage but the cmpxchg below fails.
-            let next = unsafe { get_free_pointer_as::<HARDENED>(obj as *const u8, &self.layout) };
-            // Hardened: a next pointer that is no object of the slab is
-            // either a race (the object was taken meanwhile) or corruption;
-            // the slow path tells them apart under the CPU lock.
-            if HARDENED && !free_pointer_ok(next, slab, &self.layout) {
+            // SAFETY: as in `alloc_fast`.
+            let next = unsafe { get_free_pointer_as::<H>(obj as *const u8, &self.layout) };
+            if H && !free_pointer_ok(next, slab, &self.layout) {
                 return self.alloc_slow(gfp, node);
             }
-            if P::this_cpu_cmpxchg_pair(
-                self.pcpu,
-                [obj, tid],
-                [next as usize, tid.wrapping_add(self.tid_step)],
-            ) {
+            if self.cpu_cmpxchg::<L>([obj, tid], [next as usize, tid.wrapping_add(self.tid_step)]) {
                 self.stat(Stat::AllocFastpath);
                 return obj as *mut u8;
             }
-            self.stat(Stat::CmpxchgDoubleCpuFail);
         }
     }
 
-    /// Validates `obj` as an object start of this cache; returns its slab.
-    /// The address check is the cheap inline one (`Platform::addr_valid`);
-    /// debug caches add the full one first (`free`).
+    /// The slab of `obj` if `obj` is an object start of a live slab of this
+    /// cache. The address check is the cheap inline one
+    /// (`Platform::addr_valid`); debug caches add the full one first
+    /// (`free_debug_checked`).
     #[inline(always)]
-    pub(super) fn object_slab(&self, obj: *const u8) -> Result<*mut SlabHeader, FreeError> {
+    fn valid_object_slab(&self, obj: *const u8) -> Option<*mut SlabHeader> {
         if !P::addr_valid(obj) {
-            return Err(FreeError::NotSlabMemory);
+            return None;
         }
         let slab = SlabHeader::of(obj, &self.layout);
         // SAFETY: `slab` is the aligned-down start of valid memory; the
-        // header's contents are trusted only once the magic matches.
-        unsafe { (*slab).check_object(obj, &self.layout, self.owner())? };
-        Ok(slab)
+        // object check trusts the header only once its magic matches.
+        let live = unsafe { (*slab).has_magic(self.live_magic) };
+        let index = self
+            .layout
+            .object_index((obj as usize).wrapping_sub(slab as usize));
+        (live && index.is_some()).then_some(slab)
+    }
+
+    /// Validates `obj` as an object start of this cache; returns its slab,
+    /// or why it is refused.
+    #[inline(always)]
+    pub(super) fn object_slab(&self, obj: *const u8) -> Result<*mut SlabHeader, FreeError> {
+        match self.valid_object_slab(obj) {
+            Some(slab) => Ok(slab),
+            None => Err(self.refusal(obj)),
+        }
+    }
+
+    /// Why `valid_object_slab` refused `obj`.
+    #[cold]
+    #[inline(never)]
+    fn refusal(&self, obj: *const u8) -> FreeError {
+        if !P::addr_valid(obj) {
+            return FreeError::NotSlabMemory;
+        }
+        let slab = SlabHeader::of(obj, &self.layout);
+        // SAFETY: as in `valid_object_slab`.
+        match unsafe { (*slab).check_object(obj, &self.layout, self.owner()) } {
+            Err(e) => e,
+            // Not reached: the two checks agree.
+            Ok(()) => FreeError::NotOurSlab,
+        }
     }
 
     /// Frees `obj`. A pointer that is not an allocated object of this cache
-    /// is reported and ignored.
+    /// is reported and ignored; null is ignored silently.
     ///
     /// # Safety
     /// If `obj` is an allocated object of this cache, the caller owns it and
     /// does not use it afterwards.
     #[inline(always)]
     pub unsafe fn free(&self, obj: *mut u8) {
-        // One branch picks the path, as in `alloc`.
+        // Branches as in `alloc`.
+        let mode = self.mode.load(Ordering::Relaxed);
         // SAFETY: the caller gives up `obj` (if it is an object of ours).
         unsafe {
-            if self.mode == MODE_HARDENED {
-                self.free_one::<true>(obj);
-            } else if self.mode == MODE_PLAIN {
-                self.free_one::<false>(obj);
+            if mode == MODE_HARDENED {
+                self.free_fast::<true, false>(obj);
+            } else {
+                self.free_other(obj, mode);
+            }
+        }
+    }
+
+    /// `free` for the modes off its inline path.
+    ///
+    /// # Safety
+    /// As for `free`.
+    #[inline(never)]
+    unsafe fn free_other(&self, obj: *mut u8, mode: u8) {
+        // SAFETY: per the caller.
+        unsafe {
+            if mode == MODE_PLAIN {
+                self.free_fast::<false, false>(obj);
+            } else if mode == MODE_HARDENED | MODE_LOCKED {
+                self.free_fast::<true, true>(obj);
+            } else if mode == MODE_PLAIN | MODE_LOCKED {
+                self.free_fast::<false, true>(obj);
             } else {
                 self.free_debug_checked(obj);
             }
         }
     }
 
-    /// `free` of a hardened (`H`) or plain cache: validation inline, then a
-    /// chain of one.
+    /// The lockless free of a hardened (`H`) or plain cache: validation
+    /// inline, then the push onto this CPU's freelist when `obj` is of the
+    /// CPU slab. Like `alloc_fast` it makes only tail calls: a refused
+    /// pointer, a miss of the CPU slab and a lost cmpxchg continue out of
+    /// line.
     ///
     /// # Safety
     /// As for `free`.
     #[inline(always)]
-    unsafe fn free_one<const H: bool>(&self, obj: *mut u8) {
-        match self.object_slab(obj) {
+    unsafe fn free_fast<const H: bool, const L: bool>(&self, obj: *mut u8) {
+        // Null is refused too, and told apart in `free_refused`.
+        let Some(slab) = self.valid_object_slab(obj) else {
+            return self.free_refused(obj);
+        };
+        let (freelist, tid, cpu_slab) = self.cpu_snapshot();
+        if cpu_slab != slab {
             // SAFETY: `slab` was validated just now and the caller gives up
             // `obj`, a chain of one.
-            Ok(slab) => unsafe { self.free_chain::<H, true>(slab, obj, obj, 1) },
-            Err(e) => self.report(obj, e),
+            return unsafe { self.free_miss::<H, L>(slab, obj) };
         }
+        // Two branches, not one `||`: the compiler would compute both
+        // compares into flags and OR them.
+        if freelist == obj as usize {
+            return self.report(obj, FreeError::DoubleFree);
+        }
+        // SAFETY: the caller gives up `obj`, ours until the cmpxchg
+        // publishes it.
+        unsafe { set_free_pointer_as::<H>(obj, &self.layout, freelist as *mut u8) };
+        if !self.cpu_cmpxchg::<L>([freelist, tid], [obj as usize, tid.wrapping_add(self.tid_step)]) {
+            // SAFETY: as above.
+            return unsafe { self.free_miss::<H, L>(slab, obj) };
+        }
+        self.stat(Stat::FreeFastpath);
+    }
+
+    /// A pointer `free_fast` refused: null (ignored) or one to report.
+    #[cold]
+    #[inline(never)]
+    fn free_refused(&self, obj: *mut u8) {
+        if !obj.is_null() {
+            self.report(obj, self.refusal(obj));
+        }
+    }
+
+    /// The rest of a single free that the fast path could not finish: the
+    /// chain of one `obj` of the validated `slab`.
+    ///
+    /// # Safety
+    /// As for `free_chain` with `head == tail == obj`.
+    #[inline(never)]
+    unsafe fn free_miss<const H: bool, const L: bool>(&self, slab: *mut SlabHeader, obj: *mut u8) {
+        // SAFETY: per the caller.
+        unsafe { self.free_chain::<H, L, true>(slab, obj, obj, 1) }
     }
 
     /// `free` of a debug cache: the full address check, then the locked
@@ -185,6 +355,9 @@ impl<P: Platform> Cache<P> {
     /// As for `free`.
     #[cold]
     unsafe fn free_debug_checked(&self, obj: *mut u8) {
+        if obj.is_null() {
+            return;
+        }
         if !P::addr_has_page(obj) {
             return self.report(obj, FreeError::NotSlabMemory);
         }
@@ -207,7 +380,7 @@ impl<P: Platform> Cache<P> {
     /// `tail` are `cnt` of its objects owned by the caller, linked through
     /// their free pointers (written the `H` way).
     #[inline(always)]
-    pub(super) unsafe fn free_chain<const H: bool, const BATCH: bool>(
+    pub(super) unsafe fn free_chain<const H: bool, const L: bool, const BATCH: bool>(
         &self,
         slab: *mut SlabHeader,
         head: *mut u8,
@@ -225,11 +398,7 @@ impl<P: Platform> Cache<P> {
             // SAFETY: per the caller, `tail` is ours until the cmpxchg
             // publishes it.
             unsafe { set_free_pointer_as::<H>(tail, &self.layout, freelist as *mut u8) };
-            if P::this_cpu_cmpxchg_pair(
-                self.pcpu,
-                [freelist, tid],
-                [head as usize, tid.wrapping_add(self.tid_step)],
-            ) {
+            if self.cpu_cmpxchg::<L>([freelist, tid], [head as usize, tid.wrapping_add(self.tid_step)]) {
                 self.stat(Stat::FreeFastpath);
                 return;
             }

@@ -142,7 +142,7 @@ impl<P: Platform> Cache<P> {
         unsafe {
             self.group_by_slab::<H, true>(objs, |slab, head, tail, cnt| {
                 if on_cpu {
-                    self.free_chain::<H, false>(slab, head, tail, cnt);
+                    self.free_chain::<H, false, false>(slab, head, tail, cnt);
                 } else {
                     self.slab_free(slab, head, tail, cnt, false);
                 }
@@ -159,9 +159,9 @@ impl<P: Platform> Cache<P> {
         // cache, written the way the cache's mode says (debug caches never
         // batch).
         unsafe {
-            if self.mode == MODE_HARDENED {
+            if self.base_mode() == MODE_HARDENED {
                 self.release_batch::<true>(out, false);
-            } else if self.mode == MODE_PLAIN {
+            } else if self.base_mode() == MODE_PLAIN {
                 self.release_batch::<false>(out, false);
             }
         }

@@ -86,7 +86,7 @@ use core::ffi::c_void;
 use core::marker::PhantomData;
 use core::mem::size_of;
 use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU8, AtomicUsize, Ordering};
 pub use free_batch::FREE_BATCH_MAX;
 
 /// Node ids handled (x86_64's default `NODES_SHIFT` of 6).
@@ -223,6 +223,8 @@ pub struct Cache<P: Platform> {
     nodes: [*mut Node<P>; MAX_NODES],
     nr_nodes: usize,
     tid_step: usize,
+    /// `SlabHeader::live_magic` of this cache, kept for the free path.
+    live_magic: usize,
     gfp_zero: u32,
     gfp_thisnode: u32,
     cpu_partial: AtomicU32,
@@ -239,8 +241,10 @@ pub struct Cache<P: Platform> {
     /// Debug features (`debug::*` bits); 0 for the lockless fast paths.
     debug: u32,
     /// Which alloc and free paths serve the cache: one well-predicted
-    /// branch on the fast path picks them (`MODE_*`).
-    mode: u8,
+    /// branch on the fast path picks them (`MODE_*`, plus `MODE_LOCKED`
+    /// for the lockless modes while the bench's locked-cmpxchg experiment
+    /// is on).
+    mode: AtomicU8,
     /// Free objects are poisoned (`debug::POISON` and no constructor).
     poisoned: bool,
     /// Thread new slabs' freelists in random order.
@@ -405,6 +409,9 @@ const MODE_HARDENED: u8 = 0;
 const MODE_PLAIN: u8 = 1;
 /// `Cache::mode`: the locked debug paths.
 const MODE_DEBUG: u8 = 2;
+/// `Cache::mode` bit: the lockless modes' per-CPU cmpxchg16b takes a lock
+/// prefix (`set_locked_fastpath`).
+const MODE_LOCKED: u8 = 4;
 
 impl<P: Platform> Cache<P> {
     /// Creates a cache in memory from the platform. Null on failure.
@@ -442,6 +449,7 @@ impl<P: Platform> Cache<P> {
                 nodes: [ptr::null_mut(); MAX_NODES],
                 nr_nodes,
                 tid_step: (nr_cpus as usize).next_power_of_two(),
+                live_magic: SlabHeader::live_magic(this as usize),
                 gfp_zero: params.gfp_zero,
                 gfp_thisnode: params.gfp_thisnode,
                 cpu_partial: AtomicU32::new(0),
@@ -452,13 +460,13 @@ impl<P: Platform> Cache<P> {
                 fill_ge: AtomicBool::new(false),
                 errors: AtomicUsize::new(0),
                 debug: params.debug,
-                mode: if params.debug != 0 {
+                mode: AtomicU8::new(if params.debug != 0 {
                     MODE_DEBUG
                 } else if params.harden {
                     MODE_HARDENED
                 } else {
                     MODE_PLAIN
-                },
+                }),
                 poisoned: params.debug & debug::POISON != 0 && ctor.is_none(),
                 random_freelist: AtomicBool::new(false),
                 random_seq: AtomicPtr::new(ptr::null_mut()),
@@ -541,6 +549,24 @@ impl<P: Platform> Cache<P> {
 
     fn owner(&self) -> usize {
         ptr::from_ref(self) as usize
+    }
+
+    /// The cache's mode without the `MODE_LOCKED` bit.
+    #[inline(always)]
+    fn base_mode(&self) -> u8 {
+        self.mode.load(Ordering::Relaxed) & !MODE_LOCKED
+    }
+
+    /// Puts a lock prefix on the lockless fast paths' per-CPU cmpxchg16b
+    /// (`locked`) or takes it off: the bench's "cmpxchg" experiment. Both
+    /// are correct at any moment (each operation reads the mode once);
+    /// debug caches, which take no lockless path, are left as they are.
+    pub fn set_locked_fastpath(&self, locked: bool) {
+        let m = self.base_mode();
+        if m != MODE_DEBUG {
+            let bit = if locked { MODE_LOCKED } else { 0 };
+            self.mode.store(m | bit, Ordering::Relaxed);
+        }
     }
 
     /// The cache's name.
