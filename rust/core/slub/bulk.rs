@@ -40,37 +40,57 @@ impl<P: Platform> Cache<P> {
     #[inline(always)]
     fn alloc_bulk_fast<const H: bool>(&self, gfp: u32, out: &mut [*mut u8]) -> bool {
         let mut g = self.cpu_lock();
+        let n = out.len();
         let mut i = 0;
-        while i < out.len() {
-            let obj = g.freelist;
-            let obj = if obj.is_null() {
-                g.stat(Stat::AllocSlowpath);
-                let o = self.slab_alloc_locked(&mut g, gfp, NO_NODE);
-                if o.is_null() {
-                    drop(g);
-                    // SAFETY: these objects were just allocated for the caller.
-                    unsafe { self.free_bulk(&mut out[..i]) };
-                    return false;
-                }
-                o
-            } else {
-                // SAFETY: `obj` heads the locked CPU's freelist, so it is an
+        while i < n {
+            // The CPU freelist, walked in registers: the freelist and the
+            // slab are read once and the freelist written back once (the
+            // stores to `out` would otherwise force them to be reloaded
+            // for every object).
+            let mut obj = g.freelist;
+            let slab = g.slab;
+            let mut corrupt = false;
+            while !obj.is_null() {
+                // SAFETY: `obj` is on the locked CPU's freelist, so it is an
                 // object of the CPU slab, which stays mapped.
                 let next = unsafe { get_free_pointer_as::<H>(obj, &self.layout) };
-                if H && !free_pointer_ok(next, g.slab, &self.layout) {
-                    // Checked again under the lock: reports and isolates the
-                    // CPU slab (then retry elsewhere).
-                    if let Some(o) = self.load_freelist(&mut g, obj) {
-                        out[i] = o;
-                        i += 1;
-                    }
-                    continue;
+                if H && !free_pointer_ok(next, slab, &self.layout) {
+                    corrupt = true;
+                    break;
                 }
-                g.freelist = next;
+                // SAFETY: `i < n` (checked before the loop and after each
+                // increment); the compiler did not see it and kept a
+                // bounds check per object.
+                unsafe { *out.get_unchecked_mut(i) = obj };
+                i += 1;
                 g.stat(Stat::AllocFastpath);
-                obj
-            };
-            out[i] = obj;
+                obj = next;
+                if i == n {
+                    break;
+                }
+            }
+            g.freelist = obj;
+            if i == n {
+                break;
+            }
+            if corrupt {
+                // Checked again under the lock: reports and isolates the
+                // CPU slab (then retry elsewhere).
+                if let Some(o) = self.load_freelist(&mut g, obj) {
+                    out[i] = o;
+                    i += 1;
+                }
+                continue;
+            }
+            g.stat(Stat::AllocSlowpath);
+            let o = self.slab_alloc_locked(&mut g, gfp, NO_NODE);
+            if o.is_null() {
+                drop(g);
+                // SAFETY: these objects were just allocated for the caller.
+                unsafe { self.free_bulk(&mut out[..i]) };
+                return false;
+            }
+            out[i] = o;
             i += 1;
         }
         // The freelist changed: bump the tid.
@@ -166,40 +186,48 @@ impl<P: Platform> Cache<P> {
             // Gather the other objects of this slab, nearest first.
             let tail = obj;
             let mut head = obj;
-            let mut cnt = 1;
+            let mut cnt: usize = 1;
             let mut misses = 0;
-            for slot in objs[..end].iter_mut().rev() {
+            // The common case first: an object of the same slab block as
+            // a validated object (null is in no slab's block). An index
+            // loop: the iterator form cost five instructions per object.
+            let mut k = end;
+            while k != 0 {
+                k -= 1;
+                // SAFETY: `k < end <= objs.len()`.
+                let slot = unsafe { objs.get_unchecked_mut(k) };
                 let o = *slot;
-                if o.is_null() {
-                    continue;
-                }
-                if o == head {
-                    // The same pointer twice in a row: a naive double free
-                    // (it would make the chain a cycle).
-                    self.report(o, FreeError::DoubleFree);
-                    *slot = ptr::null_mut();
-                    continue;
-                }
-                // Same slab block as a validated object: the memory is
-                // valid, only the object boundary needs checking.
-                if SlabHeader::of(o, &self.layout) == slab
-                    && (CHECKED
+                if SlabHeader::of(o, &self.layout) == slab {
+                    if o == head {
+                        // The same pointer twice in a row: a naive double
+                        // free (it would make the chain a cycle).
+                        self.report(o, FreeError::DoubleFree);
+                        *slot = ptr::null_mut();
+                        continue;
+                    }
+                    // The memory is valid, only the object boundary needs
+                    // checking.
+                    if CHECKED
                         || self
                             .layout
                             .object_index((o as usize).wrapping_sub(slab as usize))
-                            .is_some())
-                {
-                    // SAFETY: `o` is an object of `slab` being freed by us.
-                    unsafe { set_free_pointer_as::<H>(o, &self.layout, head) };
-                    head = o;
-                    cnt += 1;
-                    *slot = ptr::null_mut();
-                    misses = 0;
-                } else {
-                    misses += 1;
-                    if misses == LOOKAHEAD {
-                        break;
+                            .is_some()
+                    {
+                        // SAFETY: `o` is an object of `slab` being freed by us.
+                        unsafe { set_free_pointer_as::<H>(o, &self.layout, head) };
+                        head = o;
+                        // At most `objs.len()`: no overflow to check.
+                        cnt = cnt.wrapping_add(1);
+                        *slot = ptr::null_mut();
+                        misses = 0;
+                        continue;
                     }
+                } else if o.is_null() {
+                    continue;
+                }
+                misses += 1;
+                if misses == LOOKAHEAD {
+                    break;
                 }
             }
             sink(slab, head, tail, cnt);
