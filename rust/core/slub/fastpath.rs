@@ -310,8 +310,8 @@ impl<P: Platform> Cache<P> {
         let (freelist, tid, cpu_slab) = self.cpu_snapshot();
         if cpu_slab != slab {
             // SAFETY: `slab` was validated just now and the caller gives up
-            // `obj`, a chain of one.
-            return unsafe { self.free_miss::<H, L>(slab, obj) };
+            // `obj`.
+            return unsafe { self.free_off_cpu_slab::<H>(slab, obj) };
         }
         // Two branches, not one `||`: the compiler would compute both
         // compares into flags and OR them.
@@ -334,6 +334,25 @@ impl<P: Platform> Cache<P> {
     fn free_refused(&self, obj: *mut u8) {
         if !obj.is_null() {
             self.report(obj, self.refusal(obj));
+        }
+    }
+
+    /// A single free of an object that is not of this CPU's slab (as
+    /// `free_chain` finds it; no second look): to this CPU's batch when
+    /// batching is on, else straight to its slab.
+    ///
+    /// # Safety
+    /// `slab` is a slab of this cache validated by `object_slab`; `obj` is
+    /// one of its objects, handed over by the caller.
+    #[inline(never)]
+    unsafe fn free_off_cpu_slab<const H: bool>(&self, slab: *mut SlabHeader, obj: *mut u8) {
+        let limit = self.free_batch.load(Ordering::Relaxed);
+        // SAFETY: per the caller.
+        unsafe {
+            if limit != 0 {
+                return self.free_batched::<H>(obj, limit);
+            }
+            self.slab_free(slab, obj, obj, 1, true)
         }
     }
 
