@@ -321,7 +321,10 @@ impl<P: Platform> Cache<P> {
         // SAFETY: the caller gives up `obj`, ours until the cmpxchg
         // publishes it.
         unsafe { set_free_pointer_as::<H>(obj, &self.layout, freelist as *mut u8) };
-        if !self.cpu_cmpxchg::<L>([freelist, tid], [obj as usize, tid.wrapping_add(self.tid_step)]) {
+        if !self.cpu_cmpxchg::<L>(
+            [freelist, tid],
+            [obj as usize, tid.wrapping_add(self.tid_step)],
+        ) {
             // SAFETY: as above.
             return unsafe { self.free_miss::<H, L>(slab, obj) };
         }
@@ -417,7 +420,10 @@ impl<P: Platform> Cache<P> {
             // SAFETY: per the caller, `tail` is ours until the cmpxchg
             // publishes it.
             unsafe { set_free_pointer_as::<H>(tail, &self.layout, freelist as *mut u8) };
-            if self.cpu_cmpxchg::<L>([freelist, tid], [head as usize, tid.wrapping_add(self.tid_step)]) {
+            if self.cpu_cmpxchg::<L>(
+                [freelist, tid],
+                [head as usize, tid.wrapping_add(self.tid_step)],
+            ) {
                 self.stat(Stat::FreeFastpath);
                 return;
             }
