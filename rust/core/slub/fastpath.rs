@@ -49,19 +49,33 @@ impl<P: Platform> Cache<P> {
         }
     }
 
-    /// `alloc` for the modes off its inline path.
+    /// `alloc` for the modes off its inline path: a compare per mode and a
+    /// tail call to that mode's own frameless copy of the fast path, so the
+    /// bench's plain and locked variants pay only this dispatch.
     #[inline(never)]
     fn alloc_other(&self, gfp: u32, node: i32, mode: u8) -> *mut u8 {
         if mode == MODE_PLAIN {
-            self.alloc_fast::<false, false>(gfp, node)
+            self.alloc_fast_copy::<false, false>(gfp, node)
         } else if mode == MODE_HARDENED | MODE_LOCKED {
-            self.alloc_fast::<true, true>(gfp, node)
+            self.alloc_fast_copy::<true, true>(gfp, node)
         } else if mode == MODE_PLAIN | MODE_LOCKED {
-            self.alloc_fast::<false, true>(gfp, node)
+            self.alloc_fast_copy::<false, true>(gfp, node)
         } else {
-            let obj = self.debug_alloc(gfp, node);
-            self.zero_if_asked(gfp, obj)
+            self.alloc_debug(gfp, node)
         }
+    }
+
+    /// `alloc_fast` out of line, for `alloc_other`.
+    #[inline(never)]
+    fn alloc_fast_copy<const H: bool, const L: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
+        self.alloc_fast::<H, L>(gfp, node)
+    }
+
+    /// The locked path of debug caches, zeroing included.
+    #[inline(never)]
+    fn alloc_debug(&self, gfp: u32, node: i32) -> *mut u8 {
+        let obj = self.debug_alloc(gfp, node);
+        self.zero_if_asked(gfp, obj)
     }
 
     /// `obj` (null or a fresh object), zeroed if `gfp` asks for it.
@@ -273,7 +287,8 @@ impl<P: Platform> Cache<P> {
         }
     }
 
-    /// `free` for the modes off its inline path.
+    /// `free` for the modes off its inline path, dispatched as in
+    /// `alloc_other`.
     ///
     /// # Safety
     /// As for `free`.
@@ -282,15 +297,25 @@ impl<P: Platform> Cache<P> {
         // SAFETY: per the caller.
         unsafe {
             if mode == MODE_PLAIN {
-                self.free_fast::<false, false>(obj);
+                self.free_fast_copy::<false, false>(obj);
             } else if mode == MODE_HARDENED | MODE_LOCKED {
-                self.free_fast::<true, true>(obj);
+                self.free_fast_copy::<true, true>(obj);
             } else if mode == MODE_PLAIN | MODE_LOCKED {
-                self.free_fast::<false, true>(obj);
+                self.free_fast_copy::<false, true>(obj);
             } else {
                 self.free_debug_checked(obj);
             }
         }
+    }
+
+    /// `free_fast` out of line, for `free_other`.
+    ///
+    /// # Safety
+    /// As for `free`.
+    #[inline(never)]
+    unsafe fn free_fast_copy<const H: bool, const L: bool>(&self, obj: *mut u8) {
+        // SAFETY: per the caller.
+        unsafe { self.free_fast::<H, L>(obj) }
     }
 
     /// The lockless free of a hardened (`H`) or plain cache: validation
@@ -376,6 +401,7 @@ impl<P: Platform> Cache<P> {
     /// # Safety
     /// As for `free`.
     #[cold]
+    #[inline(never)]
     unsafe fn free_debug_checked(&self, obj: *mut u8) {
         if obj.is_null() {
             return;
