@@ -55,7 +55,7 @@ fill)
 cmpxchg)
 	ALLOCS=rslub:cmpxchg=local,rslub:cmpxchg=locked
 	WORKLOADS_ICOUNT="pair repeat" WORKLOADS_WALL="pair parallel"
-	note="cmpxchg: icount counts instructions, and the lock prefix adds none: expect equal icount rows. Only the wall rows (TCG emulates a locked cmpxchg16b differently) and real hardware (KVM=1, or insmod on a test machine) can show the cost of the lock." ;;
+	note="cmpxchg: icount counts instructions and the lock prefix adds none; the locked rows are higher only by their dispatch (the locked fast paths are a compare and a jump away from the inline default one: about +13 instructions per operation, counted in docs/benchmarks.md). Only the wall rows (TCG emulates a locked cmpxchg16b differently) and real hardware (KVM=1, or insmod on a test machine) can show the cost of the lock itself." ;;
 hardening)
 	ALLOCS=rslub:harden=0,rslub:harden=1,rslub:harden=1:random_freelist=1
 	WORKLOADS_ICOUNT="pair repeat bulk remote" WORKLOADS_WALL=pair ;;
