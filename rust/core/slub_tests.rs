@@ -1161,3 +1161,39 @@ fn producer_consumer_bursts_reuse_emptied_slabs() {
     }
     assert_eq!(pages(), base);
 }
+
+/// Frees to a node-partial slab that keep an object in use change no slab
+/// state (`slab_free`'s inline push); the first free of a full slab and the
+/// last free still move it (`free_add_partial`, `free_remove_partial`),
+/// whatever the order of the frees.
+#[test]
+fn frees_in_random_order_move_a_slab_only_at_its_first_and_last() {
+    let _m = machine();
+    let base = pages();
+    let c = TestCache::new(64, 0, 0, 0);
+    let n = c.layout.objects;
+    // One full slab that is no CPU's slab: the next allocation moves CPU 0
+    // on to a second slab.
+    let mut objs: Vec<*mut u8> = on_cpu(0, || (0..n).map(|_| c.alloc(GFP_KERNEL, -1)).collect());
+    let other = on_cpu(0, || c.alloc(GFP_KERNEL, -1));
+    let mut rng = Rng(7);
+    for i in (1..objs.len()).rev() {
+        objs.swap(i, rng.below(i + 1));
+    }
+    on_cpu(1, || {
+        for (k, &o) in objs.iter().enumerate() {
+            c.free(o);
+            if k + 1 < n {
+                assert_eq!(c.usage().partial, 1, "after {} frees", k + 1);
+            }
+        }
+    });
+    assert_eq!(c.stat(Stat::FreeAddPartial), 1);
+    assert_eq!(c.stat(Stat::FreeRemovePartial), 1);
+    assert_eq!(c.stat(Stat::FreeSlab), 1);
+    assert_eq!(c.stat(Stat::FreeSlowpath), n);
+    assert_eq!(c.errors(), 0);
+    on_cpu(0, || c.free(other));
+    c.destroy().unwrap();
+    assert_eq!(pages(), base);
+}

@@ -46,11 +46,13 @@ impl<P: Platform> Cache<P> {
     /// `freeze`: a full slab's first free may freeze it onto this CPU's
     /// partial list (false under a flush, which holds a CPU's lock).
     ///
-    /// Inline: the common case, a slab frozen by some CPU (its CPU slab or
-    /// on a CPU partial list: what a remote free mostly meets), is one
-    /// read of the pair and one locked cmpxchg16b, no list lock and no
-    /// state change. Anything else (an unfrozen slab, a lost race, a double
-    /// free to tell apart) goes to `slab_free_slow`, out of line.
+    /// Inline: the common cases, where the free changes no slab state, are
+    /// one read of the pair and one locked cmpxchg16b, no list lock: a slab
+    /// frozen by some CPU (its CPU slab or on a CPU partial list: what a
+    /// remote free mostly meets), or a node-partial slab that keeps an
+    /// object in use (frees in random order). Anything else (a full slab's
+    /// first free, a slab's last object, a lost race, a double free to tell
+    /// apart) goes to `slab_free_slow`, out of line.
     ///
     /// # Safety
     /// `slab` is a slab of this cache validated by `object_slab`; `head` to
@@ -67,17 +69,19 @@ impl<P: Platform> Cache<P> {
     ) {
         // SAFETY: per the caller, `slab` is live.
         let [prior, counters] = unsafe { (*slab).read_pair() };
-        if frozen_push_ok(prior, counters, head, cnt) {
+        if plain_push_ok(prior, counters, head, cnt) {
             // SAFETY: per the caller, `tail` is ours until the cmpxchg
             // publishes it.
             unsafe { set_free_pointer(tail, &self.layout, prior as *mut u8) };
-            // Frozen, so `counters` is `inuse | FROZEN` with `inuse >= cnt`:
+            // `counters` is `inuse` (and the frozen bit) with `inuse >= cnt`:
             // the subtraction only lowers `inuse`.
             let new = [head as usize, counters - cnt];
             // SAFETY: the pair is 16-byte aligned inside the live header.
             if unsafe { P::cmpxchg_pair((*slab).pair_ptr(), [prior, counters], new) } {
                 self.stat(Stat::FreeSlowpath);
-                self.stat(Stat::FreeFrozen);
+                if counters & FROZEN != 0 {
+                    self.stat(Stat::FreeFrozen);
+                }
                 return;
             }
             self.stat(Stat::CmpxchgDoubleFail);
@@ -178,13 +182,17 @@ impl<P: Platform> Cache<P> {
 }
 
 /// Whether a free of `cnt` objects starting at `head` may take the inline
-/// frozen-slab push given the slab's pair `[prior, counters]`: the slab is
-/// frozen, holds at least `cnt` objects in use, and (a single free) `head`
-/// is not the slab freelist's head already (a double free, which
-/// `slab_free_slow` reports).
+/// push given the slab's pair `[prior, counters]`, a push that changes no
+/// slab state: the slab holds at least `cnt` objects in use, (a single
+/// free) `head` is not the slab freelist's head already (a double free,
+/// which `slab_free_slow` reports), and either the slab is frozen (its
+/// CPU owns its state) or it is a partial slab (`prior` not null: on its
+/// node's partial list) that keeps an object in use (no list change: not
+/// full before, not empty after).
 #[inline(always)]
-fn frozen_push_ok(prior: usize, counters: usize, head: *mut u8, cnt: usize) -> bool {
-    counters & FROZEN != 0
-        && inuse(counters) as usize >= cnt
+fn plain_push_ok(prior: usize, counters: usize, head: *mut u8, cnt: usize) -> bool {
+    let inuse = inuse(counters) as usize;
+    inuse >= cnt
         && !(cnt == 1 && prior == head as usize)
+        && (counters & FROZEN != 0 || (prior != 0 && inuse > cnt))
 }
