@@ -302,6 +302,8 @@ static void read_only_and_write_only_files_refuse_access(struct kunit *test)
 					    "default_max_empty" };
 	const char *c = "rslub-f-ro";
 	struct rslub_cache *s = rslub_cache_create(c, 64, 0, 0, NULL);
+	struct rslub_cache *s2;
+	long long per_slab;
 	char *buf = kunit_kzalloc(test, ATTR_MAX, GFP_KERNEL);
 	long long before[ARRAY_SIZE(root)];
 	int i;
@@ -333,7 +335,17 @@ static void read_only_and_write_only_files_refuse_access(struct kunit *test)
 				    (ssize_t)-EACCES, "%s", root[i]);
 	}
 	/* New caches still get the same defaults. */
-	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "max_empty"), before[2]);
+	per_slab = rslub_cache_get(s, "objs_per_slab");
+	s2 = rslub_cache_create("rslub-f-ro2", 64, 0, 0, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, s2);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s2, "max_empty"),
+			rslub_cache_get(s, "max_empty"));
+	if (before[2] >= 0)
+		KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "max_empty"), before[2]);
+	else	/* -1: room for the in-tree barn's 10 x 60 objects of 64 B */
+		KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "max_empty"),
+				max(2LL, DIV_ROUND_UP(600LL, per_slab)));
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s2), 0);
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
 }
 

@@ -13,7 +13,7 @@ use crate::attr::Set;
 use crate::kplat::Kernel;
 use crate::layout::{Layout, LayoutRequest};
 use crate::slab::HEADER_SIZE;
-use crate::slub::{Ctor, Params};
+use crate::slub::{auto_max_empty, Ctor, Params};
 use crate::stat::Stat;
 use crate::sysfs::{Dir, Root};
 use core::ffi::{c_char, c_int, c_long, c_longlong, c_uint, c_ulong, c_void};
@@ -287,7 +287,8 @@ pub unsafe extern "C" fn rslub_cache_create(
     let params = Params {
         cpu_partial: u32::try_from(p_cpu_partial).unwrap_or(auto_cpu_partial),
         min_partial: u32::try_from(p_min_partial).unwrap_or(auto_min_partial),
-        max_empty: p_max_empty,
+        max_empty: u32::try_from(p_max_empty)
+            .unwrap_or_else(|_| auto_max_empty(auto_cpu_partial, layout.objects)),
         free_batch: crate::free_batch_default(),
         gfp_zero: c.gfp_zero,
         gfp_thisnode: c.gfp_thisnode,

@@ -61,9 +61,9 @@ module! {
             default: -1,
             description: "Default min_partial of new caches; -1 picks by object size like upstream",
         },
-        max_empty: u32 {
-            default: 2,
-            description: "Default max_empty (empty slabs cached per node) of new caches; 0 disables the cache",
+        max_empty: i32 {
+            default: -1,
+            description: "Default max_empty (empty slabs cached per node) of new caches; 0 disables the cache; -1 picks by object size: room for the free objects the in-tree barn keeps (10 x 2 x cpu_partial), at least 2",
         },
         free_batch: u32 {
             default: 0,
@@ -136,7 +136,7 @@ pub fn harden_defaults() -> (bool, bool) {
 }
 
 /// Module defaults for new caches: (cpu_partial, min_partial, max_empty).
-pub fn param_defaults() -> (i32, i32, u32) {
+pub fn param_defaults() -> (i32, i32, i32) {
     (
         module_parameters::cpu_partial.value(),
         module_parameters::min_partial.value(),
@@ -156,7 +156,7 @@ fn check_params() -> Result {
     let checks = [
         ("cpu_partial", i64::from(cpu_partial), -1),
         ("min_partial", i64::from(min_partial), -1),
-        ("max_empty", i64::from(max_empty), 0),
+        ("max_empty", i64::from(max_empty), -1),
         ("free_batch", i64::from(free_batch_default()), 0),
     ];
     for (name, v, min) in checks {

@@ -68,9 +68,9 @@ if [ $rc = 0 ]; then
 	badparam cpu_partial=-5 "cpu_partial=-5: out of range -1..100000; not loading"
 	badparam cpu_partial=100001 "cpu_partial=100001: out of range -1..100000"
 	badparam min_partial=1001 "min_partial=1001: out of range -1..1000"
-	badparam max_empty=1001 "max_empty=1001: out of range 0..1000"
+	badparam max_empty=1001 "max_empty=1001: out of range -1..1000"
+	badparam max_empty=-2 "max_empty=-2: out of range -1..1000; not loading"
 	badparam max_empty=4294967296 "invalid for parameter .max_empty'"
-	badparam max_empty=-1 "invalid for parameter .max_empty'"
 	badparam cpu_partial=abc "invalid for parameter .cpu_partial'"
 	badparam harden=2 "invalid for parameter .harden'"
 	# An unknown parameter is the module loader's business: it is ignored

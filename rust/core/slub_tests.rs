@@ -1073,3 +1073,127 @@ fn batched_double_free_is_reported_and_a_dead_cpu_batch_returned() {
     c.destroy().unwrap();
     assert_eq!(pages(), base, "pages leaked");
 }
+
+/// The default `max_empty` (`auto_max_empty`): room for the free objects
+/// of the in-tree barn's 10 full sheaves of `2 * cpu_partial` objects, in
+/// whole slabs, at least 2 and at most 1000.
+#[test]
+fn auto_max_empty_holds_a_barn_of_objects() {
+    use crate::slub::auto_max_empty;
+    // 64 B: 600 objects, 63 a slab.
+    assert_eq!(auto_max_empty(30, 63), 10);
+    // 8 B: 504 a slab; never below the old default of 2.
+    assert_eq!(auto_max_empty(30, 504), 2);
+    assert_eq!(auto_max_empty(0, 63), 2);
+    // 256 B (cpu_partial 13): 260 objects, 15 a slab.
+    assert_eq!(auto_max_empty(13, 15), 18);
+    // 16 KiB objects (cpu_partial 2), 2 a slab.
+    assert_eq!(auto_max_empty(2, 2), 20);
+    // Degenerate inputs stay in the tunable's range.
+    assert_eq!(auto_max_empty(u32::MAX, 1), 1000);
+    assert_eq!(auto_max_empty(30, 0), 600);
+}
+
+/// Remote frees in bursts: CPU 0 allocates what the in-tree barn holds
+/// (10 sheaves of `2 * cpu_partial` objects), CPU 1 frees them all, and
+/// again (the shape of the benchmark's `remote` workload). Every free meets a
+/// slab frozen by CPU 0 (its CPU slab) or by CPU 1 (the first free of a
+/// full slab freezes it onto CPU 1's partial list), so it is counted
+/// `free_frozen` but for the one free per slab that froze it. With the
+/// default `max_empty` the emptied slabs come back to CPU 0 from the node
+/// (partial list and empty-slab cache): after the first burst no slab is
+/// allocated or freed. With `max_empty` 2 most of them go back to the page
+/// allocator and are allocated again in each burst.
+#[test]
+fn producer_consumer_bursts_reuse_emptied_slabs() {
+    let _m = machine();
+    let base = pages();
+    for (size, cpu_partial) in [(64usize, 30u32), (256, 13)] {
+        let objects = TestCache::new(size, cpu_partial, 5, 0).layout.objects;
+        let auto = crate::slub::auto_max_empty(cpu_partial, objects);
+        for (max_empty, steady) in [(auto, true), (2, false)] {
+            let c = TestCache::new(size, cpu_partial, 5, max_empty);
+            let mut v = Vec::new();
+            let mut per_burst = (0, 0, 0, 0);
+            for burst in 0..6 {
+                let s0 = (
+                    c.stat(Stat::AllocSlab),
+                    c.stat(Stat::FreeSlab),
+                    c.stat(Stat::FreeFrozen),
+                    c.stat(Stat::CpuPartialFree),
+                );
+                let burst_objects = 20 * cpu_partial as usize;
+                on_cpu(0, || {
+                    (0..burst_objects).for_each(|_| v.push(c.alloc(GFP_KERNEL, -1)))
+                });
+                assert!(v.iter().all(|o| !o.is_null()));
+                on_cpu(1, || v.drain(..).for_each(|o| c.free(o)));
+                if burst >= 2 {
+                    per_burst = (
+                        c.stat(Stat::AllocSlab) - s0.0,
+                        c.stat(Stat::FreeSlab) - s0.1,
+                        c.stat(Stat::FreeFrozen) - s0.2,
+                        c.stat(Stat::CpuPartialFree) - s0.3,
+                    );
+                }
+            }
+            let (new, freed, frozen, froze) = per_burst;
+            assert_eq!(
+                frozen + froze,
+                20 * cpu_partial as usize,
+                "{size} B: every free but the freezing ones meets a frozen slab"
+            );
+            if steady {
+                assert_eq!(
+                    (new, freed),
+                    (0, 0),
+                    "{size} B, max_empty {max_empty}: slabs reused"
+                );
+            } else {
+                assert!(
+                    new > 0 && freed > 0,
+                    "{size} B, max_empty 2: {new} new, {freed} freed"
+                );
+            }
+            assert_eq!(c.usage().live_objects, 0);
+            c.destroy().unwrap();
+        }
+    }
+    assert_eq!(pages(), base);
+}
+
+/// Frees to a node-partial slab that keep an object in use change no slab
+/// state (`slab_free`'s inline push); the first free of a full slab and the
+/// last free still move it (`free_add_partial`, `free_remove_partial`),
+/// whatever the order of the frees.
+#[test]
+fn frees_in_random_order_move_a_slab_only_at_its_first_and_last() {
+    let _m = machine();
+    let base = pages();
+    let c = TestCache::new(64, 0, 0, 0);
+    let n = c.layout.objects;
+    // One full slab that is no CPU's slab: the next allocation moves CPU 0
+    // on to a second slab.
+    let mut objs: Vec<*mut u8> = on_cpu(0, || (0..n).map(|_| c.alloc(GFP_KERNEL, -1)).collect());
+    let other = on_cpu(0, || c.alloc(GFP_KERNEL, -1));
+    let mut rng = Rng(7);
+    for i in (1..objs.len()).rev() {
+        objs.swap(i, rng.below(i + 1));
+    }
+    on_cpu(1, || {
+        for (k, &o) in objs.iter().enumerate() {
+            c.free(o);
+            if k + 1 < n {
+                assert_eq!(c.usage().partial, 1, "after {} frees", k + 1);
+            }
+        }
+    });
+    assert_eq!(c.stat(Stat::FreeAddPartial), 1);
+    assert_eq!(c.stat(Stat::FreeRemovePartial), 1);
+    assert_eq!(c.stat(Stat::FreeSlab), 1);
+    assert_eq!(c.stat(Stat::FreeSlowpath), n);
+    assert_eq!(c.errors(), 0);
+    on_cpu(0, || c.free(other));
+    c.destroy().unwrap();
+    assert_eq!(pages(), base);
+}

@@ -46,11 +46,58 @@ impl<P: Platform> Cache<P> {
     /// `freeze`: a full slab's first free may freeze it onto this CPU's
     /// partial list (false under a flush, which holds a CPU's lock).
     ///
+    /// Inline: the common cases, where the free changes no slab state, are
+    /// one read of the pair and one locked cmpxchg16b, no list lock: a slab
+    /// frozen by some CPU (its CPU slab or on a CPU partial list: what a
+    /// remote free mostly meets), or a node-partial slab that keeps an
+    /// object in use (frees in random order). Anything else (a full slab's
+    /// first free, a slab's last object, a lost race, a double free to tell
+    /// apart) goes to `slab_free_slow`, out of line.
+    ///
     /// # Safety
     /// `slab` is a slab of this cache validated by `object_slab`; `head` to
     /// `tail` are `cnt` of its objects owned by the caller, linked through
     /// their free pointers.
+    #[inline(always)]
     pub(super) unsafe fn slab_free(
+        &self,
+        slab: *mut SlabHeader,
+        head: *mut u8,
+        tail: *mut u8,
+        cnt: usize,
+        freeze: bool,
+    ) {
+        // SAFETY: per the caller, `slab` is live.
+        let [prior, counters] = unsafe { (*slab).read_pair() };
+        if plain_push_ok(prior, counters, head, cnt) {
+            // SAFETY: per the caller, `tail` is ours until the cmpxchg
+            // publishes it.
+            unsafe { set_free_pointer(tail, &self.layout, prior as *mut u8) };
+            // `counters` is `inuse` (and the frozen bit) with `inuse >= cnt`:
+            // the subtraction only lowers `inuse`.
+            let new = [head as usize, counters - cnt];
+            // SAFETY: the pair is 16-byte aligned inside the live header.
+            if unsafe { P::cmpxchg_pair((*slab).pair_ptr(), [prior, counters], new) } {
+                self.stat(Stat::FreeSlowpath);
+                if counters & FROZEN != 0 {
+                    self.stat(Stat::FreeFrozen);
+                }
+                return;
+            }
+            self.stat(Stat::CmpxchgDoubleFail);
+        }
+        // SAFETY: per the caller (same contract).
+        unsafe { self.slab_free_slow(slab, head, tail, cnt, freeze) }
+    }
+
+    /// `slab_free` when the slab is not frozen or the inline attempt lost a
+    /// race: the `update_pair` loop, with the node's list_lock when the
+    /// slab moves between lists.
+    ///
+    /// # Safety
+    /// As for `slab_free`.
+    #[inline(never)]
+    unsafe fn slab_free_slow(
         &self,
         slab: *mut SlabHeader,
         head: *mut u8,
@@ -132,4 +179,20 @@ impl<P: Platform> Cache<P> {
         drop(lists);
         self.free_discards(d);
     }
+}
+
+/// Whether a free of `cnt` objects starting at `head` may take the inline
+/// push given the slab's pair `[prior, counters]`, a push that changes no
+/// slab state: the slab holds at least `cnt` objects in use, (a single
+/// free) `head` is not the slab freelist's head already (a double free,
+/// which `slab_free_slow` reports), and either the slab is frozen (its
+/// CPU owns its state) or it is a partial slab (`prior` not null: on its
+/// node's partial list) that keeps an object in use (no list change: not
+/// full before, not empty after).
+#[inline(always)]
+fn plain_push_ok(prior: usize, counters: usize, head: *mut u8, cnt: usize) -> bool {
+    let inuse = inuse(counters) as usize;
+    inuse >= cnt
+        && !(cnt == 1 && prior == head as usize)
+        && (counters & FROZEN != 0 || (prior != 0 && inuse > cnt))
 }

@@ -118,3 +118,25 @@ impl<P: Platform> Cache<P> {
         true
     }
 }
+
+/// Full sheaves a node's barn holds in the in-tree allocator
+/// (`MAX_FULL_SHEAVES`, mm/slub.c of 7.x).
+const BARN_FULL_SHEAVES: u32 = 10;
+
+/// The default `max_empty` of a cache whose slabs hold `objects_per_slab`
+/// objects and whose size-based `cpu_partial` default is `cpu_partial`
+/// objects: enough empty slabs per node for the free objects the in-tree
+/// allocator keeps per node in its barn's full sheaves (10 sheaves of
+/// `2 * cpu_partial` objects, its `calculate_sheaf_capacity`), and at least
+/// 2; at most 1000 (the tunable's bound). A producer/consumer pair of CPUs
+/// (one allocates, the other frees) empties whole slabs that the producer
+/// needs again soon: cached, they come back without the page allocator and
+/// without rebuilding their freelist.
+pub fn auto_max_empty(cpu_partial: u32, objects_per_slab: usize) -> u32 {
+    let per_slab = u32::try_from(objects_per_slab).unwrap_or(u32::MAX).max(1);
+    BARN_FULL_SHEAVES
+        .saturating_mul(2)
+        .saturating_mul(cpu_partial)
+        .div_ceil(per_slab)
+        .clamp(2, 1000)
+}
