@@ -1197,3 +1197,61 @@ fn frees_in_random_order_move_a_slab_only_at_its_first_and_last() {
     c.destroy().unwrap();
     assert_eq!(pages(), base);
 }
+
+/// An emptied slab is cached only while its node's partial list is short
+/// (`discard_locked`): beside a long partial list, which has room for the
+/// next allocations already, it goes back to the page allocator (the
+/// bench's churn held `max_empty` extra slabs at its end otherwise).
+#[test]
+fn empty_slabs_are_cached_only_beside_a_short_partial_list() {
+    let _m = machine();
+    let base = pages();
+    // cpu_partial 0: a full slab's first free lists it on its node.
+    let c = TestCache::new(64, 0, 2, 4);
+    let per = c.layout.objects;
+    on_cpu(0, || {
+        let objs: Vec<*mut u8> = (0..per * 12).map(|_| c.alloc(GFP_KERNEL, -1)).collect();
+        assert!(objs.iter().all(|o| !o.is_null()));
+        let mut by_slab: Vec<Vec<*mut u8>> = Vec::new();
+        for &o in &objs {
+            let s = crate::slab::SlabHeader::of(o, &c.layout);
+            match by_slab
+                .iter_mut()
+                .find(|v| crate::slab::SlabHeader::of(v[0], &c.layout) == s)
+            {
+                Some(v) => v.push(o),
+                None => by_slab.push(vec![o]),
+            }
+        }
+        // Full slabs, the CPU slab last: ten of them made partial.
+        let full: Vec<usize> = (0..by_slab.len())
+            .filter(|&i| by_slab[i].len() == per)
+            .collect();
+        assert!(full.len() >= 11, "{} full slabs", full.len());
+        for &i in &full[..10] {
+            c.free(by_slab[i].pop().unwrap());
+        }
+        assert_eq!(c.usage().partial, 10);
+        // Emptying one beside nine other partial slabs (over min_partial +
+        // max_empty = 6): freed, not cached.
+        let freed = c.stat(Stat::FreeSlab);
+        by_slab[full[0]].drain(..).for_each(|o| c.free(o));
+        assert_eq!(c.usage().empty_slabs, 0);
+        assert_eq!(c.stat(Stat::FreeSlab), freed + 1);
+        // Emptying the rest: once the partial list is short, emptied slabs
+        // are cached (up to max_empty), until min_partial stay listed.
+        for &i in &full[1..10] {
+            by_slab[i].drain(..).for_each(|o| c.free(o));
+        }
+        let u = c.usage();
+        assert_eq!(u.partial, 2, "min_partial slabs stay listed");
+        assert_eq!(u.empty_slabs, 4, "max_empty slabs cached");
+        assert_eq!(c.stat(Stat::FreeSlab), freed + 4);
+        for v in by_slab.iter_mut() {
+            v.drain(..).for_each(|o| c.free(o));
+        }
+    });
+    assert_eq!(c.usage().live_objects, 0);
+    c.destroy().unwrap();
+    assert_eq!(pages(), base);
+}

@@ -13,7 +13,12 @@ use core::sync::atomic::Ordering;
 
 impl<P: Platform> Cache<P> {
     /// Puts an empty, unlisted slab into the node's empty cache, or queues it
-    /// for freeing.
+    /// for freeing. The cache keeps up to `max_empty` slabs, and only while
+    /// the node's partial list is short (under `min_partial + max_empty`
+    /// slabs): a node with many partial slabs has room for its next
+    /// allocations already, and an empty slab kept beside them is memory
+    /// held for nothing (the bench's churn: random frees leave hundreds of
+    /// half-used slabs).
     ///
     /// # Safety
     /// `slab` is a live, empty, unfrozen slab of this cache on `node` (whose
@@ -25,7 +30,9 @@ impl<P: Platform> Cache<P> {
         slab: *mut SlabHeader,
         d: &mut Discards,
     ) {
-        if lists.empty.len() < self.max_empty.load(Ordering::Relaxed) as usize {
+        let max = self.max_empty.load(Ordering::Relaxed) as usize;
+        let min = self.min_partial.load(Ordering::Relaxed) as usize;
+        if lists.empty.len() < max && lists.partial.len() < min.saturating_add(max) {
             // SAFETY: per the caller, `slab` is live and on no list.
             unsafe { lists.empty.push_front(slab) };
             self.stat(Stat::EmptyCacheAdd);
