@@ -714,7 +714,57 @@ fn object_index_matches_division() {
             for i in 0..l.objects {
                 assert_eq!(l.object_index(l.object_offset(i)), Some(i));
             }
+            // Past the slab, and below its start (a pointer under the
+            // header wraps to a huge offset): never an object.
+            for k in 0..2 * l.stride {
+                assert_eq!(
+                    l.object_index(l.slab_bytes + k),
+                    None,
+                    "size {size} past {k}"
+                );
+                assert_eq!(
+                    l.object_index(usize::MAX - k),
+                    None,
+                    "size {size} below {k}"
+                );
+            }
         }
+    }
+}
+
+/// The bench's locked-cmpxchg switch (`set_locked_fastpath`) moves a cache
+/// to its locked mode and back without changing what any path does: a
+/// mode mixed up in the dispatch (a hardened cache served by the plain
+/// path, or the reverse) decodes free pointers wrongly, which the
+/// allocations below would report as corruption. Debug caches keep their
+/// mode.
+#[test]
+fn locked_fastpath_mode_keeps_every_path_working() {
+    let _m = machine();
+    for (harden, debug) in [(true, 0), (false, 0), (true, crate::debug::POISON)] {
+        let c = TestCache::with(64, 30, 5, 2, debug, harden);
+        for locked in [true, false, true] {
+            c.set_locked_fastpath(locked);
+            on_cpu(0, || {
+                let objs: Vec<*mut u8> = (0..200).map(|_| c.alloc(GFP_KERNEL, -1)).collect();
+                assert!(objs.iter().all(|o| !o.is_null()));
+                let set: HashSet<usize> = objs.iter().map(|&p| p as usize).collect();
+                assert_eq!(set.len(), objs.len());
+                objs.iter().rev().for_each(|&o| c.free(o));
+                let mut bulk = [std::ptr::null_mut(); 16];
+                assert!(c.alloc_bulk(GFP_KERNEL, &mut bulk));
+                c.free_bulk(&mut bulk);
+            });
+            on_cpu(1, || {
+                let o = c.alloc(GFP_KERNEL, -1);
+                assert!(!o.is_null());
+                c.free(o);
+            });
+        }
+        assert_eq!(c.errors(), 0, "harden {harden} debug {debug}");
+        assert_eq!(c.usage().live_objects, 0);
+        assert_eq!(c.validate(), 0);
+        c.destroy().unwrap();
     }
 }
 
