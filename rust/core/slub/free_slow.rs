@@ -119,13 +119,13 @@ impl<P: Platform> Cache<P> {
             let new_inuse = inuse(counters) as usize - cnt;
             froze = false;
             if counters & FROZEN == 0 {
-                if freeze
-                    && prior == 0
-                    && new_inuse != 0
-                    && self.cpu_partial_slabs.load(Ordering::Relaxed) != 0
-                {
-                    // A full slab gains its first free object: freeze it
+                if freeze && prior == 0 && self.cpu_partial_slabs.load(Ordering::Relaxed) != 0 {
+                    // A full slab gains its first free objects: freeze it
                     // onto this CPU's partial list, no list_lock needed.
+                    // Also when they are all of its objects (a bulk free
+                    // of a whole slab), as upstream does: the next refill
+                    // of this CPU takes it back without the list_lock, and
+                    // a drain of the list frees it if the node has enough.
                     froze = true;
                     return Ok([head as usize, new_inuse | FROZEN]);
                 }
