@@ -127,8 +127,9 @@ mod tests {
     /// With the CPU lock held, `this_cpu_ptr` is `per_cpu_ptr` of the CPU;
     /// the per-CPU cmpxchg16b succeeds on the current value, writes both
     /// words and touches no other CPU's pair, and fails without a write
-    /// when either word is stale; the locked cmpxchg16b on ordinary memory
-    /// does the same.
+    /// when either word is stale; its locked form (the bench's experiment,
+    /// `MODE_LOCKED`) and the locked cmpxchg16b on ordinary memory do the
+    /// same.
     #[test]
     fn percpu_ops() -> Result {
         const NEW: [usize; 2] = [0x1111_2222_3333_4440, 0x5555_6666_7777_8880];
@@ -158,6 +159,10 @@ mod tests {
         let stale_word1 = Kernel::this_cpu_cmpxchg_pair(p, [NEW[0], cur[1]], OTHER);
         // SAFETY: this CPU's pair of the live area, under its lock.
         let after_stale = unsafe { mine.read_volatile() };
+        let locked_ok = Kernel::this_cpu_cmpxchg_pair_locked(p, NEW, cur);
+        let locked_stale = Kernel::this_cpu_cmpxchg_pair_locked(p, [cur[0], NEW[1]], OTHER);
+        // SAFETY: as above.
+        let after_locked = unsafe { mine.read_volatile() };
         Kernel::cpu_unlock(token);
         let others_kept = possible_cpus().filter(|&c| c != cpu).all(|c| {
             // SAFETY: another CPU's pair of the live area; nothing writes it.
@@ -173,6 +178,9 @@ mod tests {
         assert!(!stale_word0);
         assert!(!stale_word1);
         assert_eq!(after_stale, NEW);
+        assert!(locked_ok);
+        assert!(!locked_stale);
+        assert_eq!(after_locked, cur);
         assert!(others_kept);
 
         let mut pair = Pair([1, 2]);
