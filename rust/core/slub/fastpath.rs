@@ -347,6 +347,7 @@ impl<P: Platform> Cache<P> {
             [freelist, tid],
             [obj as usize, tid.wrapping_add(self.tid_step)],
         ) {
+            self.stat(Stat::CmpxchgDoubleCpuFail);
             // SAFETY: as above.
             return unsafe { self.free_miss::<H, L>(slab, obj) };
         }
