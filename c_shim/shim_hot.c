@@ -71,6 +71,24 @@ __always_inline void *rslub_shim_this_cpu_ptr(unsigned long pcpu)
 }
 
 /*
+ * cmpxchg16b of this CPU's pair at pcpu, issued with the instruction insn
+ * ("cmpxchg16b" or "lock cmpxchg16b"); true when the pair was old0, old1
+ * and is now new0, new1.
+ */
+#define RSLUB_THIS_CPU_CMPXCHG16B(insn, pcpu, old0, old1, new0, new1)		\
+({										\
+	struct rslub_pair *__p = (struct rslub_pair *)(pcpu);			\
+	unsigned long __o0 = (old0), __o1 = (old1);				\
+	bool __ok;								\
+										\
+	asm volatile(insn " %%gs:%[mem]"					\
+		     : "=@ccz" (__ok), [mem] "+m" (*__p), "+a" (__o0), "+d" (__o1) \
+		     : "b" (new0), "c" (new1)					\
+		     : "memory");						\
+	__ok;									\
+})
+
+/*
  * this_cpu_cmpxchg128() does not link from a module (its fallback is not
  * exported), so the instruction is issued here: segment-relative, no lock
  * prefix. It is atomic against interrupts and preemption on this CPU, which
@@ -82,14 +100,7 @@ __always_inline bool rslub_shim_this_cpu_cmpxchg_pair(unsigned long pcpu,
 						      unsigned long new0,
 						      unsigned long new1)
 {
-	struct rslub_pair *p = (struct rslub_pair *)pcpu;
-	bool ok;
-
-	asm volatile("cmpxchg16b %%gs:%[mem]"
-		     : "=@ccz" (ok), [mem] "+m" (*p), "+a" (old0), "+d" (old1)
-		     : "b" (new0), "c" (new1)
-		     : "memory");
-	return ok;
+	return RSLUB_THIS_CPU_CMPXCHG16B("cmpxchg16b", pcpu, old0, old1, new0, new1);
 }
 
 /*
@@ -103,14 +114,7 @@ __always_inline bool rslub_shim_this_cpu_cmpxchg_pair_locked(unsigned long pcpu,
 							     unsigned long new0,
 							     unsigned long new1)
 {
-	struct rslub_pair *p = (struct rslub_pair *)pcpu;
-	bool ok;
-
-	asm volatile("lock cmpxchg16b %%gs:%[mem]"
-		     : "=@ccz" (ok), [mem] "+m" (*p), "+a" (old0), "+d" (old1)
-		     : "b" (new0), "c" (new1)
-		     : "memory");
-	return ok;
+	return RSLUB_THIS_CPU_CMPXCHG16B("lock cmpxchg16b", pcpu, old0, old1, new0, new1);
 }
 
 __always_inline void rslub_shim_this_cpu_inc(unsigned long pcpu)

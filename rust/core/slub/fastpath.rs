@@ -13,6 +13,17 @@ use crate::stat::Stat;
 use core::ptr;
 use core::sync::atomic::Ordering;
 
+/// What one try at the lockless alloc (`alloc_try`) came to.
+enum AllocTry {
+    /// The object.
+    Got(*mut u8),
+    /// The CPU freelist is empty, of another node, or its next pointer is
+    /// suspect: the slow path decides.
+    Miss,
+    /// The cmpxchg lost to an interrupt or a migration: try again.
+    Lost,
+}
+
 impl<P: Platform> Cache<P> {
     pub(super) fn node_match(slab: *mut SlabHeader, node: i32) -> bool {
         // SAFETY: a hint read of a header field; slab memory stays mapped.
@@ -173,13 +184,12 @@ impl<P: Platform> Cache<P> {
         }
     }
 
-    /// One try at the lockless alloc: the object, or a tail call to what
-    /// continues (slow path, retry, zeroing).
+    /// One try at the lockless alloc from this CPU's freelist.
     #[inline(always)]
-    fn alloc_fast<const H: bool, const L: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
+    fn alloc_try<const H: bool, const L: bool>(&self, node: i32) -> AllocTry {
         let (obj, tid, slab) = self.cpu_snapshot();
         if obj == 0 || !Self::node_match(slab, node) {
-            return self.alloc_miss(gfp, node);
+            return AllocTry::Miss;
         }
         // SAFETY: `obj` was on this CPU's freelist; if it has been taken
         // since, the value read is garbage but the cmpxchg below fails.
@@ -188,16 +198,25 @@ impl<P: Platform> Cache<P> {
         // a race (the object was taken meanwhile) or corruption; the slow
         // path tells them apart under the CPU lock.
         if H && !free_pointer_ok(next, slab, &self.layout) {
-            return self.alloc_miss(gfp, node);
+            return AllocTry::Miss;
         }
         if !self.cpu_cmpxchg::<L>([obj, tid], [next as usize, tid.wrapping_add(self.tid_step)]) {
-            return self.alloc_retry::<H, L>(gfp, node);
+            return AllocTry::Lost;
         }
         self.stat(Stat::AllocFastpath);
-        if gfp & self.gfp_zero != 0 {
-            return self.zeroed(obj as *mut u8);
+        AllocTry::Got(obj as *mut u8)
+    }
+
+    /// The lockless alloc: the object, or a tail call to what continues
+    /// (slow path, retry, zeroing).
+    #[inline(always)]
+    fn alloc_fast<const H: bool, const L: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
+        match self.alloc_try::<H, L>(node) {
+            AllocTry::Got(obj) if gfp & self.gfp_zero != 0 => self.zeroed(obj),
+            AllocTry::Got(obj) => obj,
+            AllocTry::Miss => self.alloc_miss(gfp, node),
+            AllocTry::Lost => self.alloc_retry::<H, L>(gfp, node),
         }
-        obj as *mut u8
     }
 
     /// The lockless alloc in a loop (after a lost cmpxchg), without zeroing.
@@ -205,18 +224,10 @@ impl<P: Platform> Cache<P> {
     fn alloc_inner<const H: bool, const L: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
         loop {
             self.stat(Stat::CmpxchgDoubleCpuFail);
-            let (obj, tid, slab) = self.cpu_snapshot();
-            if obj == 0 || !Self::node_match(slab, node) {
-                return self.alloc_slow(gfp, node);
-            }
-            // SAFETY: as in `alloc_fast`.
-            let next = unsafe { get_free_pointer_as::<H>(obj as *const u8, &self.layout) };
-            if H && !free_pointer_ok(next, slab, &self.layout) {
-                return self.alloc_slow(gfp, node);
-            }
-            if self.cpu_cmpxchg::<L>([obj, tid], [next as usize, tid.wrapping_add(self.tid_step)]) {
-                self.stat(Stat::AllocFastpath);
-                return obj as *mut u8;
+            match self.alloc_try::<H, L>(node) {
+                AllocTry::Got(obj) => return obj,
+                AllocTry::Miss => return self.alloc_slow(gfp, node),
+                AllocTry::Lost => {}
             }
         }
     }
