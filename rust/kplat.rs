@@ -20,6 +20,8 @@ unsafe impl Platform for Kernel {
     type NodeLock<T: Send + Unpin> = SpinLockIrq<T>;
     type NodeGuard<'a, T: Send + Unpin + 'a> = SpinLockIrqGuard<'a, T>;
 
+    const MAX_CPU_IDS: u32 = kernel::bindings::CONFIG_NR_CPUS;
+
     unsafe fn node_lock_init<T: Send + Unpin>(slot: *mut Self::NodeLock<T>, data: T) -> bool {
         // SAFETY: per the caller, `slot` is valid, aligned, uninitialized
         // and never moved, as pinned initialization requires.

@@ -54,6 +54,9 @@ unsafe impl Platform for Host {
     type NodeLock<T: Send + Unpin> = Mutex<T>;
     type NodeGuard<'a, T: Send + Unpin + 'a> = NodeGuard<'a, T>;
 
+    /// `HOST_MAX_CPUS` of c_shim/host_shim.c.
+    const MAX_CPU_IDS: u32 = 64;
+
     unsafe fn node_lock_init<T: Send + Unpin>(slot: *mut Self::NodeLock<T>, data: T) -> bool {
         // SAFETY: per the caller, `slot` is valid for a write.
         unsafe { slot.write(Mutex::new(data)) };

@@ -107,6 +107,9 @@ pub unsafe trait Platform: Sized + 'static {
     fn cpu_online(cpu: u32) -> bool;
     /// Highest possible CPU id plus one.
     fn nr_cpu_ids() -> u32;
+    /// A bound on `nr_cpu_ids` fixed at build time (`CONFIG_NR_CPUS`): the
+    /// tid step is a constant, so the fast paths add an immediate.
+    const MAX_CPU_IDS: u32;
     /// Whether `cpu` exists (possible).
     fn cpu_possible(cpu: u32) -> bool;
     /// Highest node id plus one.

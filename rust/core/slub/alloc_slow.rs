@@ -97,7 +97,7 @@ impl<P: Platform> Cache<P> {
             unsafe { self.report_free_pointer(slab, ptr::null(), freelist) };
             None
         };
-        g.tid = g.tid.wrapping_add(self.tid_step);
+        g.tid = g.tid.wrapping_add(Self::TID_STEP);
         match next {
             Some(next) => g.freelist = next,
             None => {
@@ -127,7 +127,7 @@ impl<P: Platform> Cache<P> {
                         if freelist.is_null() {
                             // The slab is full and now unfrozen, on no list.
                             g.slab = ptr::null_mut();
-                            g.tid = g.tid.wrapping_add(self.tid_step);
+                            g.tid = g.tid.wrapping_add(Self::TID_STEP);
                             g.stat(Stat::DeactivateBypass);
                             continue;
                         }
@@ -151,7 +151,7 @@ impl<P: Platform> Cache<P> {
                 }
                 g.partial_slabs -= 1;
                 g.slab = p;
-                g.tid = g.tid.wrapping_add(self.tid_step);
+                g.tid = g.tid.wrapping_add(Self::TID_STEP);
                 g.stat(Stat::CpuPartialAlloc);
                 continue;
             }

@@ -94,7 +94,7 @@ impl<P: Platform> Cache<P> {
             i += 1;
         }
         // The freelist changed: bump the tid.
-        g.tid = g.tid.wrapping_add(self.tid_step);
+        g.tid = g.tid.wrapping_add(Self::TID_STEP);
         drop(g);
         if gfp & self.gfp_zero != 0 {
             for &obj in out.iter() {

@@ -200,7 +200,10 @@ impl<P: Platform> Cache<P> {
         if H && !free_pointer_ok(next, slab, &self.layout) {
             return AllocTry::Miss;
         }
-        if !self.cpu_cmpxchg::<L>([obj, tid], [next as usize, tid.wrapping_add(self.tid_step)]) {
+        if !self.cpu_cmpxchg::<L>(
+            [obj, tid],
+            [next as usize, tid.wrapping_add(Self::TID_STEP)],
+        ) {
             return AllocTry::Lost;
         }
         self.stat(Stat::AllocFastpath);
@@ -356,7 +359,7 @@ impl<P: Platform> Cache<P> {
         unsafe { set_free_pointer_as::<H>(obj, &self.layout, freelist as *mut u8) };
         if !self.cpu_cmpxchg::<L>(
             [freelist, tid],
-            [obj as usize, tid.wrapping_add(self.tid_step)],
+            [obj as usize, tid.wrapping_add(Self::TID_STEP)],
         ) {
             self.stat(Stat::CmpxchgDoubleCpuFail);
             // SAFETY: as above.
@@ -457,7 +460,7 @@ impl<P: Platform> Cache<P> {
             unsafe { set_free_pointer_as::<H>(tail, &self.layout, freelist as *mut u8) };
             if self.cpu_cmpxchg::<L>(
                 [freelist, tid],
-                [head as usize, tid.wrapping_add(self.tid_step)],
+                [head as usize, tid.wrapping_add(Self::TID_STEP)],
             ) {
                 self.stat(Stat::FreeFastpath);
                 return;

@@ -223,7 +223,6 @@ pub struct Cache<P: Platform> {
     pcpu: Pcpu,
     nodes: [*mut Node<P>; MAX_NODES],
     nr_nodes: usize,
-    tid_step: usize,
     /// `SlabHeader::live_magic` of this cache, kept for the free path.
     live_magic: usize,
     gfp_zero: u32,
@@ -415,6 +414,12 @@ const MODE_DEBUG: u8 = 2;
 const MODE_LOCKED: u8 = 4;
 
 impl<P: Platform> Cache<P> {
+    /// What a CPU's tid advances by at each change of its freelist: a power
+    /// of two above every CPU id (upstream's `TID_STEP`), so a CPU's tids
+    /// are its id modulo the step and no two CPUs share one. A constant:
+    /// the fast paths add an immediate.
+    const TID_STEP: usize = (P::MAX_CPU_IDS as usize).next_power_of_two();
+
     /// Creates a cache in memory from the platform. Null on failure.
     /// `name` is truncated to `NAME_MAX` bytes.
     pub fn create(
@@ -429,6 +434,17 @@ impl<P: Platform> Cache<P> {
             return this;
         }
         let nr_cpus = P::nr_cpu_ids();
+        if nr_cpus > P::MAX_CPU_IDS {
+            // Not on a real kernel (nr_cpu_ids <= CONFIG_NR_CPUS).
+            P::report(format_args!(
+                "{} CPU ids, more than the {} rslub was built for; no cache",
+                nr_cpus,
+                P::MAX_CPU_IDS
+            ));
+            // SAFETY: allocated above, not used.
+            unsafe { P::free_meta(this.cast()) };
+            return ptr::null_mut();
+        }
         let nr_nodes = (P::nr_node_ids() as usize).min(MAX_NODES);
         let mut layout = layout;
         if params.harden {
@@ -449,7 +465,6 @@ impl<P: Platform> Cache<P> {
                 pcpu: 0,
                 nodes: [ptr::null_mut(); MAX_NODES],
                 nr_nodes,
-                tid_step: (nr_cpus as usize).next_power_of_two(),
                 live_magic: SlabHeader::live_magic(this as usize),
                 gfp_zero: params.gfp_zero,
                 gfp_thisnode: params.gfp_thisnode,

@@ -97,7 +97,7 @@ impl<P: Platform> Cache<P> {
         let (slab, freelist) = (g.slab, g.freelist);
         g.slab = ptr::null_mut();
         g.freelist = ptr::null_mut();
-        g.tid = g.tid.wrapping_add(self.tid_step);
+        g.tid = g.tid.wrapping_add(Self::TID_STEP);
         if !slab.is_null() {
             // SAFETY: `slab` was the CPU slab with that leftover freelist,
             // detached under the CPU lock.

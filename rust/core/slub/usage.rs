@@ -47,7 +47,7 @@ impl<P: Platform> Cache<P> {
     pub fn cpu_state(&self, cpu: u32) -> (*const CpuSlab, usize) {
         (
             P::per_cpu_ptr(self.pcpu, cpu).cast_const().cast(),
-            self.tid_step,
+            Self::TID_STEP,
         )
     }
 
