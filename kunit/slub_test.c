@@ -121,6 +121,70 @@ static void remote_free_is_slow(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
 }
 
+/* Allocates n objects, expects them distinct, frees them. */
+static void expect_distinct(struct kunit *test, struct rslub_cache *s, int n)
+{
+	void **p = objs_array(test, n);
+	int i, j, same = 0;
+
+	for (i = 0; i < n; i++) {
+		p[i] = rslub_cache_alloc(s, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, p[i]);
+		for (j = 0; j < i; j++)
+			same += p[j] == p[i];
+	}
+	KUNIT_EXPECT_EQ_MSG(test, same, 0, "an object handed out twice");
+	for (i = 0; i < n; i++)
+		rslub_cache_free(s, p[i]);
+}
+
+/*
+ * Double frees through the bulk API: a batch whose tail heads the CPU
+ * freelist (it looped the freelist: one object handed out 16 times), one
+ * object twice in a batch, and a remote batch whose tail heads the slab's
+ * freelist. Each is reported once, the rest of the batch is freed, and
+ * nothing is handed out twice or left in use.
+ */
+static void bulk_double_frees_are_refused(struct kunit *test)
+{
+	int c0 = cpumask_first(cpu_online_mask), c1 = other_cpu(c0);
+	struct rslub_cache *s = make(test, "rslub-s-bulkdf", 64, 0, 0, NULL);
+	void *p[6], *b[3];
+
+	classic(test, s);
+	pin(test, c0);
+	KUNIT_ASSERT_TRUE(test, rslub_cache_alloc_bulk(s, GFP_KERNEL, 6, p));
+	rslub_cache_free(s, p[0]);
+	b[0] = p[1];
+	b[1] = p[0];
+	rslub_cache_free_bulk(s, 2, b);
+	KUNIT_EXPECT_EQ(test, get(s, "errors"), 1);
+	expect_distinct(test, s, 16);
+	b[0] = p[2];
+	b[1] = p[3];
+	b[2] = p[2];
+	rslub_cache_free_bulk(s, 3, b);
+	KUNIT_EXPECT_EQ(test, get(s, "errors"), 2);
+	expect_distinct(test, s, 16);
+	if (c1 != c0) {
+		pin(test, c1);
+		rslub_cache_free(s, p[4]);
+		b[0] = p[5];
+		b[1] = p[4];
+		rslub_cache_free_bulk(s, 2, b);
+		KUNIT_EXPECT_EQ(test, get(s, "errors"), 3);
+		pin(test, c0);
+		expect_distinct(test, s, 16);
+	} else {
+		rslub_cache_free(s, p[4]);
+		rslub_cache_free(s, p[5]);
+	}
+	unpin();
+	KUNIT_EXPECT_EQ(test, rslub_cache_validate(s), 0);
+	KUNIT_EXPECT_EQ(test, get(s, "objects"), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
 /*
  * Fills nr_slabs full slabs on CPU c0 and frees everything from c1. The
  * last slab stays c0's CPU slab; the others were full when freed from.
@@ -774,6 +838,7 @@ static void full_batch_returns_in_slab_groups(struct kunit *test)
 static struct kunit_case rslub_slub_cases[] = {
 	KUNIT_CASE(first_alloc_is_slow_then_fast),
 	KUNIT_CASE(remote_free_is_slow),
+	KUNIT_CASE(bulk_double_frees_are_refused),
 	KUNIT_CASE(cpu_partial_zero_keeps_cpu_partial_empty),
 	KUNIT_CASE(remote_frees_fill_cpu_partial_then_drain),
 	KUNIT_CASE(node_partials_refill_cpu_partial_up_to_half),

@@ -36,6 +36,11 @@ pub const TRACK_SIZE: usize = 3 * WORD;
 
 /// Highest order a slab may use.
 pub const MAX_ORDER: u32 = 4;
+/// Most objects a slab holds (a slab of 4 KB pages has at most 504 of the
+/// smallest, 8-byte, objects): the bound of a bulk free's exact
+/// double-free check (`slub/chain.rs`). Larger slabs are left partly
+/// unused.
+pub const MAX_OBJECTS: usize = 512;
 
 /// Orders up to this one are cheap for the page allocator (upstream's
 /// `PAGE_ALLOC_COSTLY_ORDER`); larger ones are used only when needed.
@@ -199,7 +204,7 @@ impl Layout {
             if bytes < first_offset + stride {
                 return None;
             }
-            let objects = (bytes - first_offset) / stride;
+            let objects = ((bytes - first_offset) / stride).min(MAX_OBJECTS);
             Some((bytes, objects, bytes - first_offset - objects * stride))
         };
         let min_order = (0..=MAX_ORDER)

@@ -24,6 +24,8 @@ pub mod host;
 pub use host::shim;
 
 #[cfg(test)]
+mod bulk_free_tests;
+#[cfg(test)]
 mod gap_tests;
 #[cfg(test)]
 mod slub_tests;

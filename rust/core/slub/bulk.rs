@@ -2,6 +2,7 @@
 //! `alloc_bulk` and `free_bulk`: many objects per CPU lock hold or per
 //! cmpxchg16b.
 
+use super::chain::{Chain, Filter, Gather, Seen};
 use super::{Cache, MODE_HARDENED, NO_NODE};
 use crate::platform::Platform;
 use crate::slab::{
@@ -139,32 +140,36 @@ impl<P: Platform> Cache<P> {
     unsafe fn free_bulk_fast<const H: bool>(&self, objs: &mut [*mut u8]) {
         // SAFETY: per the caller; each chain is of one validated slab.
         unsafe {
-            self.group_by_slab::<H, false>(objs, |slab, head, tail, cnt| {
-                self.free_chain::<H, false, false>(slab, head, tail, cnt);
+            self.group_by_slab::<H, false>(objs, |slab, ch| {
+                self.free_chain::<H, false, false>(slab, ch);
             });
         }
     }
 
     /// Links the objects of `objs` into chains, one per slab (nearest
     /// first, like upstream's detached freelists), and hands each chain to
-    /// `sink(slab, head, tail, count)`. Every slot is cleared; nulls are
-    /// skipped. The search for more objects of a slab stops after
-    /// `LOOKAHEAD` objects of other slabs in a row (upstream's bound too):
-    /// runs of one slab are found whole, and scattered objects cost a few
-    /// compares each instead of a scan of the rest. `CHECKED`: the objects were validated before (a free batch),
-    /// only their slab is computed; else each is validated and a refused
-    /// one reported.
+    /// `sink(slab, chain)`. Every slot is cleared; nulls are skipped. The
+    /// search for more objects of a slab stops after `LOOKAHEAD` objects of
+    /// other slabs in a row (upstream's bound too): runs of one slab are
+    /// found whole, and scattered objects cost a few compares each instead
+    /// of a scan of the rest. An object named twice is reported and freed
+    /// once (`chain.rs`). `CHECKED`: the objects were validated before (a
+    /// free batch), only their slab is computed; else each is validated and
+    /// a refused one reported.
     ///
     /// # Safety
     /// The objects of `objs` are handed over by the caller (with `CHECKED`,
     /// validated objects of this cache); `sink` may assume its chain is
-    /// `count` objects of the validated `slab`, linked the `H` way.
+    /// objects of the validated `slab`, linked the `H` way, none twice.
     #[inline(always)]
     pub(super) unsafe fn group_by_slab<const H: bool, const CHECKED: bool>(
         &self,
         objs: &mut [*mut u8],
-        mut sink: impl FnMut(*mut SlabHeader, *mut u8, *mut u8, usize),
+        mut sink: impl FnMut(*mut SlabHeader, Chain),
     ) {
+        let mut filter = Filter {
+            exact: self.layout.objects <= 64,
+        };
         let mut end = objs.len();
         while end > 0 {
             end -= 1;
@@ -183,54 +188,89 @@ impl<P: Platform> Cache<P> {
                     }
                 }
             };
-            // Gather the other objects of this slab, nearest first.
-            let tail = obj;
-            let mut head = obj;
-            let mut cnt: usize = 1;
-            let mut misses = 0;
-            // The common case first: an object of the same slab block as
-            // a validated object (null is in no slab's block). An index
-            // loop: the iterator form cost five instructions per object.
+            let Some(mut ch) = self.chain_start(slab, obj) else {
+                continue;
+            };
             let mut k = end;
-            while k != 0 {
-                k -= 1;
-                // SAFETY: `k < end <= objs.len()`.
-                let slot = unsafe { objs.get_unchecked_mut(k) };
-                let o = *slot;
-                if SlabHeader::of(o, &self.layout) == slab {
-                    if o == head {
-                        // The same pointer twice in a row: a naive double
-                        // free (it would make the chain a cycle).
-                        self.report(o, FreeError::DoubleFree);
-                        *slot = ptr::null_mut();
-                        continue;
+            // SAFETY: per the caller.
+            let unsure =
+                unsafe { self.gather::<H, CHECKED>(objs, slab, &mut ch, &mut k, &mut filter) };
+            if unsure {
+                // Long chains of small objects: the exact set.
+                // SAFETY: `ch` is a chain of `slab` being freed by us.
+                let mut map = unsafe { self.chain_bitmap(slab, &mut ch) };
+                // SAFETY: per the caller.
+                unsafe { self.gather::<H, CHECKED>(objs, slab, &mut ch, &mut k, &mut map) };
+            }
+            sink(slab, ch);
+        }
+    }
+
+    /// Gathers the other objects of `slab` from `objs[..*k]` into `ch`,
+    /// nearest first, taking each out of `objs`, until `LOOKAHEAD` objects
+    /// of other slabs in a row or the start. True if it stopped at an
+    /// object `set` is unsure of (left in `objs`, `*k` past it).
+    ///
+    /// # Safety
+    /// As for `group_by_slab`; `ch` is a chain of `slab`, and `set` holds
+    /// its object indices.
+    #[inline(always)]
+    unsafe fn gather<const H: bool, const CHECKED: bool>(
+        &self,
+        objs: &mut [*mut u8],
+        slab: *mut SlabHeader,
+        ch: &mut Chain,
+        k: &mut usize,
+        set: &mut impl Gather,
+    ) -> bool {
+        let mut misses = 0;
+        // An index loop: the iterator form cost five instructions per
+        // object.
+        while *k != 0 {
+            *k -= 1;
+            // SAFETY: `*k < objs.len()`.
+            let slot = unsafe { objs.get_unchecked_mut(*k) };
+            let o = *slot;
+            // The common case first: an object of the same slab block as a
+            // validated object (null is in no slab's block). The memory is
+            // valid, only the object boundary needs checking.
+            if SlabHeader::of(o, &self.layout) == slab {
+                if let Some(idx) = self
+                    .layout
+                    .object_index((o as usize).wrapping_sub(slab as usize))
+                {
+                    match set.insert(&mut ch.seen, idx) {
+                        Seen::New => {
+                            // SAFETY: `o` is an object of `slab` being freed
+                            // by us.
+                            unsafe { set_free_pointer_as::<H>(o, &self.layout, ch.head) };
+                            ch.head = o;
+                            // At most `objs.len()`: no overflow to check.
+                            ch.cnt = ch.cnt.wrapping_add(1);
+                            *slot = ptr::null_mut();
+                            misses = 0;
+                        }
+                        Seen::Twice => {
+                            // In the chain already, or free already: linking
+                            // it would make a cycle or break a freelist.
+                            self.report(o, FreeError::DoubleFree);
+                            *slot = ptr::null_mut();
+                        }
+                        Seen::Unsure => {
+                            *k += 1;
+                            return true;
+                        }
                     }
-                    // The memory is valid, only the object boundary needs
-                    // checking.
-                    if CHECKED
-                        || self
-                            .layout
-                            .object_index((o as usize).wrapping_sub(slab as usize))
-                            .is_some()
-                    {
-                        // SAFETY: `o` is an object of `slab` being freed by us.
-                        unsafe { set_free_pointer_as::<H>(o, &self.layout, head) };
-                        head = o;
-                        // At most `objs.len()`: no overflow to check.
-                        cnt = cnt.wrapping_add(1);
-                        *slot = ptr::null_mut();
-                        misses = 0;
-                        continue;
-                    }
-                } else if o.is_null() {
                     continue;
                 }
-                misses += 1;
-                if misses == LOOKAHEAD {
-                    break;
-                }
+            } else if o.is_null() {
+                continue;
             }
-            sink(slab, head, tail, cnt);
+            misses += 1;
+            if misses == LOOKAHEAD {
+                break;
+            }
         }
+        false
     }
 }

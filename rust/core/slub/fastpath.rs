@@ -4,6 +4,7 @@
 //! Everything that misses the CPU slab goes to `alloc_slow.rs` or
 //! `free_slow.rs`.
 
+use super::chain::Chain;
 use super::{Cache, CpuSlab, MODE_HARDENED, MODE_LOCKED, MODE_PLAIN, NO_NODE};
 use crate::platform::Platform;
 use crate::slab::{
@@ -161,7 +162,7 @@ impl<P: Platform> Cache<P> {
     /// new CPU fails; if it is preempted and the CPU's freelist changes, the
     /// tid has changed too.
     #[inline(always)]
-    fn cpu_snapshot(&self) -> (usize, usize, *mut SlabHeader) {
+    pub(super) fn cpu_snapshot(&self) -> (usize, usize, *mut SlabHeader) {
         let c = P::this_cpu_ptr(self.pcpu).cast::<CpuSlab>();
         // SAFETY: `c` is a valid CpuSlab of some CPU; volatile reads are
         // neither torn (aligned words) nor reordered against each other.
@@ -392,7 +393,7 @@ impl<P: Platform> Cache<P> {
             if limit != 0 {
                 return self.free_batched::<H>(obj, limit);
             }
-            self.slab_free(slab, obj, obj, 1, true)
+            self.slab_free(slab, Chain::one(obj), true)
         }
     }
 
@@ -400,11 +401,11 @@ impl<P: Platform> Cache<P> {
     /// chain of one `obj` of the validated `slab`.
     ///
     /// # Safety
-    /// As for `free_chain` with `head == tail == obj`.
+    /// As for `free_chain` with the chain of `obj` alone.
     #[inline(never)]
     unsafe fn free_miss<const H: bool, const L: bool>(&self, slab: *mut SlabHeader, obj: *mut u8) {
         // SAFETY: per the caller.
-        unsafe { self.free_chain::<H, L, true>(slab, obj, obj, 1) }
+        unsafe { self.free_chain::<H, L, true>(slab, Chain::one(obj)) }
     }
 
     /// `free` of a debug cache: the full address check, then the locked
@@ -428,39 +429,40 @@ impl<P: Platform> Cache<P> {
         }
     }
 
-    /// Frees a chain `head..=tail` of `cnt` objects of `slab`: the lockless
-    /// push onto this CPU's freelist when `slab` is this CPU's slab (one
-    /// per-CPU cmpxchg16b), else `slab_free`. A single free is a chain of
-    /// one; hardened (`H`) or plain free pointers. With `BATCH` (single
-    /// frees) and batching on, a single object that misses goes to this
-    /// CPU's batch (`free_batch.rs`) instead.
+    /// Frees the chain `ch` of `slab`: the lockless push onto this CPU's
+    /// freelist when `slab` is this CPU's slab (one per-CPU cmpxchg16b),
+    /// else `slab_free`. A single free is a chain of one; hardened (`H`) or
+    /// plain free pointers. A chain member that heads the freelist (another
+    /// context freed it too) is reported and the chain dropped (`chain.rs`). With `BATCH` (single frees)
+    /// and batching on, a single object that misses goes to this CPU's
+    /// batch (`free_batch.rs`) instead.
     ///
     /// # Safety
-    /// `slab` is a slab of this cache validated by `object_slab`; `head` to
-    /// `tail` are `cnt` of its objects owned by the caller, linked through
-    /// their free pointers (written the `H` way).
+    /// `slab` is a slab of this cache validated by `object_slab`; `ch` is
+    /// a chain of its objects owned by the caller, linked the `H` way, none
+    /// twice.
     #[inline(always)]
     pub(super) unsafe fn free_chain<const H: bool, const L: bool, const BATCH: bool>(
         &self,
         slab: *mut SlabHeader,
-        head: *mut u8,
-        tail: *mut u8,
-        cnt: usize,
+        ch: Chain,
     ) {
         loop {
             let (freelist, tid, cpu_slab) = self.cpu_snapshot();
             if cpu_slab != slab {
                 break;
             }
-            if cnt == 1 && freelist == head as usize {
-                return self.report(head, FreeError::DoubleFree);
+            // SAFETY: per the caller.
+            if unsafe { self.chain_has(slab, &ch, freelist) } {
+                // Freed meanwhile by another context: drop the chain.
+                return self.report(freelist as *const u8, FreeError::DoubleFree);
             }
-            // SAFETY: per the caller, `tail` is ours until the cmpxchg
+            // SAFETY: per the caller, `ch.tail` is ours until the cmpxchg
             // publishes it.
-            unsafe { set_free_pointer_as::<H>(tail, &self.layout, freelist as *mut u8) };
+            unsafe { set_free_pointer_as::<H>(ch.tail, &self.layout, freelist as *mut u8) };
             if self.cpu_cmpxchg::<L>(
                 [freelist, tid],
-                [head as usize, tid.wrapping_add(Self::TID_STEP)],
+                [ch.head as usize, tid.wrapping_add(Self::TID_STEP)],
             ) {
                 self.stat(Stat::FreeFastpath);
                 return;
@@ -470,12 +472,12 @@ impl<P: Platform> Cache<P> {
         if BATCH {
             let limit = self.free_batch.load(Ordering::Relaxed);
             if limit != 0 {
-                // SAFETY: per the caller, `head` (a chain of one) is a
+                // SAFETY: per the caller, `ch.head` (a chain of one) is a
                 // validated object handed over.
-                return unsafe { self.free_batched::<H>(head, limit) };
+                return unsafe { self.free_batched::<H>(ch.head, limit) };
             }
         }
         // SAFETY: per the caller.
-        unsafe { self.slab_free(slab, head, tail, cnt, true) };
+        unsafe { self.slab_free(slab, ch, true) };
     }
 }

@@ -19,6 +19,7 @@
 //! validate, destroy, lowering `free_batch`) and when their CPU goes
 //! offline; `usage` counts them apart from live objects.
 
+use super::chain::Chain;
 use super::{Cache, CpuGuard, MODE_HARDENED, MODE_PLAIN};
 use crate::platform::Platform;
 use crate::slab::{
@@ -71,7 +72,9 @@ impl<P: Platform> Cache<P> {
         let Some(slot) = g.batch.get_mut(n) else {
             drop(g);
             // SAFETY: per the caller; the mark is overwritten by the chain.
-            return unsafe { self.slab_free(SlabHeader::of(obj, &self.layout), obj, obj, 1, true) };
+            return unsafe {
+                self.slab_free(SlabHeader::of(obj, &self.layout), Chain::one(obj), true)
+            };
         };
         *slot = obj;
         g.batch_len += 1;
@@ -140,11 +143,11 @@ impl<P: Platform> Cache<P> {
         // SAFETY: per the caller; every chain the grouping makes is of
         // objects of one validated slab.
         unsafe {
-            self.group_by_slab::<H, true>(objs, |slab, head, tail, cnt| {
+            self.group_by_slab::<H, true>(objs, |slab, ch| {
                 if on_cpu {
-                    self.free_chain::<H, false, false>(slab, head, tail, cnt);
+                    self.free_chain::<H, false, false>(slab, ch);
                 } else {
-                    self.slab_free(slab, head, tail, cnt, false);
+                    self.slab_free(slab, ch, false);
                 }
             });
         }

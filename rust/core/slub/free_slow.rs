@@ -4,6 +4,7 @@
 //! between lists; a full slab's first free freezes it onto this CPU's
 //! partial list (`put_cpu_partial`).
 
+use super::chain::Chain;
 use super::{Cache, Discards};
 use crate::platform::Platform;
 use crate::slab::{inuse, set_free_pointer, FreeError, SlabHeader, FROZEN};
@@ -41,10 +42,10 @@ impl<P: Platform> Cache<P> {
         }
     }
 
-    /// Frees a chain `head..=tail` of `cnt` objects of `slab` (not the CPU
-    /// slab of this CPU, or it was when checked) onto the slab's freelist.
-    /// `freeze`: a full slab's first free may freeze it onto this CPU's
-    /// partial list (false under a flush, which holds a CPU's lock).
+    /// Frees the chain `ch` of `slab` (not the CPU slab of this CPU, or it
+    /// was when checked) onto the slab's freelist. `freeze`: a full slab's
+    /// first free may freeze it onto this CPU's partial list (false under a
+    /// flush, which holds a CPU's lock).
     ///
     /// Inline: the common cases, where the free changes no slab state, are
     /// one read of the pair and one locked cmpxchg16b, no list lock: a slab
@@ -55,27 +56,21 @@ impl<P: Platform> Cache<P> {
     /// apart) goes to `slab_free_slow`, out of line.
     ///
     /// # Safety
-    /// `slab` is a slab of this cache validated by `object_slab`; `head` to
-    /// `tail` are `cnt` of its objects owned by the caller, linked through
-    /// their free pointers.
+    /// `slab` is a slab of this cache validated by `object_slab`; `ch` is a
+    /// chain of its objects owned by the caller, none twice.
     #[inline(always)]
-    pub(super) unsafe fn slab_free(
-        &self,
-        slab: *mut SlabHeader,
-        head: *mut u8,
-        tail: *mut u8,
-        cnt: usize,
-        freeze: bool,
-    ) {
+    pub(super) unsafe fn slab_free(&self, slab: *mut SlabHeader, ch: Chain, freeze: bool) {
         // SAFETY: per the caller, `slab` is live.
         let [prior, counters] = unsafe { (*slab).read_pair() };
-        if plain_push_ok(prior, counters, head, cnt) {
-            // SAFETY: per the caller, `tail` is ours until the cmpxchg
+        // SAFETY: per the caller.
+        let twice = unsafe { self.chain_has(slab, &ch, prior) };
+        if !twice && plain_push_ok(prior, counters, ch.cnt) {
+            // SAFETY: per the caller, `ch.tail` is ours until the cmpxchg
             // publishes it.
-            unsafe { set_free_pointer(tail, &self.layout, prior as *mut u8) };
-            // `counters` is `inuse` (and the frozen bit) with `inuse >= cnt`:
-            // the subtraction only lowers `inuse`.
-            let new = [head as usize, counters - cnt];
+            unsafe { set_free_pointer(ch.tail, &self.layout, prior as *mut u8) };
+            // `counters` is `inuse` (and the frozen bit) with
+            // `inuse >= cnt`: the subtraction only lowers `inuse`.
+            let new = [ch.head as usize, counters - ch.cnt];
             // SAFETY: the pair is 16-byte aligned inside the live header.
             if unsafe { P::cmpxchg_pair((*slab).pair_ptr(), [prior, counters], new) } {
                 self.stat(Stat::FreeSlowpath);
@@ -87,61 +82,64 @@ impl<P: Platform> Cache<P> {
             self.stat(Stat::CmpxchgDoubleFail);
         }
         // SAFETY: per the caller (same contract).
-        unsafe { self.slab_free_slow(slab, head, tail, cnt, freeze) }
+        unsafe { self.slab_free_slow(slab, ch, freeze) }
     }
 
-    /// `slab_free` when the slab is not frozen or the inline attempt lost a
-    /// race: the `update_pair` loop, with the node's list_lock when the
-    /// slab moves between lists.
+    /// `slab_free` when the slab is not frozen, the inline attempt lost a
+    /// race, or the chain meets the slab's freelist: the `update_pair`
+    /// loop, with the node's list_lock when the slab moves between lists.
     ///
     /// # Safety
     /// As for `slab_free`.
     #[inline(never)]
-    unsafe fn slab_free_slow(
-        &self,
-        slab: *mut SlabHeader,
-        head: *mut u8,
-        tail: *mut u8,
-        cnt: usize,
-        freeze: bool,
-    ) {
+    unsafe fn slab_free_slow(&self, slab: *mut SlabHeader, ch: Chain, freeze: bool) {
         self.stat(Stat::FreeSlowpath);
         // SAFETY: per the caller, `slab` is live; `node` never changes.
         let node = self.node(unsafe { (*slab).node });
         let mut lists = None;
         let mut froze = false;
         let update = |[prior, counters]: [usize; 2]| {
-            if (cnt == 1 && prior == head as usize) || (inuse(counters) as usize) < cnt {
+            // SAFETY: per the caller.
+            if unsafe { self.chain_has(slab, &ch, prior) } || (inuse(counters) as usize) < ch.cnt {
                 return Err(());
             }
-            // SAFETY: per the caller, `tail` is ours until published.
-            unsafe { set_free_pointer(tail, &self.layout, prior as *mut u8) };
-            let new_inuse = inuse(counters) as usize - cnt;
+            // SAFETY: per the caller, `ch.tail` is ours until published.
+            unsafe { set_free_pointer(ch.tail, &self.layout, prior as *mut u8) };
+            let new_inuse = inuse(counters) as usize - ch.cnt;
             froze = false;
             if counters & FROZEN == 0 {
                 if freeze && prior == 0 && self.cpu_partial_slabs.load(Ordering::Relaxed) != 0 {
-                    // A full slab gains its first free objects: freeze it
-                    // onto this CPU's partial list, no list_lock needed.
-                    // Also when they are all of its objects (a bulk free
-                    // of a whole slab), as upstream does: the next refill
-                    // of this CPU takes it back without the list_lock, and
-                    // a drain of the list frees it if the node has enough.
+                    // A full slab gains its first free objects: freeze
+                    // it onto this CPU's partial list, no list_lock
+                    // needed. Also when they are all of its objects (a
+                    // bulk free of a whole slab), as upstream does: the
+                    // next refill of this CPU takes it back without the
+                    // list_lock, and a drain of the list frees it if the
+                    // node has enough.
                     froze = true;
-                    return Ok([head as usize, new_inuse | FROZEN]);
+                    return Ok([ch.head as usize, new_inuse | FROZEN]);
                 }
                 if (prior == 0 || new_inuse == 0) && lists.is_none() {
                     lists = Some(P::node_lock(&node.lists));
                 }
             }
-            Ok([head as usize, new_inuse | (counters & FROZEN)])
+            Ok([ch.head as usize, new_inuse | (counters & FROZEN)])
         };
         // SAFETY: per the caller, `slab` is live.
-        let Ok([prior, counters]) = (unsafe { self.update_pair(slab, update) }) else {
-            drop(lists);
-            return self.report(head, FreeError::DoubleFree);
+        let [prior, counters] = match unsafe { self.update_pair(slab, update) } {
+            Ok(pair) => pair,
+            Err(()) => {
+                // A chain object heads the slab's freelist (freed
+                // meanwhile by another context), or more objects are
+                // freed than the slab has in use (some are free
+                // already, deeper in a freelist): the chain is dropped
+                // (its objects stay counted in use) rather than pushed.
+                drop(lists);
+                return self.report(ch.head, FreeError::DoubleFree);
+            }
         };
         let was_frozen = counters & FROZEN != 0;
-        let new_inuse = inuse(counters) as usize - cnt;
+        let new_inuse = inuse(counters) as usize - ch.cnt;
         if was_frozen {
             drop(lists);
             self.stat(Stat::FreeFrozen);
@@ -181,18 +179,15 @@ impl<P: Platform> Cache<P> {
     }
 }
 
-/// Whether a free of `cnt` objects starting at `head` may take the inline
-/// push given the slab's pair `[prior, counters]`, a push that changes no
-/// slab state: the slab holds at least `cnt` objects in use, (a single
-/// free) `head` is not the slab freelist's head already (a double free,
-/// which `slab_free_slow` reports), and either the slab is frozen (its
-/// CPU owns its state) or it is a partial slab (`prior` not null: on its
+/// Whether a free of `cnt` objects (none of them the head of the slab's
+/// freelist, `prior`) may take the inline push given the slab's pair
+/// `[prior, counters]`, a push that changes no slab state: the slab holds
+/// at least `cnt` objects in use, and either the slab is frozen (its CPU
+/// owns its state) or it is a partial slab (`prior` not null: on its
 /// node's partial list) that keeps an object in use (no list change: not
 /// full before, not empty after).
 #[inline(always)]
-fn plain_push_ok(prior: usize, counters: usize, head: *mut u8, cnt: usize) -> bool {
+fn plain_push_ok(prior: usize, counters: usize, cnt: usize) -> bool {
     let inuse = inuse(counters) as usize;
-    inuse >= cnt
-        && !(cnt == 1 && prior == head as usize)
-        && (counters & FROZEN != 0 || (prior != 0 && inuse > cnt))
+    inuse >= cnt && (counters & FROZEN != 0 || (prior != 0 && inuse > cnt))
 }

@@ -687,6 +687,7 @@ impl<P: Platform> Cache<P> {
 
 mod alloc_slow;
 mod bulk;
+mod chain;
 mod debug_paths;
 mod fastpath;
 mod flush;

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Host tests of double frees through `free_bulk`: an object named twice in
+//! one batch, or named in a batch while it already heads the freelist it
+//! would be pushed onto. Each is reported once, the other objects of the
+//! batch are freed, and the cache stays sound: every object handed out
+//! afterwards is distinct and the cache is destroyed with nothing in use.
+
+use crate::test_util::{machine, on_cpu, reports, TestCache, GFP_KERNEL};
+use std::collections::HashSet;
+
+/// Allocates `n` objects on `cpu`.
+fn alloc_on(c: &TestCache, cpu: u32, n: usize) -> Vec<*mut u8> {
+    on_cpu(cpu, || {
+        (0..n)
+            .map(|_| {
+                let o = c.alloc(GFP_KERNEL, -1);
+                assert!(!o.is_null());
+                o
+            })
+            .collect()
+    })
+}
+
+/// Allocates `n` objects on `cpu`, asserts they are distinct (a looped
+/// freelist hands one object out again and again), and frees them.
+fn assert_distinct(c: &TestCache, cpu: u32, n: usize) {
+    let objs = alloc_on(c, cpu, n);
+    let set: HashSet<usize> = objs.iter().map(|&o| o as usize).collect();
+    assert_eq!(set.len(), n, "an object handed out twice");
+    on_cpu(cpu, || objs.iter().for_each(|&o| c.free(o)));
+}
+
+/// Ends a test: the cache is sound and nothing is left in use.
+fn finish(c: TestCache) {
+    assert_eq!(c.validate(), 0);
+    assert_eq!(c.destroy(), Ok(()), "objects left in use (lost)");
+}
+
+/// The reported seed: `free(a)` puts `a` at the head of the CPU freelist,
+/// then `free_bulk({x, a})` pushes the chain `x -> a` onto it. Without the
+/// check on the chain's tail, `a`'s next pointer becomes `a`.
+#[test]
+fn bulk_tail_at_the_cpu_freelist_head_is_refused() {
+    let _m = machine();
+    let c = TestCache::new(64, 30, 5, 2);
+    let objs = alloc_on(&c, 0, 4);
+    let (a, x) = (objs[0], objs[1]);
+    let r0 = reports();
+    on_cpu(0, || {
+        c.free(a);
+        c.free_bulk(&mut [x, a]);
+    });
+    assert_eq!(c.errors(), 1, "double free not reported");
+    assert_eq!(reports() - r0, 1);
+    assert_distinct(&c, 0, 16);
+    on_cpu(0, || objs[2..].iter().for_each(|&o| c.free(o)));
+    finish(c);
+}
+
+/// The chain's head, and an object in its middle, at the head of the CPU
+/// freelist: refused the same way.
+#[test]
+fn bulk_member_at_the_cpu_freelist_head_is_refused() {
+    let _m = machine();
+    for pos in 0..3 {
+        let c = TestCache::new(64, 30, 5, 2);
+        let objs = alloc_on(&c, 0, 5);
+        on_cpu(0, || {
+            c.free(objs[pos]);
+            c.free_bulk(&mut [objs[0], objs[1], objs[2]]);
+        });
+        assert_eq!(c.errors(), 1, "position {pos}: double free not reported");
+        assert_distinct(&c, 0, 16);
+        on_cpu(0, || objs[3..].iter().for_each(|&o| c.free(o)));
+        finish(c);
+    }
+}
+
+/// One object named twice in a batch, not side by side: on the CPU slab,
+/// on a slab another CPU holds (a remote free), and on a node-partial slab.
+#[test]
+fn bulk_naming_an_object_twice_is_refused() {
+    let _m = machine();
+    // (CPU the objects come from, CPU that frees, cpu_partial)
+    for (from, by, cpu_partial) in [(0, 0, 30), (0, 1, 30), (0, 1, 0)] {
+        let c = TestCache::new(64, cpu_partial, 5, 2);
+        let objs = alloc_on(&c, from, 6);
+        if cpu_partial == 0 {
+            // Move CPU 0 to a new slab, so that the first one is on its
+            // node's partial list after the frees below.
+            let rest = alloc_on(&c, from, 64);
+            on_cpu(from, || rest.iter().for_each(|&o| c.free(o)));
+        }
+        let what = format!("objects of CPU {from} freed on CPU {by}, cpu_partial {cpu_partial}");
+        on_cpu(by, || {
+            c.free_bulk(&mut [objs[0], objs[1], objs[2], objs[0]]);
+        });
+        assert_eq!(c.errors(), 1, "{what}: double free not reported");
+        on_cpu(by, || {
+            c.free_bulk(&mut [objs[3], objs[4], objs[3], objs[5]])
+        });
+        assert_eq!(c.errors(), 2, "{what}: second double free not reported");
+        assert_distinct(&c, from, 24);
+        assert_distinct(&c, by, 24);
+        finish(c);
+    }
+}
+
+/// A remote bulk free whose tail, or middle object, already heads the
+/// slab's freelist.
+#[test]
+fn remote_bulk_member_at_the_slab_freelist_head_is_refused() {
+    let _m = machine();
+    for pos in 0..3 {
+        let c = TestCache::new(64, 30, 5, 2);
+        let objs = alloc_on(&c, 0, 6);
+        on_cpu(1, || {
+            c.free(objs[pos]);
+            c.free_bulk(&mut [objs[0], objs[1], objs[2]]);
+        });
+        assert_eq!(c.errors(), 1, "position {pos}: double free not reported");
+        assert_distinct(&c, 0, 24);
+        on_cpu(0, || objs[3..].iter().for_each(|&o| c.free(o)));
+        finish(c);
+    }
+}
+
+/// Small objects (hundreds per slab): a whole slab's worth freed in one
+/// batch is no false report, and a duplicate far apart in such a batch
+/// (more than 64 objects between the two) is caught.
+#[test]
+fn long_bulk_chains_check_exactly() {
+    let _m = machine();
+    let c = TestCache::new(8, 30, 5, 2);
+    let per_slab = c.layout.objects;
+    assert!(per_slab > 256, "8-byte objects: {per_slab} a slab");
+    let mut objs = alloc_on(&c, 0, 2 * per_slab);
+    let keep = objs.clone();
+    on_cpu(0, || c.free_bulk(&mut objs));
+    assert_eq!(c.errors(), 0, "a batch without duplicates reported");
+    assert_distinct(&c, 0, 2 * per_slab);
+
+    let objs = alloc_on(&c, 1, per_slab);
+    let mut batch = objs.clone();
+    batch.insert(200, objs[10]);
+    on_cpu(1, || c.free_bulk(&mut batch));
+    assert_eq!(c.errors(), 1, "a duplicate 190 objects apart not reported");
+    assert_distinct(&c, 1, per_slab);
+    drop(keep);
+    finish(c);
+}
