@@ -67,7 +67,7 @@ RUSTC_VER=$(rustc --version 2>/dev/null | awk '{print $2}')
 LLVM_MAJOR=$(rustc --version --verbose 2>/dev/null | awk '/^LLVM version/ {split($3, v, "."); print v[1]}')
 LLVM_SUFFIX=-${LLVM_MAJOR:-22}
 export LIBCLANG_PATH=/usr/lib/llvm$LLVM_SUFFIX/lib
-APT_PKGS="bc flex bison libelf-dev libssl-dev cpio xz-utils make gcc python3 udev rsync kmod fonts-dejavu-core
+APT_PKGS="bc flex bison libelf-dev libssl-dev cpio xz-utils make gcc patch python3 udev rsync kmod fonts-dejavu-core
 clang$LLVM_SUFFIX lld$LLVM_SUFFIX llvm$LLVM_SUFFIX libclang$LLVM_SUFFIX-dev"
 
 apt_sources() {
@@ -160,13 +160,31 @@ install_vng() {
 	[ -n "$(find_vng)" ] || die "virtme-ng installed but no vng command found (log: $LOGDIR/pip.log)"
 }
 
-# Kernel: extracted and built once per (version, flavor, fragment contents).
+# Kernel: extracted and built once per (version, flavor, fragment contents,
+# patches).
+
+# apply_patches KDIR: applies patches/*.patch in order (each explained in
+# its header). A source package that no longer takes one stops setup with
+# one line naming the patch and the hunk that failed.
+apply_patches() {
+	local kdir=$1 p out hunk
+	for p in "$ROOT"/patches/*.patch; do
+		[ -e "$p" ] || continue
+		if ! out=$(patch -d "$kdir" -p1 --fuzz=0 --dry-run --batch <"$p" 2>&1); then
+			hunk=$(printf '%s\n' "$out" | awk '/^checking file/ {f = $3} /FAILED|can.t find file|malformed/ {print f ": " $0; exit}')
+			[ -n "$hunk" ] || hunk=$(printf '%s\n' "$out" | tail -n 1)
+			die "patch $(basename "$p") does not apply to linux-source-$KVER_MAJOR: $hunk"
+		fi
+		patch -d "$kdir" -p1 --fuzz=0 --batch --quiet <"$p" || die "patch $(basename "$p") failed to apply"
+	done
+}
 kernel_key() {
 	local ver
 	ver=$(dpkg-query -W -f='${Version}' linux-source-$KVER_MAJOR 2>/dev/null || echo none)
 	{
 		echo "$ver LLVM=$LLVM_SUFFIX"
 		cat "$ROOT/config/base.config" "$ROOT/config/$FLAVOR.config"
+		cat "$ROOT"/patches/*.patch
 	} | sha256sum | cut -c1-12 | sed "s/^/$ver-$FLAVOR-/"
 }
 
@@ -194,6 +212,8 @@ build_kernel() {
 		mkdir -p "$kdir"
 		run "extract kernel source" "$log-extract.log" \
 			tar -xf "$tarball" -C "$kdir" --strip-components=1
+		say "apply patches/ ($(ls "$ROOT"/patches/*.patch 2>/dev/null | wc -l) patch)"
+		apply_patches "$kdir"
 		touch "$kdir/.rslub-extracted"
 	fi
 	export RUST_LIB_SRC=/usr/src/rustc-$RUSTC_VER/library
