@@ -67,8 +67,12 @@ RUSTC_VER=$(rustc --version 2>/dev/null | awk '{print $2}')
 LLVM_MAJOR=$(rustc --version --verbose 2>/dev/null | awk '/^LLVM version/ {split($3, v, "."); print v[1]}')
 LLVM_SUFFIX=-${LLVM_MAJOR:-22}
 export LIBCLANG_PATH=/usr/lib/llvm$LLVM_SUFFIX/lib
+# The last line: the real workloads the guest runs (make bench SUITE=real,
+# make stress SERVE=1, make check), bookworm's own: hackbench (rt-tests),
+# iperf3, stress-ng. The guest boots on the host's root filesystem.
 APT_PKGS="bc flex bison libelf-dev libssl-dev cpio xz-utils make gcc patch python3 udev rsync kmod fonts-dejavu-core
-clang$LLVM_SUFFIX lld$LLVM_SUFFIX llvm$LLVM_SUFFIX libclang$LLVM_SUFFIX-dev"
+clang$LLVM_SUFFIX lld$LLVM_SUFFIX llvm$LLVM_SUFFIX libclang$LLVM_SUFFIX-dev
+rt-tests iperf3 stress-ng"
 
 apt_sources() {
 	local changed=0
@@ -121,6 +125,12 @@ qemu-system-common/bookworm-backports qemu-system-data/bookworm-backports seabio
 	fi
 	if [ -n "$missing" ]; then
 		apt_sources
+		# iperf3 asks (debconf, priority high) whether to run as a daemon;
+		# its default is no, and noninteractive takes it: said explicitly
+		# so that no service is ever started on the host.
+		case "$missing " in
+		*" iperf3 "*) echo "iperf3 iperf3/start_daemon boolean false" | debconf-set-selections ;;
+		esac
 		# A stale package index (kept machine) fails the install: refresh once.
 		run "apt-get install$missing" "$LOGDIR/apt-install.log" \
 			sh -c "DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing ||
