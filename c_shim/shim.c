@@ -514,7 +514,7 @@ static DECLARE_DELAYED_WORK(rslub_reap_work, rslub_reap_fn);
 
 void rslub_shim_reap_schedule(unsigned int ms)
 {
-	queue_delayed_work(system_wq, &rslub_reap_work, msecs_to_jiffies(ms));
+	queue_delayed_work(system_dfl_wq, &rslub_reap_work, msecs_to_jiffies(ms));
 }
 
 void rslub_shim_reap_cancel(void)
@@ -529,9 +529,20 @@ static void *rslub_slab_base(const void *obj)
 	return page_address(compound_head(virt_to_page(obj)));
 }
 
+/* The task making rslub's own caches for serving (rslub_shim_internal). */
+static struct task_struct *rslub_internal_task;
+
+void rslub_shim_internal(bool on)
+{
+	WRITE_ONCE(rslub_internal_task, on ? current : NULL);
+}
+
 static void *rslub_backend_alloc(struct kmem_cache *s, void *cache, gfp_t gfp,
 				 int node)
 {
+	/* rslub's own bookkeeping comes from SLUB, or it could never drain. */
+	if (unlikely(READ_ONCE(rslub_internal_task) == current))
+		return NULL;
 	return rslub_rust_served_alloc(cache, (__force unsigned int)gfp, node);
 }
 
@@ -620,6 +631,10 @@ void rslub_shim_backend_unserve(void *s)
 }
 
 void rslub_shim_backend_drained(void)
+{
+}
+
+void rslub_shim_internal(bool on)
 {
 }
 #endif

@@ -228,6 +228,13 @@ void *rslub_rust_served_alloc(void *cache, unsigned int gfp, int node);
 void rslub_rust_served_free(void *base, void *obj);
 void *rslub_rust_served_object_start(void *base, const void *ptr);
 void rslub_rust_served_destroy(void *s);
+/*
+ * Between rslub_shim_internal(true) and (false), the calling task's
+ * allocations from served caches come from SLUB: rslub's own bookkeeping
+ * for a served cache (its sysfs directory, say) must not live in a served
+ * cache, or that cache could never drain. One task at a time.
+ */
+void rslub_shim_internal(bool on);
 /* A module reference while caches are served (rmmod is refused). */
 void rslub_shim_module_get(void);
 void rslub_shim_module_put(void);

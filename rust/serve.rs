@@ -24,10 +24,11 @@
 
 use crate::api::{rslub_cache_create, rslub_cache_destroy, Cache, NAME_MAX};
 use crate::shim;
-use core::ffi::{c_char, c_int, c_long, c_uint, c_ulong, c_void};
+use core::ffi::{c_int, c_long, c_uint, c_ulong, c_void, CStr};
 use core::fmt::Write;
 use core::ptr;
 use core::sync::atomic::{AtomicBool, Ordering};
+use kernel::ffi::c_char;
 use kernel::prelude::*;
 use kernel::sync::global_lock;
 
@@ -201,7 +202,7 @@ pub unsafe extern "C" fn rslub_rust_serve_candidate(
     // SAFETY: per the caller.
     let l = unsafe { &mut *arg.cast::<Listing<'_>>() };
     // SAFETY: per the caller, a NUL-terminated string.
-    let full = unsafe { core::ffi::CStr::from_ptr(name) }.to_bytes();
+    let full = unsafe { CStr::from_char_ptr(name) }.to_bytes();
     if !glob(l.pat, full) {
         return 0;
     }
@@ -216,7 +217,7 @@ pub unsafe extern "C" fn rslub_rust_serve_candidate(
     };
     c.name[..c.len].copy_from_slice(&full[..c.len]);
     if full.len() > NAME_MAX {
-        c.refused = c"its name is longer than RSLUB_NAME_MAX".as_ptr();
+        c.refused = c"its name is longer than RSLUB_NAME_MAX".as_char_ptr();
     }
     // Under the kernel's slab_mutex: an atomic allocation, no reclaim.
     if l.found.push(c, GFP_ATOMIC).is_err() {
@@ -258,7 +259,7 @@ fn start(pat: &[u8]) -> Result {
         let name = &c.name[..c.len];
         if !c.refused.is_null() {
             // SAFETY: a NUL-terminated kernel string constant.
-            let why = unsafe { core::ffi::CStr::from_ptr(c.refused) };
+            let why = unsafe { CStr::from_char_ptr(c.refused) };
             pr_info!(
                 "serve {}: refused: {}\n",
                 show(name),
@@ -296,25 +297,28 @@ fn serve_one(list: &mut ServedList, c: &Candidate) -> Result {
         pr_info!("serve {}: serving again\n", show(name));
         return Ok(());
     }
-    list.0.reserve(1, GFP_KERNEL)?;
     let mut cname = [0u8; NAME_MAX + 1];
     cname[..name.len()].copy_from_slice(name);
-    // SAFETY: `cname` is NUL-terminated; the kernel cache's constructor
-    // accepts any of its objects, which rslub's are.
-    let cache = unsafe {
-        rslub_cache_create(
-            cname.as_ptr().cast(),
-            c.object_size,
-            c.align,
-            0,
-            c.ctor,
-        )
-    };
+    // rslub's own memory for the cache (the list's slot, the cache, its
+    // sysfs directory) comes from SLUB, not from a served cache: it lives
+    // as long as the cache, which could then never drain.
+    // SAFETY: under `SERVED`, so one task at a time.
+    unsafe { shim::rslub_shim_internal(true) };
+    let cache = list.0.reserve(1, GFP_KERNEL).map(|()| {
+        // SAFETY: `cname` is NUL-terminated; the kernel cache's
+        // constructor accepts any of its objects, which rslub's are.
+        unsafe { rslub_cache_create(cname.as_ptr().cast(), c.object_size, c.align, 0, c.ctor) }
+    });
+    // SAFETY: as above.
+    unsafe { shim::rslub_shim_internal(false) };
+    let cache = cache?;
     // An ERR_PTR (the last page of the address space): create said why.
     if cache.is_null() || cache as usize >= (-4095isize) as usize {
         return Err(Error::from_errno(cache as isize as c_int));
     }
-    // SAFETY: just created; no slab yet.
+    // SAFETY: just created, so no slab yet; `c.s` is a live kernel cache,
+    // and stays so while it has objects of ours (it is destroyed only
+    // once they are freed, and tells us first).
     unsafe { (*cache).set_page_owner(c.s) };
     // SAFETY: `c.s` is a kernel cache the kernel listed just now (it
     // checks again that it is live) and `cache` is ours.
@@ -425,8 +429,11 @@ pub extern "C" fn rslub_rust_serve_reap() {
 
 /// The kernel is destroying its cache `s` (all its objects are freed): if
 /// rslub serves it, the rslub cache goes now.
+///
+/// # Safety
+/// `s` is a live kernel cache (until this returns).
 #[no_mangle]
-pub extern "C" fn rslub_rust_served_destroy(s: *mut c_void) {
+pub unsafe extern "C" fn rslub_rust_served_destroy(s: *mut c_void) {
     let mut list = SERVED.lock();
     let Some(e) = list.0.iter_mut().find(|e| e.s == s) else {
         return;
@@ -442,9 +449,10 @@ pub extern "C" fn rslub_rust_served_destroy(s: *mut c_void) {
         // bug, which SLUB reports for its own): they and the rslub cache
         // are leaked, and rslub stays loaded.
         // SAFETY: `e.cache` is live while listed.
+        let name = unsafe { (*e.cache).name_str() };
         pr_err!(
             "serve {}: the kernel cache is destroyed with rslub objects still allocated; they are leaked\n",
-            unsafe { (*e.cache).name_str() }
+            name
         );
         e.s = ptr::null_mut();
     }
@@ -456,7 +464,11 @@ pub extern "C" fn rslub_rust_served_destroy(s: *mut c_void) {
 /// `cache` is the rslub cache handed to `slab_backend_serve` (the kernel's
 /// SRCU keeps it live across the call).
 #[no_mangle]
-pub unsafe extern "C" fn rslub_rust_served_alloc(cache: *mut c_void, gfp: c_uint, node: c_int) -> *mut c_void {
+pub unsafe extern "C" fn rslub_rust_served_alloc(
+    cache: *mut c_void,
+    gfp: c_uint,
+    node: c_int,
+) -> *mut c_void {
     // SAFETY: per the caller.
     unsafe { (*cache.cast::<Cache>()).alloc(gfp, node) }.cast()
 }
@@ -495,11 +507,55 @@ fn pr_err_ratelimited(obj: *mut c_void) {
 /// # Safety
 /// As for `rslub_rust_served_free`, with `ptr` anywhere in the slab.
 #[no_mangle]
-pub unsafe extern "C" fn rslub_rust_served_object_start(base: *mut c_void, ptr: *const c_void) -> *mut c_void {
+pub unsafe extern "C" fn rslub_rust_served_object_start(
+    base: *mut c_void,
+    ptr: *const c_void,
+) -> *mut c_void {
     // SAFETY: per the caller.
     unsafe { Cache::of_slab(base.cast()) }
         .and_then(|c| c.object_start(base.cast(), ptr.cast()))
         .map_or(ptr::null_mut(), |p| p.cast())
+}
+
+/// `rslub_serve` of include/rslub.h.
+///
+/// # Safety
+/// `request` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn rslub_serve(request: *const c_char) -> c_int {
+    if request.is_null() {
+        pr_err!("rslub_serve: request is NULL\n");
+        return EINVAL.to_errno();
+    }
+    // SAFETY: per the caller.
+    let req = unsafe { CStr::from_char_ptr(request) }.to_bytes();
+    match apply(req) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `rslub_served_objects` of include/rslub.h.
+///
+/// # Safety
+/// `name` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn rslub_served_objects(name: *const c_char) -> c_long {
+    if name.is_null() {
+        return c_long::from(ENOENT.to_errno());
+    }
+    // SAFETY: per the caller.
+    let name = unsafe { CStr::from_char_ptr(name) }.to_bytes();
+    let list = SERVED.lock();
+    for e in list.0.iter() {
+        // SAFETY: `e.cache` is live while listed.
+        let c = unsafe { &*e.cache };
+        if c.name() == name {
+            c.flush_all();
+            return c.usage().live_objects as c_long;
+        }
+    }
+    c_long::from(ENOENT.to_errno())
 }
 
 /// Page-sized sysfs buffer writer.
@@ -528,7 +584,8 @@ impl Write for Page<'_> {
 #[no_mangle]
 pub unsafe extern "C" fn rslub_rust_serve_show(buf: *mut c_char) -> c_long {
     // SAFETY: sysfs passes a PAGE_SIZE buffer.
-    let buf = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), crate::consts().page_size) };
+    let buf =
+        unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), crate::consts().page_size) };
     let mut p = Page { buf, len: 0 };
     let list = SERVED.lock();
     for e in list.0.iter() {

@@ -21,8 +21,14 @@ macro_rules! shim_platform_methods {
             unsafe { $shim::rslub_shim_free_meta(p.cast()) }
         }
 
-        fn alloc_pages(node: i32, gfp: u32, order: u32, owner: *mut core::ffi::c_void) -> *mut u8 {
-            // SAFETY: plain page allocation; `owner` is only passed on.
+        unsafe fn alloc_pages(
+            node: i32,
+            gfp: u32,
+            order: u32,
+            owner: *mut core::ffi::c_void,
+        ) -> *mut u8 {
+            // SAFETY: plain page allocation; per the caller, `owner` is
+            // null or a live kernel cache.
             unsafe { $shim::rslub_shim_alloc_pages(node, gfp, order, owner) }.cast()
         }
 

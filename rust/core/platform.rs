@@ -51,7 +51,15 @@ pub unsafe trait Platform: Sized + 'static {
     /// `2^order` naturally aligned pages from `node` (or the local node for
     /// a negative id); null on failure. `owner`: null, or the kernel cache
     /// a served cache's slabs belong to (`Cache::set_page_owner`).
-    fn alloc_pages(node: i32, gfp: u32, order: u32, owner: *mut core::ffi::c_void) -> *mut u8;
+    ///
+    /// # Safety
+    /// `owner` is null or a live kernel cache.
+    unsafe fn alloc_pages(
+        node: i32,
+        gfp: u32,
+        order: u32,
+        owner: *mut core::ffi::c_void,
+    ) -> *mut u8;
     /// Frees a block from `alloc_pages`.
     ///
     /// # Safety

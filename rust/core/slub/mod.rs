@@ -572,9 +572,12 @@ impl<P: Platform> Cache<P> {
     }
 
     /// Makes this cache serve the kernel cache `owner`: its slabs become
-    /// slab pages of `owner` (`Platform::alloc_pages`). Only on a new cache
-    /// that has no slab yet.
-    pub fn set_page_owner(&self, owner: *mut c_void) {
+    /// slab pages of `owner` (`Platform::alloc_pages`).
+    ///
+    /// # Safety
+    /// The cache has no slab yet, and `owner` is a kernel cache that stays
+    /// live while the cache has slabs.
+    pub unsafe fn set_page_owner(&self, owner: *mut c_void) {
         self.page_owner.store(owner, Ordering::Relaxed);
     }
 
