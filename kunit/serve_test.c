@@ -49,7 +49,7 @@ static long wait_objects(const char *name, long want)
 
 	while ((n = rslub_served_objects(name)) != want &&
 	       time_before(jiffies, end))
-		msleep(10);
+		msleep(20);
 	return n;
 }
 
