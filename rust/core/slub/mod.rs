@@ -731,6 +731,7 @@ mod free_batch;
 mod free_slow;
 mod partial;
 mod report;
+pub use report::REPORTS_IN_FULL;
 mod tunables;
 mod usage;
 mod validate;
