@@ -684,8 +684,9 @@ impl<P: Platform> Cache<P> {
         // Wrapping: a per-CPU offset plus a small constant never wraps, and
         // a checked add would put an overflow panic path on every counter.
         P::this_cpu_inc(
-            self.pcpu
-                .wrapping_add(core::mem::offset_of!(CpuSlab, stats) + s as usize * size_of::<usize>()),
+            self.pcpu.wrapping_add(
+                core::mem::offset_of!(CpuSlab, stats) + s as usize * size_of::<usize>(),
+            ),
         );
         #[cfg(rslub_no_stats)]
         let _ = s;
