@@ -12,7 +12,7 @@
 #   make vm CMD=..  run CMD as root in a VM with the repo visible
 #   make -s kdir    print the kernel build directory
 #   make mutants    mutation testing of the core's host tests (cargo-mutants;
-#                   FILE=slub.rs RE=regex JOBS=1 LIST=1; not part of check)
+#                   FILE='slub/*.rs' RE=regex JOBS=1 LIST=1; not part of check)
 #
 # KDIR=/path uses your own Rust-enabled kernel build (no kernel setup).
 

@@ -24,3 +24,5 @@ EXPORT_SYMBOL_GPL(rslub_fastpath_locked_cmpxchg);
 EXPORT_SYMBOL_GPL(rslub_pages_allocated);
 EXPORT_SYMBOL_GPL(rslub_cache_validate);
 EXPORT_SYMBOL_GPL(rslub_new_cache_default);
+EXPORT_SYMBOL_GPL(rslub_serve);
+EXPORT_SYMBOL_GPL(rslub_served_objects);

@@ -70,6 +70,7 @@ static struct block {
 	uintptr_t base;
 	int node;
 	unsigned int order;
+	void *owner;		/* alloc_pages' owner, checked by free_pages */
 } table[TABLE_SIZE];
 
 static void init_locks(void)
@@ -314,7 +315,8 @@ static size_t slot_of(uintptr_t base)
 	return (base >> 12) * 0x9e3779b97f4a7c15ULL >> (64 - 18);
 }
 
-void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order)
+void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order,
+			     void *owner)
 {
 	size_t bytes = HOST_PAGE_SIZE << order;
 	void *p;
@@ -332,7 +334,7 @@ void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order)
 	pthread_mutex_lock(&table_lock);
 	for (i = slot_of((uintptr_t)p); table[i].base; i = (i + 1) % TABLE_SIZE)
 		;
-	table[i] = (struct block){ (uintptr_t)p, node, order };
+	table[i] = (struct block){ (uintptr_t)p, node, order, owner };
 	pthread_mutex_unlock(&table_lock);
 	__atomic_fetch_add(&pages_in_use, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&bytes_in_use, (long)bytes, __ATOMIC_RELAXED);
@@ -348,7 +350,7 @@ static struct block *lookup(uintptr_t base)
 	return NULL;
 }
 
-void rslub_shim_free_pages(void *addr, unsigned int order)
+void rslub_shim_free_pages(void *addr, unsigned int order, void *owner)
 {
 	struct block *b;
 	size_t i, j, k;
@@ -356,8 +358,9 @@ void rslub_shim_free_pages(void *addr, unsigned int order)
 	irq_point();
 	pthread_mutex_lock(&table_lock);
 	b = lookup((uintptr_t)addr);
-	if (!b || b->order != order)
-		abort();	/* the core freed something it did not allocate */
+	/* The core freed something it did not allocate, or not so. */
+	if (!b || b->order != order || b->owner != owner)
+		abort();
 	/* Delete with backward shift so probe chains stay intact. */
 	i = b - table;
 	table[i].base = 0;

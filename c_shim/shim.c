@@ -24,6 +24,9 @@
 #include <linux/nodemask.h>
 #include <linux/percpu.h>
 #include <linux/slab.h>
+#ifdef CONFIG_SLAB_BACKEND
+#include <linux/slab_backend.h>
+#endif
 #include <linux/smp.h>
 #include <linux/sprintf.h>
 #include <linux/sysfs.h>
@@ -60,19 +63,31 @@ bool rslub_shim_has_cmpxchg128(void)
 /* Slab pages held from the page allocator, for rslub_pages_allocated(). */
 static atomic_long_t rslub_pages = ATOMIC_LONG_INIT(0);
 
-void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order)
+void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order,
+			     void *owner)
 {
 	struct page *page;
 
+	/* A served slab is one compound page: the kernel finds its head. */
+	if (owner)
+		gfp |= (__force unsigned int)__GFP_COMP;
 	page = alloc_pages_node(node, (__force gfp_t)gfp, order);
 	if (!page)
 		return NULL;
+#ifdef CONFIG_SLAB_BACKEND
+	if (owner)
+		slab_backend_mark_slab(page, owner);
+#endif
 	atomic_long_add(1L << order, &rslub_pages);
 	return page_address(page);
 }
 
-void rslub_shim_free_pages(void *addr, unsigned int order)
+void rslub_shim_free_pages(void *addr, unsigned int order, void *owner)
 {
+#ifdef CONFIG_SLAB_BACKEND
+	if (owner)
+		slab_backend_unmark_slab(virt_to_page(addr));
+#endif
 	atomic_long_sub(1L << order, &rslub_pages);
 	free_pages((unsigned long)addr, order);
 }
@@ -242,12 +257,25 @@ static ssize_t rslub_root_show(struct kobject *kobj, struct kobj_attribute *ka,
 	return rslub_rust_sysfs_root_show(a->index, buf);
 }
 
+static ssize_t rslub_serve_show(struct kobject *kobj, struct kobj_attribute *ka,
+				char *buf)
+{
+	return rslub_rust_serve_show(buf);
+}
+
+static ssize_t rslub_serve_store(struct kobject *kobj, struct kobj_attribute *ka,
+				 const char *buf, size_t len)
+{
+	return rslub_rust_serve_store(buf, len);
+}
+
 void *rslub_shim_sysfs_root_create(const char *const *names, unsigned int n)
 {
 	struct rslub_root *r;
 	unsigned int i;
 
-	if (n > RSLUB_ROOT_ATTRS)
+	/* n read-only defaults, then "serve". */
+	if (n + 1 > RSLUB_ROOT_ATTRS)
 		return NULL;
 	r = kzalloc_obj(*r);
 	if (!r)
@@ -260,6 +288,12 @@ void *rslub_shim_sysfs_root_create(const char *const *names, unsigned int n)
 		r->attrs[i].index = i;
 		r->ptrs[i] = &r->attrs[i].ka.attr;
 	}
+	sysfs_attr_init(&r->attrs[n].ka.attr);
+	r->attrs[n].ka.attr.name = "serve";
+	r->attrs[n].ka.attr.mode = 0644;
+	r->attrs[n].ka.show = rslub_serve_show;
+	r->attrs[n].ka.store = rslub_serve_store;
+	r->ptrs[n] = &r->attrs[n].ka.attr;
 	r->group.attrs = r->ptrs;
 	r->kobj = kobject_create_and_add("rslub", kernel_kobj);
 	if (!r->kobj)
@@ -444,3 +478,163 @@ int rslub_shim_debug_param(char *buf, unsigned long size)
 	return strscpy(buf, debug_flags ? debug_flags : "", size) < 0 ?
 	       (int)size - 1 : (int)strlen(buf);
 }
+
+/*
+ * Serving the kernel's own caches (rust/serve.rs decides; the kernel's
+ * hook is patches/0001, include/linux/slab_backend.h).
+ */
+static char *serve_patterns;
+module_param_named(serve, serve_patterns, charp, 0444);
+MODULE_PARM_DESC(serve, "Kernel caches to serve from load: comma-separated names or shell globs, e.g. kmalloc-*,skbuff_head_cache (needs CONFIG_SLAB_BACKEND)");
+
+int rslub_shim_serve_param(char *buf, unsigned long size)
+{
+	if (!size)
+		return 0;
+	return strscpy(buf, serve_patterns ? serve_patterns : "", size) < 0 ?
+	       (int)size - 1 : (int)strlen(buf);
+}
+
+void rslub_shim_module_get(void)
+{
+	__module_get(THIS_MODULE);
+}
+
+void rslub_shim_module_put(void)
+{
+	module_put(THIS_MODULE);
+}
+
+static void rslub_reap_fn(struct work_struct *work)
+{
+	rslub_rust_serve_reap();
+}
+
+static DECLARE_DELAYED_WORK(rslub_reap_work, rslub_reap_fn);
+
+void rslub_shim_reap_schedule(unsigned int ms)
+{
+	queue_delayed_work(system_dfl_wq, &rslub_reap_work, msecs_to_jiffies(ms));
+}
+
+void rslub_shim_reap_cancel(void)
+{
+	cancel_delayed_work_sync(&rslub_reap_work);
+}
+
+#ifdef CONFIG_SLAB_BACKEND
+/* The slab (compound page) that obj is in, by its head page. */
+static void *rslub_slab_base(const void *obj)
+{
+	return page_address(compound_head(virt_to_page(obj)));
+}
+
+/* The task making rslub's own caches for serving (rslub_shim_internal). */
+static struct task_struct *rslub_internal_task;
+
+void rslub_shim_internal(bool on)
+{
+	WRITE_ONCE(rslub_internal_task, on ? current : NULL);
+}
+
+static void *rslub_backend_alloc(struct kmem_cache *s, void *cache, gfp_t gfp,
+				 int node)
+{
+	/* rslub's own bookkeeping comes from SLUB, or it could never drain. */
+	if (unlikely(READ_ONCE(rslub_internal_task) == current))
+		return NULL;
+	return rslub_rust_served_alloc(cache, (__force unsigned int)gfp, node);
+}
+
+static void rslub_backend_free(void *obj)
+{
+	rslub_rust_served_free(rslub_slab_base(obj), obj);
+}
+
+static void *rslub_backend_object_start(const void *ptr)
+{
+	return rslub_rust_served_object_start(rslub_slab_base(ptr), ptr);
+}
+
+static void rslub_backend_cache_destroy(struct kmem_cache *s)
+{
+	rslub_rust_served_destroy(s);
+}
+
+static const struct slab_backend_ops rslub_backend_ops = {
+	.alloc = rslub_backend_alloc,
+	.free = rslub_backend_free,
+	.object_start = rslub_backend_object_start,
+	.cache_destroy = rslub_backend_cache_destroy,
+};
+
+int rslub_shim_backend_register(void)
+{
+	return slab_backend_register(&rslub_backend_ops);
+}
+
+void rslub_shim_backend_unregister(void)
+{
+	slab_backend_unregister(&rslub_backend_ops);
+}
+
+static int rslub_candidate(struct kmem_cache *s,
+			   const struct slab_backend_cache_info *info, void *arg)
+{
+	return rslub_rust_serve_candidate(arg, s, info->name, info->object_size,
+					  info->align, (__force unsigned int)info->flags,
+					  info->ctor, info->useroffset,
+					  info->usersize, info->refused);
+}
+
+int rslub_shim_backend_list(void *arg)
+{
+	return slab_backend_for_each_cache(rslub_candidate, arg);
+}
+
+int rslub_shim_backend_serve(void *s, void *cache)
+{
+	return slab_backend_serve(s, cache);
+}
+
+void rslub_shim_backend_unserve(void *s)
+{
+	slab_backend_unserve(s);
+}
+
+void rslub_shim_backend_drained(void)
+{
+	slab_backend_drained();
+}
+#else
+int rslub_shim_backend_register(void)
+{
+	return -EOPNOTSUPP;
+}
+
+void rslub_shim_backend_unregister(void)
+{
+}
+
+int rslub_shim_backend_list(void *arg)
+{
+	return -EOPNOTSUPP;
+}
+
+int rslub_shim_backend_serve(void *s, void *cache)
+{
+	return -EOPNOTSUPP;
+}
+
+void rslub_shim_backend_unserve(void *s)
+{
+}
+
+void rslub_shim_backend_drained(void)
+{
+}
+
+void rslub_shim_internal(bool on)
+{
+}
+#endif

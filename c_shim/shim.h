@@ -48,9 +48,14 @@ bool rslub_shim_has_cmpxchg128(void);
 
 /* --- pages and bookkeeping memory --- */
 
-/* 2^order naturally aligned pages from node (negative: local), or NULL. */
-void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order);
-void rslub_shim_free_pages(void *addr, unsigned int order);
+/*
+ * 2^order naturally aligned pages from node (negative: local), or NULL.
+ * owner: NULL, or the kmem_cache a served cache's slabs belong to (a
+ * compound page, marked a slab page of owner; see "serving" below).
+ */
+void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order,
+			     void *owner);
+void rslub_shim_free_pages(void *addr, unsigned int order, void *owner);
 /* Slab pages currently held from the page allocator, over all caches. */
 long rslub_shim_pages_held(void);
 /* The lock prefix on the per-CPU cmpxchg16b (a static key; sleeps). */
@@ -193,5 +198,57 @@ int rslub_shim_pin_current(int cpu);
  * into buf (size bytes, NUL-terminated); returns its length.
  */
 int rslub_shim_debug_param(char *buf, unsigned long size);
+
+/*
+ * --- serving the kernel's own caches (a kernel with CONFIG_SLAB_BACKEND,
+ * patches/0001; include/linux/slab_backend.h) ---
+ *
+ * Registers rslub as the slab backend: 0, or -EOPNOTSUPP on a kernel
+ * without the hook, or -EBUSY. Unregister waits for calls in flight.
+ */
+int rslub_shim_backend_register(void);
+void rslub_shim_backend_unregister(void);
+/*
+ * Calls rslub_rust_serve_candidate(arg, ...) for every kmem_cache, under
+ * the kernel's slab_mutex (the callback must not serve or sleep long);
+ * refused is NULL or why the kernel cannot let it be served.
+ */
+int rslub_shim_backend_list(void *arg);
+int rslub_rust_serve_candidate(void *arg, void *s, const char *name,
+			       unsigned int object_size, unsigned int align,
+			       unsigned int flags, void (*ctor)(void *),
+			       unsigned int useroffset, unsigned int usersize,
+			       const char *refused);
+/* slab_backend_serve/unserve/drained (see the kernel header). */
+int rslub_shim_backend_serve(void *s, void *cache);
+void rslub_shim_backend_unserve(void *s);
+void rslub_shim_backend_drained(void);
+/* Implemented in Rust: the backend's operations. base: the slab's start. */
+void *rslub_rust_served_alloc(void *cache, unsigned int gfp, int node);
+void rslub_rust_served_free(void *base, void *obj);
+void *rslub_rust_served_object_start(void *base, const void *ptr);
+void rslub_rust_served_destroy(void *s);
+/*
+ * Between rslub_shim_internal(true) and (false), the calling task's
+ * allocations from served caches come from SLUB: rslub's own bookkeeping
+ * for a served cache (its sysfs directory, say) must not live in a served
+ * cache, or that cache could never drain. One task at a time.
+ */
+void rslub_shim_internal(bool on);
+/* A module reference while caches are served (rmmod is refused). */
+void rslub_shim_module_get(void);
+void rslub_shim_module_put(void);
+/*
+ * Calls rslub_rust_serve_reap() from a work item after ms milliseconds
+ * (again if already pending: the earlier time wins); cancel waits.
+ */
+void rslub_shim_reap_schedule(unsigned int ms);
+void rslub_shim_reap_cancel(void);
+void rslub_rust_serve_reap(void);
+/* Implemented in Rust: /sys/kernel/rslub/serve. */
+long rslub_rust_serve_show(char *buf);
+long rslub_rust_serve_store(const char *buf, unsigned long len);
+/* The "serve" module parameter into buf (NUL-terminated); its length. */
+int rslub_shim_serve_param(char *buf, unsigned long size);
 
 #endif /* RSLUB_SHIM_H */

@@ -211,4 +211,27 @@ int rslub_cache_validate(struct rslub_cache *s);
  */
 int rslub_new_cache_default(const char *name, int value);
 
+/*
+ * Serving the kernel's own caches (a test kernel with CONFIG_SLAB_BACKEND,
+ * rslub's patches/0001; see docs/design.md, "Serving kernel caches").
+ *
+ * rslub_serve - serve kernel kmem_caches from rslub, or stop. @request is
+ *   what /sys/kernel/rslub/serve takes: a cache name or shell glob starts
+ *   serving it (an rslub cache of the same name, size, alignment and
+ *   constructor gets its new objects), "-NAME" or "-GLOB" stops new
+ *   allocations (objects rslub handed out keep coming back to it; the
+ *   rslub cache goes once they all have); several separated by commas or
+ *   spaces. Each cache refused is logged with the reason. Sleeps.
+ *   Return: 0; -ENOENT when no cache has the name (or none is served, for
+ *   a stop); -EINVAL when a cache named (not globbed) cannot be served;
+ *   -EOPNOTSUPP on a kernel without the hook; -ENOMEM. With several
+ *   requests, every one is tried and the first error returned.
+ *
+ * rslub_served_objects - objects rslub handed out for the kernel cache
+ *   @name and has not got back (flushes every CPU first; sleeps), or
+ *   -ENOENT when rslub neither serves nor drains it.
+ */
+int rslub_serve(const char *request);
+long rslub_served_objects(const char *name);
+
 #endif /* _RSLUB_H */

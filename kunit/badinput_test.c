@@ -282,6 +282,32 @@ static void bulk_calls_with_bad_arrays(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(t), 0);
 }
 
+/*
+ * A caller freeing a bad pointer in a loop: every free is refused and
+ * counted, the cache keeps working. (The log gets the first 10 and then
+ * the errors numbered by a power of two: 16 lines for these 1000; the
+ * host test a_flood_of_bad_frees_leaves_a_bounded_log counts them.)
+ */
+static void a_flood_of_bad_frees_is_counted(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-b-flood", 64, 0, 0, NULL);
+	void *obj = rslub_cache_alloc(s, GFP_KERNEL);
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, obj);
+	for (i = 0; i < 1000; i++)
+		rslub_cache_free(s, (u8 *)obj + 8);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "errors"), 1000);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "objects"), 1);
+	rslub_cache_free(s, obj);
+	obj = rslub_cache_alloc(s, GFP_KERNEL);
+	KUNIT_EXPECT_NOT_NULL(test, obj);
+	rslub_cache_free(s, obj);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "errors"), 1000);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "objects"), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
 /* Pointers that are no live cache: refused, nothing freed twice. */
 static void destroy_refuses_non_caches(struct kunit *test)
 {
@@ -350,6 +376,7 @@ static struct kunit_case rslub_badinput_cases[] = {
 	KUNIT_CASE(create_refuses_directory_names_and_huge_align),
 	KUNIT_CASE(alloc_node_refuses_bad_nodes),
 	KUNIT_CASE(bulk_calls_with_bad_arrays),
+	KUNIT_CASE(a_flood_of_bad_frees_is_counted),
 	KUNIT_CASE(destroy_refuses_non_caches),
 	KUNIT_CASE(new_cache_default_refuses_bad_input),
 	KUNIT_CASE(fastpath_switch_and_pages_count),

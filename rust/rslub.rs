@@ -29,6 +29,7 @@ pub mod api;
 pub mod attr;
 pub mod kplat;
 mod selftest;
+pub mod serve;
 mod shim_methods;
 pub mod sysfs;
 
@@ -262,6 +263,9 @@ impl kernel::Module for Rslub {
             pr_err!("cannot register the shrinker (out of memory); not loading\n");
             return Err(ENOMEM);
         }
+        // Last: the kernel may hand it allocations from here on.
+        // SAFETY: once, after the registry is ready.
+        unsafe { serve::init() };
         pr_info!(
             "loaded ({} CPU ids, {} node ids, page size {})\n",
             c.nr_cpu_ids,
@@ -277,7 +281,10 @@ impl kernel::Module for Rslub {
 
 impl Drop for Rslub {
     fn drop(&mut self) {
-        // First: its callbacks walk the registry. Returns once none runs.
+        // Nothing is served (rslub holds its own module while anything is);
+        // the kernel stops calling in.
+        serve::exit();
+        // Its callbacks walk the registry. Returns once none runs.
         // SAFETY: `shrinker` came from a successful registration.
         unsafe { shim::rslub_shim_shrinker_unregister(self.shrinker) };
         // SAFETY: `cpuhp_state` came from a successful registration.

@@ -120,7 +120,11 @@ mod tests {
         }
     }
 
-    /// A 16-byte aligned pair in ordinary memory.
+    /// A 16-byte aligned pair in ordinary memory. Never a stack local:
+    /// x86_64 kernels keep the stack 8-byte aligned, so a local's
+    /// `align(16)` does not hold there (a `lock cmpxchg16b` on one faulted
+    /// on a GCC-built kernel); it lives in a `KBox` (kmalloc: natural
+    /// alignment for a 16-byte object).
     #[repr(C, align(16))]
     struct Pair([usize; 2]);
 
@@ -183,9 +187,10 @@ mod tests {
         assert_eq!(after_locked, cur);
         assert!(others_kept);
 
-        let mut pair = Pair([1, 2]);
+        let mut pair = KBox::new(Pair([1, 2]), GFP_KERNEL)?;
         let q = ptr::addr_of_mut!(pair.0);
-        // SAFETY: `q` is a valid, 16-byte aligned pair on this stack.
+        assert_eq!(q as usize % 16, 0);
+        // SAFETY: `q` is a valid, 16-byte aligned pair of a live box.
         let (ok, stale0, stale1) = unsafe {
             (
                 Kernel::cmpxchg_pair(q, [1, 2], NEW),

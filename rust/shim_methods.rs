@@ -21,14 +21,21 @@ macro_rules! shim_platform_methods {
             unsafe { $shim::rslub_shim_free_meta(p.cast()) }
         }
 
-        fn alloc_pages(node: i32, gfp: u32, order: u32) -> *mut u8 {
-            // SAFETY: plain page allocation.
-            unsafe { $shim::rslub_shim_alloc_pages(node, gfp, order) }.cast()
+        unsafe fn alloc_pages(
+            node: i32,
+            gfp: u32,
+            order: u32,
+            owner: *mut core::ffi::c_void,
+        ) -> *mut u8 {
+            // SAFETY: plain page allocation; per the caller, `owner` is
+            // null or a live kernel cache.
+            unsafe { $shim::rslub_shim_alloc_pages(node, gfp, order, owner) }.cast()
         }
 
-        unsafe fn free_pages(p: *mut u8, order: u32) {
-            // SAFETY: per the caller, the block came from `alloc_pages(order)`.
-            unsafe { $shim::rslub_shim_free_pages(p.cast(), order) }
+        unsafe fn free_pages(p: *mut u8, order: u32, owner: *mut core::ffi::c_void) {
+            // SAFETY: per the caller, the block came from `alloc_pages(order,
+            // owner)`.
+            unsafe { $shim::rslub_shim_free_pages(p.cast(), order, owner) }
         }
 
         fn page_node(p: *const u8) -> i32 {

@@ -42,9 +42,10 @@ pub const ROOT_FILES: [&[u8]; 4] = [
     b"default_free_batch\0",
 ];
 
-/// Whether `name` is taken by a file of the sysfs root.
+/// Whether `name` is taken by a file of the sysfs root (the defaults, and
+/// `serve`, which c_shim/shim.c adds).
 pub fn reserved(name: &[u8]) -> bool {
-    ROOT_FILES.iter().any(|f| &f[..f.len() - 1] == name)
+    name == b"serve" || ROOT_FILES.iter().any(|f| &f[..f.len() - 1] == name)
 }
 
 /// The sysfs root, `/sys/kernel/rslub`.

@@ -19,6 +19,8 @@
 #   RSLUB_PARAMS   module parameters for rslub.ko, e.g. "harden=0 max_empty=0"
 #   SIZES BATCHES OPS ROUNDS CHURN_ROUNDS BENCH_CPUS WORKLOADS_ICOUNT
 #   WORKLOADS_WALL WALL_SIZES WALL_ROUNDS override the defaults below
+#   BENCH_KDIR     a bench kernel already built (setup is skipped)
+#   BENCH_BUILD    where the modules are built (two runs at once need two)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -70,12 +72,18 @@ free-batch)
 esac
 [ "${KVM:-0}" = 1 ] && MODES=cycles
 
-scripts/setup.sh --flavor bench
-BKDIR=$(scripts/setup.sh --flavor bench --print-kdir)
+# BENCH_KDIR: an already built bench kernel (no setup); BENCH_BUILD: where
+# the modules are built (default in the cache; two runs at once need two).
+if [ -n "${BENCH_KDIR:-}" ]; then
+	BKDIR=$BENCH_KDIR
+else
+	scripts/setup.sh --flavor bench
+	BKDIR=$(scripts/setup.sh --flavor bench --print-kdir)
+fi
 
 # The modules are built for the bench kernel (with the counters compiled out)
 # in a copy of the tree, so the test build in the checkout stays as it is.
-BUILD=${RSLUB_CACHE:-$HOME/.cache/rslub}/bench-build
+BUILD=${BENCH_BUILD:-${RSLUB_CACHE:-$HOME/.cache/rslub}/bench-build}
 mkdir -p "$BUILD"
 # Excluded files are also kept from --delete: the build outputs stay.
 rsync -a --delete --exclude /results --exclude target --exclude .git \

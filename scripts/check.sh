@@ -226,6 +226,19 @@ if grep -qiE "warning:" "$OUT/lint.log"; then
 	fail "clippy printed warnings"
 fi
 
+# Kernels rslub cannot work on stop the build with one line (Kbuild).
+step "build refusals: PREEMPT_RT, !SMP, !X86_64"
+refused=0
+for v in CONFIG_PREEMPT_RT=y CONFIG_SMP= CONFIG_X86_64=; do
+	if make -s -C "$KDIR" M="$ROOT" "$v" modules 2>&1 | grep -q '\*\*\* rslub: '; then
+		refused=$((refused + 1))
+	else
+		problems="$problems\n  build: $v was not refused with a message"
+	fi
+done
+echo "  build refusals: $refused of 3"
+total_pass=$((total_pass + refused))
+
 step "waiting for the VMs"
 wait
 judge_shape smp2 50 0

@@ -3,10 +3,10 @@
 # tests (cargo-mutants, from crates.io; installed here when missing). Each
 # mutant is one small change to the core (an operator flipped, a function
 # body replaced, a condition negated); a test suite that notices nothing has
-# a gap there. Not part of make check: a full run of rust/core/slub.rs is
+# a gap there. Not part of make check: a full run of rust/core/slub/ is
 # about 450 mutants.
 #
-#   FILE=slub.rs      files to mutate (cargo-mutants --file globs, relative to
+#   FILE='slub/*.rs'  files to mutate (cargo-mutants --file globs, relative to
 #                     rust/core; several separated by spaces); default: the
 #                     whole core but its tests and the host twin
 #   RE='alloc_inner'  only mutants whose name (as --list shows) matches

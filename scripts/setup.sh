@@ -4,7 +4,7 @@
 # is already there, so a second run finishes in seconds.
 #
 # Usage: scripts/setup.sh [--flavor test|bench] [--print-kdir] [--tools-only]
-#                         [--dry-run]
+#                         [--dry-run] [--apply-patches KERNEL_SOURCE_DIR]
 # Environment: RSLUB_CACHE (default ~/.cache/rslub), JOBS (default nproc+1).
 #
 # --dry-run (or RSLUB_SETUP_DRY_RUN=1 in the environment, which reaches a
@@ -35,6 +35,7 @@ while [ $# -gt 0 ]; do
 	--print-kdir) PRINT_KDIR=1 ;;
 	--tools-only) TOOLS_ONLY=1 ;;
 	--dry-run) DRY_RUN=1 ;;
+	--apply-patches) APPLY_TO=$2; shift ;;
 	*) echo "setup: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 	shift
@@ -181,7 +182,11 @@ apply_patches() {
 	for p in "$ROOT"/patches/*.patch; do
 		[ -e "$p" ] || continue
 		if ! out=$(patch -d "$kdir" -p1 --fuzz=0 --dry-run --batch <"$p" 2>&1); then
-			hunk=$(printf '%s\n' "$out" | awk '/^checking file/ {f = $3} /FAILED|can.t find file|malformed/ {print f ": " $0; exit}')
+			hunk=$(printf '%s\n' "$out" | awk '
+				/^checking file/ {f = $3}
+				/FAILED|malformed/ {print f ": " $0; exit}
+				/can.t find file/ {missing = 1}
+				missing && /^\|\+\+\+ / {sub(/^\|\+\+\+ b\//, ""); print $0 ": no such file"; exit}')
 			[ -n "$hunk" ] || hunk=$(printf '%s\n' "$out" | tail -n 1)
 			die "patch $(basename "$p") does not apply to linux-source-$KVER_MAJOR: $hunk"
 		fi
@@ -244,6 +249,11 @@ build_kernel() {
 
 if [ "$PRINT_KDIR" = 1 ]; then
 	build_kernel
+	exit 0
+fi
+if [ -n "${APPLY_TO:-}" ]; then
+	apply_patches "$APPLY_TO"
+	say "patches applied to $APPLY_TO"
 	exit 0
 fi
 if [ "$DRY_RUN" = 1 ]; then

@@ -78,4 +78,11 @@ cached=": cached at $kdir"
 expect "cache present: reuse" "$cached" "$(make -s setup)"
 expect "cache present, nested: reuse" "$cached" "$(nested nested-setup)"
 
+# A source tree that no longer takes a patch stops setup with one line
+# naming the patch (and, where there is one, the hunk).
+mkdir -p "$tmp/src"
+expect "a tree without the patched files: setup stops naming the patch" \
+	"$(ls patches | head -n 1) does not apply to linux-source-7.3: mm/Kconfig: no such file" \
+	"$(RSLUB_SETUP_DRY_RUN=0 scripts/setup.sh --apply-patches "$tmp/src" 2>&1)"
+
 [ "$fails" = 0 ]

@@ -149,3 +149,34 @@ fn long_bulk_chains_check_exactly() {
     drop(keep);
     finish(c);
 }
+
+/// A caller freeing bad pointers in a loop: every one is counted, but the
+/// log gets the first `REPORTS_IN_FULL` and then only the errors numbered
+/// by a power of two (16, 32, ..., 512 of 1000), and the cache still works.
+#[test]
+fn a_flood_of_bad_frees_leaves_a_bounded_log() {
+    use crate::slub::REPORTS_IN_FULL;
+    let _m = machine();
+    let c = TestCache::new(64, 30, 5, 2);
+    let objs = alloc_on(&c, 0, 2);
+    let r0 = reports();
+    on_cpu(0, || {
+        for _ in 0..1000 {
+            // An interior pointer: refused every time.
+            c.free(objs[0].wrapping_add(8));
+        }
+    });
+    assert_eq!(c.errors(), 1000);
+    let thinned = (REPORTS_IN_FULL + 1..=1000)
+        .filter(|n| n.is_power_of_two())
+        .count();
+    assert_eq!(thinned, 6);
+    assert_eq!(
+        reports() - r0,
+        (REPORTS_IN_FULL + thinned) as i64,
+        "log lines for 1000 bad frees"
+    );
+    on_cpu(0, || objs.iter().for_each(|&o| c.free(o)));
+    assert_distinct(&c, 0, 16);
+    finish(c);
+}

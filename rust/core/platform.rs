@@ -49,13 +49,23 @@ pub unsafe trait Platform: Sized + 'static {
     unsafe fn free_meta(p: *mut u8);
 
     /// `2^order` naturally aligned pages from `node` (or the local node for
-    /// a negative id); null on failure.
-    fn alloc_pages(node: i32, gfp: u32, order: u32) -> *mut u8;
+    /// a negative id); null on failure. `owner`: null, or the kernel cache
+    /// a served cache's slabs belong to (`Cache::set_page_owner`).
+    ///
+    /// # Safety
+    /// `owner` is null or a live kernel cache.
+    unsafe fn alloc_pages(
+        node: i32,
+        gfp: u32,
+        order: u32,
+        owner: *mut core::ffi::c_void,
+    ) -> *mut u8;
     /// Frees a block from `alloc_pages`.
     ///
     /// # Safety
-    /// `p` came from `alloc_pages` with this `order` and is unused.
-    unsafe fn free_pages(p: *mut u8, order: u32);
+    /// `p` came from `alloc_pages` with this `order` and `owner`, and is
+    /// unused.
+    unsafe fn free_pages(p: *mut u8, order: u32, owner: *mut core::ffi::c_void);
     /// Node of the memory at `p`.
     fn page_node(p: *const u8) -> i32;
     /// Whether `p` points into memory the allocator could have handed out

@@ -192,6 +192,16 @@ impl SlabHeader {
         self.magic == live
     }
 
+    /// The owner (`Cache` address) of this header's live slab; 0 if the
+    /// slab is not live (or the header was overwritten).
+    pub fn live_owner(&self) -> usize {
+        if self.magic == Self::live_magic(self.owner) {
+            self.owner
+        } else {
+            0
+        }
+    }
+
     /// Whether this header belongs to a live slab of `owner`.
     #[inline(always)]
     pub fn is_live_for(&self, owner: usize) -> bool {

@@ -1353,3 +1353,29 @@ fn bulk_free_of_a_whole_slab_freezes_it() {
     assert_eq!(c.validate(), 0);
     c.destroy().unwrap();
 }
+
+/// A served cache's slabs are allocated and freed with its owner (the host
+/// twin aborts on a mismatch); `of_slab` finds the cache from a slab's
+/// start and `object_start` an object from any byte of it.
+#[test]
+fn served_slabs_carry_their_owner_and_objects_are_found() {
+    let _m = machine();
+    let c = TestCache::new(96, 30, 5, 0);
+    // The host twin only records it.
+    let owner = 0x1000usize as *mut core::ffi::c_void;
+    // SAFETY: a new cache, no slab yet.
+    unsafe { c.set_page_owner(owner) };
+    let objs: Vec<*mut u8> = on_cpu(0, || (0..200).map(|_| c.alloc(GFP_KERNEL, -1)).collect());
+    for &o in &objs {
+        assert!(!o.is_null());
+        let base = crate::slab::SlabHeader::of(o, &c.layout) as *const u8;
+        // SAFETY: `base` is a live slab of the live cache `c`.
+        let found = unsafe { Cache::<Host>::of_slab(base) }.expect("a live slab");
+        assert!(std::ptr::eq(found, &*c));
+        assert_eq!(found.object_start(base, o), Some(o));
+        assert_eq!(found.object_start(base, o.wrapping_add(95)), Some(o));
+        assert_eq!(found.object_start(base, base.wrapping_add(8)), None);
+    }
+    on_cpu(0, || objs.iter().for_each(|&o| c.free(o)));
+    c.destroy().unwrap();
+}

@@ -331,7 +331,16 @@ impl<P: Platform> Cache<P> {
     }
 
     pub(super) fn new_slab(&self, gfp: u32, node: i32) -> *mut SlabHeader {
-        let base = P::alloc_pages(node, gfp & !self.gfp_zero, self.layout.order);
+        // SAFETY: `page_owner` is null or a kernel cache that is live
+        // while this cache has slabs (`set_page_owner`).
+        let base = unsafe {
+            P::alloc_pages(
+                node,
+                gfp & !self.gfp_zero,
+                self.layout.order,
+                self.page_owner.load(Ordering::Relaxed),
+            )
+        };
         if base.is_null() {
             return ptr::null_mut();
         }

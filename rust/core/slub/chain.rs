@@ -157,13 +157,12 @@ impl<P: Platform> Cache<P> {
     /// `ch` is a chain of `slab` owned by the caller.
     #[inline(always)]
     pub(super) unsafe fn chain_has(&self, slab: *mut SlabHeader, ch: &Chain, obj: usize) -> bool {
-        if obj == ch.guards[0] || obj == ch.guards[1] {
-            return false;
-        }
         if obj == ch.head as usize || obj == ch.tail as usize {
             return true;
         }
-        if ch.cnt <= 2 {
+        // A chain of one or two has no other object; a guard was checked
+        // while the chain was gathered.
+        if ch.cnt <= 2 || obj == ch.guards[0] || obj == ch.guards[1] {
             return false;
         }
         match self.layout.object_index(obj.wrapping_sub(slab as usize)) {

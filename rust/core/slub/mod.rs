@@ -254,6 +254,9 @@ pub struct Cache<P: Platform> {
     random_seq: AtomicPtr<u32>,
     /// Slabs taken out of service after a corruption report.
     isolated: AtomicUsize,
+    /// Null, or the kernel cache this cache serves: its slabs are marked
+    /// slab pages of that cache (`Platform::alloc_pages`).
+    page_owner: AtomicPtr<c_void>,
     _p: PhantomData<P>,
 }
 
@@ -487,6 +490,7 @@ impl<P: Platform> Cache<P> {
                 random_freelist: AtomicBool::new(false),
                 random_seq: AtomicPtr::new(ptr::null_mut()),
                 isolated: AtomicUsize::new(0),
+                page_owner: AtomicPtr::new(ptr::null_mut()),
                 _p: PhantomData,
             });
             (*this).set_cpu_partial(params.cpu_partial);
@@ -567,6 +571,38 @@ impl<P: Platform> Cache<P> {
         ptr::from_ref(self) as usize
     }
 
+    /// Makes this cache serve the kernel cache `owner`: its slabs become
+    /// slab pages of `owner` (`Platform::alloc_pages`).
+    ///
+    /// # Safety
+    /// The cache has no slab yet, and `owner` is a kernel cache that stays
+    /// live while the cache has slabs.
+    pub unsafe fn set_page_owner(&self, owner: *mut c_void) {
+        self.page_owner.store(owner, Ordering::Relaxed);
+    }
+
+    /// The cache of the live slab at `base`, if there is one.
+    ///
+    /// # Safety
+    /// `base` is the start of a slab this module allocated (a served slab,
+    /// found by the kernel from its page), and the cache it names is live.
+    pub unsafe fn of_slab<'a>(base: *const u8) -> Option<&'a Self> {
+        // SAFETY: per the caller, a slab header is at `base`.
+        let owner = unsafe { (*base.cast::<SlabHeader>()).live_owner() };
+        // SAFETY: a live slab's owner is its cache, live per the caller.
+        (owner != 0).then(|| unsafe { &*(owner as *const Self) })
+    }
+
+    /// The start of the object of the slab at `base` that `ptr` points
+    /// into; None for the header or the tail past the last object.
+    pub fn object_start(&self, base: *const u8, ptr: *const u8) -> Option<*mut u8> {
+        let l = &self.layout;
+        let off = (ptr as usize).checked_sub(base as usize)?;
+        // NonZero: no division-by-zero panic path.
+        let idx = off.checked_sub(l.first_offset)? / core::num::NonZeroUsize::new(l.stride)?;
+        (idx < l.objects).then(|| base.wrapping_add(l.object_offset(idx)).cast_mut())
+    }
+
     /// The cache's mode without the `MODE_LOCKED` bit.
     #[inline(always)]
     fn base_mode(&self) -> u8 {
@@ -645,8 +681,12 @@ impl<P: Platform> Cache<P> {
     #[inline(always)]
     fn stat(&self, s: Stat) {
         #[cfg(not(rslub_no_stats))]
+        // Wrapping: a per-CPU offset plus a small constant never wraps, and
+        // a checked add would put an overflow panic path on every counter.
         P::this_cpu_inc(
-            self.pcpu + core::mem::offset_of!(CpuSlab, stats) + s as usize * size_of::<usize>(),
+            self.pcpu.wrapping_add(
+                core::mem::offset_of!(CpuSlab, stats) + s as usize * size_of::<usize>(),
+            ),
         );
         #[cfg(rslub_no_stats)]
         let _ = s;
@@ -695,6 +735,7 @@ mod free_batch;
 mod free_slow;
 mod partial;
 mod report;
+pub use report::REPORTS_IN_FULL;
 mod tunables;
 mod usage;
 mod validate;

@@ -47,8 +47,14 @@ impl<P: Platform> Cache<P> {
         while !cur.is_null() {
             // SAFETY: by the `Discards` invariant the slab is ours.
             let next = unsafe { (*cur).next };
-            // SAFETY: the block was allocated with this order.
-            unsafe { P::free_pages(cur.cast(), self.layout.order) };
+            // SAFETY: the block was allocated with this order and owner.
+            unsafe {
+                P::free_pages(
+                    cur.cast(),
+                    self.layout.order,
+                    self.page_owner.load(Ordering::Relaxed),
+                )
+            };
             self.stat(Stat::FreeSlab);
             cur = next;
         }

@@ -26,6 +26,10 @@ pub(super) enum Problem {
     DoubleFree(*const u8),
 }
 
+/// Refused frees of a cache logged one by one before the log thins out
+/// (`Cache::report`).
+pub const REPORTS_IN_FULL: usize = 10;
+
 impl<P: Platform> Cache<P> {
     /// Reports a free pointer `bad` that is not an object start of `slab`,
     /// read from object `from` (null: the freelist head itself).
@@ -105,7 +109,11 @@ impl<P: Platform> Cache<P> {
         self.isolated.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Reports a refused free of `obj` (one log line, counted in `errors`).
+    /// Reports a refused free of `obj`: counted in `errors`, and one log
+    /// line for the cache's first `REPORTS_IN_FULL` errors, then only for
+    /// the errors whose number is a power of two, so that a caller freeing
+    /// bad pointers in a loop leaves a log of O(log n) lines (the in-tree
+    /// SLUB warns once).
     #[cold]
     #[inline(never)]
     pub(super) fn report(&self, obj: *const u8, e: FreeError) {
@@ -113,13 +121,23 @@ impl<P: Platform> Cache<P> {
             // Its slab was reported when it was isolated.
             return;
         }
-        self.errors.fetch_add(1, Ordering::Relaxed);
-        P::report(format_args!(
-            "cache {}: free of {:p}: {}; ignored",
-            self.name_str(),
-            obj,
-            e.describe()
-        ));
+        let n = self.errors.fetch_add(1, Ordering::Relaxed) + 1;
+        if n <= REPORTS_IN_FULL {
+            P::report(format_args!(
+                "cache {}: free of {:p}: {}; ignored",
+                self.name_str(),
+                obj,
+                e.describe()
+            ));
+        } else if n.is_power_of_two() {
+            P::report(format_args!(
+                "cache {}: free of {:p}: {}; ignored (error {}; only errors numbered by a power of two are logged now)",
+                self.name_str(),
+                obj,
+                e.describe(),
+                n
+            ));
+        }
     }
 
     /// Prints one report for `p` found in `slab` during `when`, and counts

@@ -1,0 +1,618 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Serving the kernel's own caches: rslub as the slab backend of named
+//! kmem_caches (patches/0001, include/linux/slab_backend.h in the test
+//! kernel), so that real workloads run on the classic design.
+//!
+//! A served kernel cache gets an rslub cache of its name, object size,
+//! alignment and constructor (visible in /sys/kernel/rslub like any other),
+//! whose slabs the kernel sees as slab pages of the served cache: kfree(),
+//! kmem_cache_free(), ksize() and the rest find their way back here
+//! (c_shim/shim.c's backend operations call `rslub_rust_served_*`).
+//!
+//! States of a served cache (`Served`): *serving* (new objects come from
+//! rslub), then *draining* once serving stopped (`-NAME`; objects rslub
+//! handed out still come back to it), and gone once they are all back: the
+//! reaper (a work item, every second while something drains) destroys the
+//! rslub cache and tells the kernel (`slab_backend_drained`). While any
+//! served cache exists, rslub holds a reference on its own module, so
+//! rmmod is refused.
+//!
+//! Lock order: `SERVED` → the kernel's slab_mutex (taken by
+//! `slab_backend_serve`); `SERVED` → `CACHES` (api.rs). The alloc and free
+//! paths take neither: the kernel passes the rslub cache (alloc) or the
+//! slab (free), and SRCU in the kernel keeps both alive across the call.
+
+use crate::api::{rslub_cache_create, rslub_cache_destroy, Cache, NAME_MAX};
+use crate::shim;
+use core::ffi::{c_int, c_long, c_uint, c_ulong, c_void, CStr};
+use core::fmt::Write;
+use core::ptr;
+use core::sync::atomic::{AtomicBool, Ordering};
+use kernel::ffi::c_char;
+use kernel::prelude::*;
+use kernel::sync::global_lock;
+
+/// Milliseconds between two looks of the reaper at draining caches.
+const REAP_MS: c_uint = 1000;
+
+/// A kernel cache rslub serves or drains.
+struct Served {
+    /// The kernel's `struct kmem_cache`.
+    s: *mut c_void,
+    /// rslub's cache of the same name.
+    cache: *mut Cache,
+    /// New objects come from rslub (else it drains).
+    serving: bool,
+    /// `slab_backend_serve` calls not yet matched by `slab_backend_drained`.
+    serves: u32,
+}
+
+/// The served and draining caches.
+struct ServedList(KVec<Served>);
+
+// SAFETY: the pointers name kernel objects shared by every CPU by design;
+// the list is only used under `SERVED`.
+unsafe impl Send for ServedList {}
+
+global_lock! {
+    // SAFETY: initialized by `init` in module init, before any use.
+    unsafe(uninit) static SERVED: Mutex<ServedList> = ServedList(KVec::new());
+}
+
+/// The kernel took rslub as its slab backend (it has the hook).
+static BACKEND: AtomicBool = AtomicBool::new(false);
+
+/// Registers the backend and serves the `serve=` parameter's caches. A
+/// kernel without the hook, or caches that cannot be served, get a log
+/// line each; the module loads either way.
+///
+/// # Safety
+/// Called once, at module init, after the registry is initialized.
+pub unsafe fn init() {
+    // SAFETY: the caller guarantees a single call before first use.
+    unsafe { SERVED.init() };
+    // SAFETY: registers callbacks that are live until `exit`.
+    let err = unsafe { shim::rslub_shim_backend_register() };
+    if err == 0 {
+        BACKEND.store(true, Ordering::Relaxed);
+    }
+    let mut buf = [0u8; 512];
+    // SAFETY: `buf` has room for its length.
+    let n = unsafe { shim::rslub_shim_serve_param(buf.as_mut_ptr().cast(), buf.len() as c_ulong) };
+    let param = &buf[..(n.max(0) as usize).min(buf.len())];
+    if param.is_empty() {
+        return;
+    }
+    if err != 0 {
+        pr_err!(
+            "serve={}: {}; nothing served\n",
+            show(param),
+            why_no_backend(err)
+        );
+        return;
+    }
+    let _ = apply(param);
+}
+
+/// At module exit (nothing is served: rslub's module reference keeps it
+/// loaded until then): stops the reaper and unregisters the backend.
+pub fn exit() {
+    // SAFETY: waits for a reaper run; none is scheduled after this.
+    unsafe { shim::rslub_shim_reap_cancel() };
+    if BACKEND.swap(false, Ordering::Relaxed) {
+        // SAFETY: registered in `init`; no cache is served.
+        unsafe { shim::rslub_shim_backend_unregister() };
+    }
+}
+
+fn why_no_backend(err: c_int) -> &'static str {
+    if err == EOPNOTSUPP.to_errno() {
+        "this kernel has no slab backend hook (CONFIG_SLAB_BACKEND, patches/0001)"
+    } else {
+        "another slab backend is registered"
+    }
+}
+
+fn show(b: &[u8]) -> &str {
+    core::str::from_utf8(b).unwrap_or("<non-utf8>")
+}
+
+/// Shell-style match of `name` against `pat` (`*` and `?`).
+fn glob(pat: &[u8], name: &[u8]) -> bool {
+    let (mut p, mut n) = (0, 0);
+    // Where the last `*` was, and the name position it matched up to.
+    let mut star = None;
+    while n < name.len() {
+        if p < pat.len() && (pat[p] == b'?' || pat[p] == name[n]) {
+            p += 1;
+            n += 1;
+        } else if p < pat.len() && pat[p] == b'*' {
+            star = Some((p, n));
+            p += 1;
+        } else if let Some((sp, sn)) = star {
+            p = sp + 1;
+            n = sn + 1;
+            star = Some((sp, sn + 1));
+        } else {
+            return false;
+        }
+    }
+    pat[p..].iter().all(|&c| c == b'*')
+}
+
+/// Applies a list of requests (comma, space or newline separated): `NAME`
+/// or a glob starts serving, `-NAME` or `-GLOB` stops. The first error is
+/// returned; every request is tried.
+fn apply(list: &[u8]) -> Result {
+    let mut res = Ok(());
+    for req in list
+        .split(|&b| b == b',' || b.is_ascii_whitespace())
+        .filter(|r| !r.is_empty())
+    {
+        let r = match req.strip_prefix(b"-") {
+            Some(pat) => stop(pat),
+            None => start(req),
+        };
+        if res.is_ok() {
+            res = r;
+        }
+    }
+    res
+}
+
+/// A kernel cache `start` found, as the kernel described it.
+struct Candidate {
+    s: *mut c_void,
+    name: [u8; NAME_MAX],
+    len: usize,
+    object_size: c_uint,
+    align: c_uint,
+    ctor: Option<unsafe extern "C" fn(*mut c_void)>,
+    /// A kernel string constant, or null.
+    refused: *const c_char,
+}
+
+/// What `rslub_rust_serve_candidate` fills.
+struct Listing<'a> {
+    pat: &'a [u8],
+    found: KVec<Candidate>,
+    /// Names too long for rslub, or no memory for the list.
+    failed: bool,
+}
+
+/// Called by the kernel for each of its caches (under its slab_mutex):
+/// collects those `arg`'s pattern names.
+///
+/// # Safety
+/// `arg` is the `Listing` of a running `start`; `name` a NUL-terminated
+/// string; `refused` null or one.
+#[no_mangle]
+pub unsafe extern "C" fn rslub_rust_serve_candidate(
+    arg: *mut c_void,
+    s: *mut c_void,
+    name: *const c_char,
+    object_size: c_uint,
+    align: c_uint,
+    _flags: c_uint,
+    ctor: Option<unsafe extern "C" fn(*mut c_void)>,
+    _useroffset: c_uint,
+    _usersize: c_uint,
+    refused: *const c_char,
+) -> c_int {
+    // SAFETY: per the caller.
+    let l = unsafe { &mut *arg.cast::<Listing<'_>>() };
+    // SAFETY: per the caller, a NUL-terminated string.
+    let full = unsafe { CStr::from_char_ptr(name) }.to_bytes();
+    if !glob(l.pat, full) {
+        return 0;
+    }
+    let mut c = Candidate {
+        s,
+        name: [0; NAME_MAX],
+        len: full.len().min(NAME_MAX),
+        object_size,
+        align,
+        ctor,
+        refused,
+    };
+    c.name[..c.len].copy_from_slice(&full[..c.len]);
+    if full.len() > NAME_MAX {
+        c.refused = c"its name is longer than RSLUB_NAME_MAX".as_char_ptr();
+    }
+    // Under the kernel's slab_mutex: an atomic allocation, no reclaim.
+    if l.found.push(c, GFP_ATOMIC).is_err() {
+        l.failed = true;
+        return 1;
+    }
+    0
+}
+
+/// Starts serving the caches `pat` names.
+fn start(pat: &[u8]) -> Result {
+    if !BACKEND.load(Ordering::Relaxed) {
+        pr_err!(
+            "serve {}: {}\n",
+            show(pat),
+            why_no_backend(EOPNOTSUPP.to_errno())
+        );
+        return Err(EOPNOTSUPP);
+    }
+    let mut l = Listing {
+        pat,
+        found: KVec::new(),
+        failed: false,
+    };
+    // SAFETY: `l` outlives the call, which hands it back to
+    // `rslub_rust_serve_candidate` only.
+    unsafe { shim::rslub_shim_backend_list(ptr::from_mut(&mut l).cast()) };
+    if l.failed {
+        pr_err!("serve {}: out of memory listing the caches\n", show(pat));
+        return Err(ENOMEM);
+    }
+    if l.found.is_empty() {
+        pr_err!("serve {}: no kernel cache has this name\n", show(pat));
+        return Err(ENOENT);
+    }
+    let mut res = Ok(());
+    let mut list = SERVED.lock();
+    for c in l.found.iter() {
+        let name = &c.name[..c.len];
+        if !c.refused.is_null() {
+            // SAFETY: a NUL-terminated kernel string constant.
+            let why = unsafe { CStr::from_char_ptr(c.refused) };
+            pr_info!(
+                "serve {}: refused: {}\n",
+                show(name),
+                why.to_str().unwrap_or("?")
+            );
+            // A glob skips what cannot be served; a name asked for fails.
+            if pat == name {
+                res = Err(EINVAL);
+            }
+            continue;
+        }
+        if let Err(e) = serve_one(&mut list, c) {
+            res = Err(e);
+        }
+    }
+    res
+}
+
+/// Serves `c`: again if it drains, else with a new rslub cache.
+fn serve_one(list: &mut ServedList, c: &Candidate) -> Result {
+    let name = &c.name[..c.len];
+    if let Some(e) = list.0.iter_mut().find(|e| e.s == c.s) {
+        if e.serving {
+            return Ok(());
+        }
+        // SAFETY: `e.s` is a live kernel cache (destroying it tells us
+        // first) and `e.cache` its rslub cache.
+        let err = unsafe { shim::rslub_shim_backend_serve(e.s, e.cache.cast()) };
+        if err != 0 {
+            pr_err!("serve {}: the kernel refused ({})\n", show(name), err);
+            return Err(Error::from_errno(err));
+        }
+        e.serving = true;
+        e.serves += 1;
+        pr_info!("serve {}: serving again\n", show(name));
+        return Ok(());
+    }
+    let mut cname = [0u8; NAME_MAX + 1];
+    cname[..name.len()].copy_from_slice(name);
+    // rslub's own memory for the cache (the list's slot, the cache, its
+    // sysfs directory) comes from SLUB, not from a served cache: it lives
+    // as long as the cache, which could then never drain.
+    // SAFETY: under `SERVED`, so one task at a time.
+    unsafe { shim::rslub_shim_internal(true) };
+    let cache = list.0.reserve(1, GFP_KERNEL).map(|()| {
+        // SAFETY: `cname` is NUL-terminated; the kernel cache's
+        // constructor accepts any of its objects, which rslub's are.
+        unsafe { rslub_cache_create(cname.as_ptr().cast(), c.object_size, c.align, 0, c.ctor) }
+    });
+    // SAFETY: as above.
+    unsafe { shim::rslub_shim_internal(false) };
+    let cache = cache?;
+    // An ERR_PTR (the last page of the address space): create said why.
+    if cache.is_null() || cache as usize >= (-4095isize) as usize {
+        return Err(Error::from_errno(cache as isize as c_int));
+    }
+    // SAFETY: just created, so no slab yet; `c.s` is a live kernel cache,
+    // and stays so while it has objects of ours (it is destroyed only
+    // once they are freed, and tells us first).
+    unsafe { (*cache).set_page_owner(c.s) };
+    // SAFETY: `c.s` is a kernel cache the kernel listed just now (it
+    // checks again that it is live) and `cache` is ours.
+    let err = unsafe { shim::rslub_shim_backend_serve(c.s, cache.cast()) };
+    if err != 0 {
+        pr_err!("serve {}: the kernel refused ({})\n", show(name), err);
+        // SAFETY: unused and unpublished.
+        unsafe { rslub_cache_destroy(cache) };
+        return Err(Error::from_errno(err));
+    }
+    if list.0.is_empty() {
+        // SAFETY: matched by the put when the list empties.
+        unsafe { shim::rslub_shim_module_get() };
+    }
+    // Reserved above.
+    let _ = list.0.push(
+        Served {
+            s: c.s,
+            cache,
+            serving: true,
+            serves: 1,
+        },
+        GFP_KERNEL,
+    );
+    // SAFETY: `cache` is live.
+    let c = unsafe { &*cache };
+    pr_info!(
+        "serve {}: serving ({} B objects, {} a slab of order {})\n",
+        show(name),
+        c.layout.object_size,
+        c.layout.objects,
+        c.layout.order
+    );
+    Ok(())
+}
+
+/// Stops new allocations from the caches `pat` names; they drain.
+fn stop(pat: &[u8]) -> Result {
+    let mut list = SERVED.lock();
+    let mut n = 0;
+    for e in list.0.iter_mut() {
+        // SAFETY: `e.cache` is live while listed.
+        if e.serving && glob(pat, unsafe { (*e.cache).name() }) {
+            // SAFETY: `e.s` is live while listed.
+            unsafe { shim::rslub_shim_backend_unserve(e.s) };
+            e.serving = false;
+            n += 1;
+        }
+    }
+    if n == 0 {
+        pr_err!("serve -{}: no served cache has this name\n", show(pat));
+        return Err(ENOENT);
+    }
+    reap_locked(&mut list);
+    Ok(())
+}
+
+/// Destroys the draining caches whose objects are all back; schedules
+/// another look while some drain.
+fn reap_locked(list: &mut ServedList) {
+    let mut i = 0;
+    while i < list.0.len() {
+        let e = &list.0[i];
+        // SAFETY: `e.cache` is live while listed.
+        let cache = unsafe { &*e.cache };
+        if e.serving || e.s.is_null() {
+            i += 1;
+            continue;
+        }
+        cache.flush_all();
+        if cache.usage().live_objects != 0 {
+            i += 1;
+            continue;
+        }
+        let Ok(e) = list.0.remove(i) else { break };
+        // No allocation is in flight (unserved); this waits for the frees
+        // in flight, the last of which may still be in rslub.
+        // SAFETY: `e.s` is live while listed.
+        unsafe { shim::rslub_shim_backend_unserve(e.s) };
+        // SAFETY: out of the list, no call on it runs or follows.
+        let err = unsafe { rslub_cache_destroy(e.cache) };
+        if err == 0 {
+            for _ in 0..e.serves {
+                // SAFETY: one per `slab_backend_serve` of this cache.
+                unsafe { shim::rslub_shim_backend_drained() };
+            }
+        } else {
+            // An object came back to life? rslub_cache_destroy said what
+            // it leaked; the kernel keeps its hooks on.
+            pr_err!("serve: a drained cache was not empty; leaked\n");
+        }
+        if list.0.is_empty() {
+            // SAFETY: the reference taken for the first served cache.
+            unsafe { shim::rslub_shim_module_put() };
+        }
+    }
+    if list.0.iter().any(|e| !e.serving && !e.s.is_null()) {
+        // SAFETY: the work only calls `rslub_rust_serve_reap`.
+        unsafe { shim::rslub_shim_reap_schedule(REAP_MS) };
+    }
+}
+
+/// The reaper's work item.
+#[no_mangle]
+pub extern "C" fn rslub_rust_serve_reap() {
+    reap_locked(&mut SERVED.lock());
+}
+
+/// The kernel is destroying its cache `s` (all its objects are freed): if
+/// rslub serves it, the rslub cache goes now.
+///
+/// # Safety
+/// `s` is a live kernel cache (until this returns).
+#[no_mangle]
+pub unsafe extern "C" fn rslub_rust_served_destroy(s: *mut c_void) {
+    let mut list = SERVED.lock();
+    let Some(e) = list.0.iter_mut().find(|e| e.s == s) else {
+        return;
+    };
+    if e.serving {
+        // SAFETY: `s` is live until this returns.
+        unsafe { shim::rslub_shim_backend_unserve(s) };
+        e.serving = false;
+    }
+    reap_locked(&mut list);
+    if let Some(e) = list.0.iter_mut().find(|e| e.s == s) {
+        // Objects of a destroyed cache are still allocated (its user's
+        // bug, which SLUB reports for its own): they and the rslub cache
+        // are leaked, and rslub stays loaded.
+        // SAFETY: `e.cache` is live while listed.
+        let name = unsafe { (*e.cache).name_str() };
+        pr_err!(
+            "serve {}: the kernel cache is destroyed with rslub objects still allocated; they are leaked\n",
+            name
+        );
+        e.s = ptr::null_mut();
+    }
+}
+
+/// The kernel's allocation of a served cache.
+///
+/// # Safety
+/// `cache` is the rslub cache handed to `slab_backend_serve` (the kernel's
+/// SRCU keeps it live across the call).
+#[no_mangle]
+pub unsafe extern "C" fn rslub_rust_served_alloc(
+    cache: *mut c_void,
+    gfp: c_uint,
+    node: c_int,
+) -> *mut c_void {
+    // SAFETY: per the caller.
+    unsafe { (*cache.cast::<Cache>()).alloc(gfp, node) }.cast()
+}
+
+/// The kernel's free of an object of a served slab at `base`.
+///
+/// # Safety
+/// `base` is the start of a slab rslub marked for the kernel (the kernel
+/// found it from the page of `obj`), whose cache is live (its objects are
+/// not all back).
+#[no_mangle]
+pub unsafe extern "C" fn rslub_rust_served_free(base: *mut c_void, obj: *mut c_void) {
+    // SAFETY: per the caller.
+    match unsafe { Cache::of_slab(base.cast()) } {
+        // SAFETY: the kernel hands the object back once.
+        Some(c) => unsafe { c.free(obj.cast()) },
+        None => pr_err_ratelimited(obj),
+    }
+}
+
+#[cold]
+fn pr_err_ratelimited(obj: *mut c_void) {
+    // An isolated slab (a corruption was reported): its objects are dropped.
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if !SAID.swap(true, Ordering::Relaxed) {
+        pr_err!(
+            "free of {:p}: its slab is isolated or not live; dropped (said once)\n",
+            obj
+        );
+    }
+}
+
+/// Where the object `ptr` points into starts (the kernel's usercopy check
+/// and kmem_dump_obj()); null if nowhere.
+///
+/// # Safety
+/// As for `rslub_rust_served_free`, with `ptr` anywhere in the slab.
+#[no_mangle]
+pub unsafe extern "C" fn rslub_rust_served_object_start(
+    base: *mut c_void,
+    ptr: *const c_void,
+) -> *mut c_void {
+    // SAFETY: per the caller.
+    unsafe { Cache::of_slab(base.cast()) }
+        .and_then(|c| c.object_start(base.cast(), ptr.cast()))
+        .map_or(ptr::null_mut(), |p| p.cast())
+}
+
+/// `rslub_serve` of include/rslub.h.
+///
+/// # Safety
+/// `request` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn rslub_serve(request: *const c_char) -> c_int {
+    if request.is_null() {
+        pr_err!("rslub_serve: request is NULL\n");
+        return EINVAL.to_errno();
+    }
+    // SAFETY: per the caller.
+    let req = unsafe { CStr::from_char_ptr(request) }.to_bytes();
+    match apply(req) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `rslub_served_objects` of include/rslub.h.
+///
+/// # Safety
+/// `name` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn rslub_served_objects(name: *const c_char) -> c_long {
+    if name.is_null() {
+        return c_long::from(ENOENT.to_errno());
+    }
+    // SAFETY: per the caller.
+    let name = unsafe { CStr::from_char_ptr(name) }.to_bytes();
+    let list = SERVED.lock();
+    for e in list.0.iter() {
+        // SAFETY: `e.cache` is live while listed.
+        let c = unsafe { &*e.cache };
+        if c.name() == name {
+            c.flush_all();
+            return c.usage().live_objects as c_long;
+        }
+    }
+    c_long::from(ENOENT.to_errno())
+}
+
+/// Page-sized sysfs buffer writer.
+struct Page<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+}
+
+impl Write for Page<'_> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        let b = s.as_bytes();
+        let end = self.len + b.len();
+        if end > self.buf.len() {
+            return Err(core::fmt::Error);
+        }
+        self.buf[self.len..end].copy_from_slice(b);
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// `/sys/kernel/rslub/serve`: the served caches, one a line.
+///
+/// # Safety
+/// `buf` is a sysfs page.
+#[no_mangle]
+pub unsafe extern "C" fn rslub_rust_serve_show(buf: *mut c_char) -> c_long {
+    // SAFETY: sysfs passes a PAGE_SIZE buffer.
+    let buf =
+        unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), crate::consts().page_size) };
+    let mut p = Page { buf, len: 0 };
+    let list = SERVED.lock();
+    for e in list.0.iter() {
+        // SAFETY: `e.cache` is live while listed.
+        let name = unsafe { (*e.cache).name_str() };
+        let state = match (e.serving, e.s.is_null()) {
+            (true, _) => "",
+            (false, false) => " (draining)",
+            (false, true) => " (leaked)",
+        };
+        if writeln!(p, "{name}{state}").is_err() {
+            break;
+        }
+    }
+    p.len as c_long
+}
+
+/// Writes to `/sys/kernel/rslub/serve`: `NAME`/glob starts, `-NAME` stops.
+///
+/// # Safety
+/// `buf` holds `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn rslub_rust_serve_store(buf: *const c_char, len: c_ulong) -> c_long {
+    // SAFETY: per the caller.
+    let req = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), len as usize) };
+    match apply(req) {
+        Ok(()) => len as c_long,
+        Err(e) => c_long::from(e.to_errno()),
+    }
+}
