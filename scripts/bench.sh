@@ -14,7 +14,9 @@
 # Environment (make bench VAR=...):
 #   QUICK=1        a small run (< 5 min warm): 4 sizes, 3 rounds, fewer ops
 #   SUITE=name     an rslub-vs-rslub experiment: max-empty, cpu-partial,
-#                  fill, cmpxchg, hardening, free-batch (docs/benchmarks.md)
+#                  fill, cmpxchg, hardening, free-batch (docs/benchmarks.md);
+#                  SUITE=real: real programs on the in-tree SLUB and on
+#                  rslub serving the kernel's caches (scripts/bench-real.sh)
 #   MODES          "icount wall" (default); KVM=1 runs one "cycles" boot on KVM
 #   RSLUB_PARAMS   module parameters for rslub.ko, e.g. "harden=0 max_empty=0"
 #   SIZES BATCHES OPS ROUNDS CHURN_ROUNDS BENCH_CPUS WORKLOADS_ICOUNT
@@ -45,6 +47,9 @@ if [ "${QUICK:-0}" = 1 ]; then
 fi
 case ${SUITE:-} in
 "") ;;
+real)
+	# The real-workload A/B: a script of its own (its own boots and guest).
+	exec scripts/bench-real.sh ;;
 max-empty)
 	ALLOCS=rslub:max_empty=0,rslub:max_empty=1,rslub:max_empty=8
 	WORKLOADS_ICOUNT=remote WORKLOADS_WALL=remote ;;
@@ -67,7 +72,7 @@ free-batch)
 	ALLOCS=slub,rslub:free_batch=0,rslub:free_batch=8,rslub:free_batch=32
 	WORKLOADS_ICOUNT="pair repeat fifo shuffle remote" WORKLOADS_WALL="remote parallel" ;;
 *)
-	echo "bench: unknown SUITE '$SUITE' (max-empty, cpu-partial, fill, cmpxchg, hardening, free-batch)" >&2
+	echo "bench: unknown SUITE '$SUITE' (max-empty, cpu-partial, fill, cmpxchg, hardening, free-batch, real)" >&2
 	exit 2 ;;
 esac
 [ "${KVM:-0}" = 1 ] && MODES=cycles

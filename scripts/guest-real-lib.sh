@@ -68,7 +68,7 @@ serve_start() {
 # serve_stop: stops serving every cache (they drain).
 serve_stop() { echo '-*' >"$SERVE_FILE"; }
 
-# rslub_caches_of LIST: the /sys/kernel/rslub directories of the named
+# rslub_dirs NAME...: the /sys/kernel/rslub directories of the named
 # caches that still exist.
 rslub_dirs() {
 	for c in "$@"; do
@@ -76,13 +76,14 @@ rslub_dirs() {
 	done
 }
 
-# wait_gone SECONDS NAME...: waits until nothing is served or draining and
-# none of the named rslub caches exist (the reaper looks every second),
-# dropping the kernel's reclaimable caches (dentries, inodes) meanwhile so
-# that what they hold of served objects comes back. 0 when gone in time.
+# wait_gone SECONDS DROP NAME...: waits until nothing is served or draining
+# and none of the named rslub caches exist (the reaper looks every second);
+# with DROP=1 it drops the kernel's reclaimable caches (dentries, inodes)
+# every 5 s meanwhile, so that what they hold of served objects comes back.
+# 0 when gone in time; WAITED holds the seconds waited.
 wait_gone() {
-	tmo=$1
-	shift
+	tmo=$1 drop=$2
+	shift 2
 	t=0
 	while :; do
 		if [ -z "$(cat "$SERVE_FILE" 2>/dev/null)" ] && [ -z "$(rslub_dirs "$@")" ]; then
@@ -90,7 +91,7 @@ wait_gone() {
 			return 0
 		fi
 		[ "$t" -ge "$tmo" ] && break
-		[ $((t % 5)) = 0 ] && echo 3 >/proc/sys/vm/drop_caches
+		[ "$drop" = 1 ] && [ $((t % 5)) = 0 ] && echo 3 >/proc/sys/vm/drop_caches
 		sleep 1
 		t=$((t + 1))
 	done

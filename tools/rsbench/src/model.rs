@@ -109,6 +109,9 @@ pub fn metric_desc(metric: &str) -> &'static str {
         "ns_per_op" => "ns per operation",
         "ops_per_s" => "operations per second (M = millions)",
         "pages" => "slab pages",
+        "minstr" => "millions of instructions per run (guest clock)",
+        "ms" => "ms per run",
+        "slab_kb" => "kB of slab at the end of the run (/proc/meminfo Slab)",
         _ => "value",
     }
 }
@@ -118,6 +121,7 @@ pub fn mode_desc(mode: &str) -> &'static str {
     match mode {
         "icount" => "icount: instructions, deterministic",
         "wall" => "wall: TCG emulation time, noisy",
+        "counters" => "counters: rslub's event counters, a counters build",
         _ => "unknown mode",
     }
 }

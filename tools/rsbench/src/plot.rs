@@ -149,7 +149,10 @@ fn suffix(tag: &str, n: usize, v: impl std::fmt::Display) -> String {
 
 fn charts(b: &Bench) -> Vec<Chart> {
     let mut out = Vec::new();
-    let is_cost = |m: &&Measure| m.metric != "pages" && m.metric != "ops_per_s";
+    // Real workloads (bars) and counters (tables only) are not drawn here.
+    let is_cost = |m: &&Measure| {
+        m.metric != "pages" && m.metric != "ops_per_s" && m.mode != "counters" && m.size != 0
+    };
     for g in group_by(b.results.iter().filter(is_cost), |m| {
         (
             m.mode.clone(),
@@ -357,6 +360,151 @@ fn draw(c: &Chart, path: &Path, labels: &[&str]) -> Result<(), Box<dyn Error>> {
     Ok(())
 }
 
+/// A bar chart of the real workloads (make bench SUITE=real): per program,
+/// each allocator's median relative to the in-tree SLUB's, with the range
+/// of its rounds.
+struct Bars {
+    file: String,
+    title: String,
+    caption: String,
+    ops: Vec<String>,
+    /// Per allocator, per program: its bar.
+    series: Vec<(String, Vec<Bar>)>,
+}
+
+/// (median, min, max) / slub's median; None where either is missing.
+type Bar = Option<(f64, f64, f64)>;
+
+fn bars(b: &Bench) -> Vec<Bars> {
+    let real = b
+        .results
+        .iter()
+        .filter(|m| m.workload == "real" && m.mode != "counters");
+    let mut out = Vec::new();
+    for g in group_by(real, |m| (m.mode.clone(), m.metric.clone())) {
+        let ops = distinct(&g, |m| m.op.clone());
+        let base = |op: &str| {
+            g.iter()
+                .find(|m| m.op == op && m.allocator == "slub")
+                .map(|m| m.median)
+                .filter(|v| *v != 0.0)
+        };
+        let mut series = Vec::new();
+        for name in distinct(&g, Measure::series) {
+            let vals = ops
+                .iter()
+                .map(|op| {
+                    let m = g.iter().find(|m| &m.op == op && m.series() == name)?;
+                    let b = base(op)?;
+                    Some((m.median / b, m.min / b, m.max / b))
+                })
+                .collect();
+            series.push((name, vals));
+        }
+        // Baseline first.
+        series.sort_by_key(|(n, _)| n != "slub");
+        if series.len() < 2 || !series.iter().any(|(n, _)| n == "slub") {
+            continue;
+        }
+        let (mode, metric) = (&g[0].mode, &g[0].metric);
+        out.push(Bars {
+            file: format!("real-{mode}-{metric}.png"),
+            title: format!("real workloads: {metric}, {mode} (relative to slub)"),
+            caption: format!(
+                "Each program's {} relative to the in-tree SLUB's (1.0); bars are \
+                 medians, whiskers the range of the rounds (the axis does not start \
+                 at 0); {}.",
+                metric_desc(metric),
+                mode_desc(mode)
+            ),
+            ops,
+            series,
+        });
+    }
+    out
+}
+
+fn draw_bars(c: &Bars, path: &Path) -> Result<(), Box<dyn Error>> {
+    let root = BitMapBackend::new(path, (960, 600)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let n = c.ops.len();
+    let ymax = c
+        .series
+        .iter()
+        .flat_map(|(_, v)| v.iter().flatten().map(|p| p.2))
+        .fold(1.0, f64::max)
+        * 1.25;
+    // Zoomed on 1.0 (differences of a few % must show): from a little
+    // under the lowest round, at most 0.9.
+    let lo = c
+        .series
+        .iter()
+        .flat_map(|(_, v)| v.iter().flatten().map(|p| p.1))
+        .fold(1.0, f64::min);
+    let ymin = (((lo - 0.05).min(0.9) / 0.05).floor() * 0.05).max(0.0);
+    let ops = c.ops.clone();
+    let mut chart = ChartBuilder::on(&root)
+        .caption(&c.title, ("sans-serif", 24))
+        .margin(15)
+        .x_label_area_size(50)
+        .y_label_area_size(80)
+        .build_cartesian_2d(-0.5..n as f64 - 0.5, ymin..ymax)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .light_line_style(TRANSPARENT)
+        .x_labels(n)
+        .x_label_formatter(&|x| {
+            let i = x.round();
+            if (x - i).abs() < 1e-9 && i >= 0.0 && (i as usize) < ops.len() {
+                ops[i as usize].clone()
+            } else {
+                String::new()
+            }
+        })
+        .y_desc("relative to slub (1.0)")
+        .y_label_formatter(&|y| format!("{y:.2}"))
+        .label_style(("sans-serif", 14))
+        .axis_desc_style(("sans-serif", 17))
+        .draw()?;
+    chart.draw_series(LineSeries::new(
+        vec![(-0.5, 1.0), (n as f64 - 0.5, 1.0)],
+        BLACK.mix(0.5),
+    ))?;
+    let k = c.series.len() as f64;
+    let w = 0.8 / k;
+    for (j, (name, vals)) in c.series.iter().enumerate() {
+        let color = COLORS[j % COLORS.len()];
+        let x0 = |i: usize| i as f64 - 0.4 + j as f64 * w;
+        chart
+            .draw_series(vals.iter().enumerate().filter_map(|(i, v)| {
+                v.map(|(med, _, _)| {
+                    Rectangle::new(
+                        [(x0(i) + 0.01, ymin), (x0(i) + w - 0.01, med)],
+                        color.filled(),
+                    )
+                })
+            }))?
+            .label(name.as_str())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 18, y + 6)], color.filled()));
+        chart.draw_series(vals.iter().enumerate().filter_map(|(i, v)| {
+            v.map(|(_, lo, hi)| {
+                let xm = x0(i) + w / 2.0;
+                PathElement::new(vec![(xm, lo), (xm, hi)], BLACK.stroke_width(2))
+            })
+        }))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 15))
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
 /// Draws every chart into `dir` and writes dir/report.md around them and
 /// the terminal table. Returns the files written.
 pub fn plot(b: &Bench, dir: &Path, table: &str) -> Result<Vec<PathBuf>, String> {
@@ -368,7 +516,8 @@ pub fn plot(b: &Bench, dir: &Path, table: &str) -> Result<Vec<PathBuf>, String> 
     }
     md.push_str(&format!("\n## Table\n\n```text\n{table}```\n\n## Plots\n"));
     let charts = charts(b);
-    if charts.is_empty() {
+    let bars = bars(b);
+    if charts.is_empty() && bars.is_empty() {
         md.push_str("\nNo result spans several sizes or CPU counts: nothing to plot.\n");
     }
     let mut labels: Vec<&str> = Vec::new();
@@ -380,6 +529,12 @@ pub fn plot(b: &Bench, dir: &Path, table: &str) -> Result<Vec<PathBuf>, String> 
     for c in &charts {
         let path = dir.join(&c.file);
         draw(c, &path, &labels).map_err(|e| format!("{}: {e}", path.display()))?;
+        md.push_str(&format!("\n![{}]({})\n\n{}\n", c.title, c.file, c.caption));
+        written.push(path);
+    }
+    for c in &bars {
+        let path = dir.join(&c.file);
+        draw_bars(c, &path).map_err(|e| format!("{}: {e}", path.display()))?;
         md.push_str(&format!("\n![{}]({})\n\n{}\n", c.title, c.file, c.caption));
         written.push(path);
     }

@@ -123,7 +123,7 @@ pub fn table(b: &Bench, title: &str) -> String {
     }
     out.push_str(LEGEND);
     out.push('\n');
-    for sec in sections(b.results.iter()) {
+    for sec in sections(b.results.iter().filter(|m| m.mode != "counters")) {
         let mut series: Vec<String> = Vec::new();
         let mut rows: Vec<RowKey> = Vec::new();
         let mut at: HashMap<(RowKey, String), &Measure> = HashMap::new();
@@ -213,6 +213,141 @@ pub fn table(b: &Bench, title: &str) -> String {
         out.push_str(&section_title(sec[0]));
         out.push('\n');
         out.push_str(&render(&grid, &[0]));
+    }
+    out.push_str(&counters(b));
+    out
+}
+
+/// A counter's median for (op, size), 0 when absent.
+type Counts<'a> = HashMap<(&'a str, u64, &'a str), f64>;
+
+fn count(c: &Counts, op: &str, size: u64, metric: &str) -> f64 {
+    c.get(&(op, size, metric)).copied().unwrap_or(0.0)
+}
+
+fn pct_of(part: f64, total: f64) -> String {
+    if total == 0.0 {
+        "-".into()
+    } else {
+        format!("{:.1}", part * 100.0 / total)
+    }
+}
+
+fn per_k(part: f64, ops: f64) -> String {
+    if ops == 0.0 {
+        "-".into()
+    } else {
+        format!("{:.2}", part * 1000.0 / ops)
+    }
+}
+
+/// The counters mode (make bench SUITE=real): rslub's event counters over
+/// one run of each program, one row per program. size 0 is the sum over
+/// the served caches, any other size the kmalloc cache of that size. Two
+/// tables per size: where allocations and frees went, and slabinfo -r's
+/// "Cmpxchg_double Looping" (locked and unlocked redos).
+fn counters(b: &Bench) -> String {
+    let ms: Vec<&Measure> = b.results.iter().filter(|m| m.mode == "counters").collect();
+    if ms.is_empty() {
+        return String::new();
+    }
+    let mut c: Counts = HashMap::new();
+    let (mut ops, mut sizes): (Vec<&str>, Vec<u64>) = (Vec::new(), Vec::new());
+    let mut served: HashMap<&str, f64> = HashMap::new();
+    for m in &ms {
+        if m.metric == "served" {
+            served.insert(&m.op, m.median);
+            continue;
+        }
+        if !ops.contains(&m.op.as_str()) {
+            ops.push(&m.op);
+        }
+        if !sizes.contains(&m.size) {
+            sizes.push(m.size);
+        }
+        c.insert((&m.op, m.size, &m.metric), m.median);
+    }
+    let mut out = String::new();
+    for &size in &sizes {
+        let what = if size == 0 {
+            "all served caches".to_string()
+        } else {
+            format!("kmalloc-{size}")
+        };
+        let g = |op: &str, k: &str| count(&c, op, size, k);
+        let mut paths = vec![[
+            "op",
+            "caches",
+            "allocs",
+            "fast%",
+            "frees",
+            "fast%",
+            "new_slab",
+            "slab_freed",
+            "refill",
+            "cpu_partial",
+            "node_partial",
+            "empty_hit",
+            "to_partial",
+        ]
+        .map(String::from)
+        .to_vec()];
+        let mut redos = vec![[
+            "op",
+            "allocs+frees",
+            "locked_redos",
+            "unlocked_redos",
+            "locked/1k",
+            "unlocked/1k",
+        ]
+        .map(String::from)
+        .to_vec()];
+        for &op in &ops {
+            let alloc = g(op, "alloc_fastpath") + g(op, "alloc_slowpath");
+            let free = g(op, "free_fastpath") + g(op, "free_slowpath");
+            let n = |x: f64| format!("{x:.0}");
+            paths.push(vec![
+                op.to_string(),
+                if size == 0 {
+                    served.get(op).map_or("-".into(), |v| n(*v))
+                } else {
+                    "1".into()
+                },
+                n(alloc),
+                pct_of(g(op, "alloc_fastpath"), alloc),
+                n(free),
+                pct_of(g(op, "free_fastpath"), free),
+                n(g(op, "alloc_slab")),
+                n(g(op, "free_slab")),
+                n(g(op, "alloc_refill")),
+                n(g(op, "cpu_partial_alloc")),
+                n(g(op, "alloc_from_partial")),
+                n(g(op, "empty_cache_hit")),
+                n(g(op, "free_add_partial")),
+            ]);
+            let (l, u) = (
+                g(op, "cmpxchg_double_fail"),
+                g(op, "cmpxchg_double_cpu_fail"),
+            );
+            redos.push(vec![
+                op.to_string(),
+                n(alloc + free),
+                n(l),
+                n(u),
+                per_k(l, alloc + free),
+                per_k(u, alloc + free),
+            ]);
+        }
+        out.push_str(&format!(
+            "\n== counters / {what}: where rslub's allocations and frees went ({})\n",
+            mode_desc("counters")
+        ));
+        out.push_str(&render(&paths, &[0]));
+        out.push_str(&format!(
+            "\n== counters / {what}: Cmpxchg_double Looping (locked: slab freelist; \
+             unlocked: per-CPU)\n"
+        ));
+        out.push_str(&render(&redos, &[0]));
     }
     out
 }

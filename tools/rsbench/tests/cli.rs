@@ -333,3 +333,30 @@ fn plot_without_its_font_names_the_package() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("fonts-dejavu-core"));
     fails(&["plot", &fixture("run-a.log")], "not a results directory");
 }
+
+#[test]
+fn real_workloads_table_counters_and_bars() {
+    let dir = parse_into("real", &["real.log"], &[]);
+    let out = ok(&["table", dir.to_str().unwrap()]);
+    // The A/B: one row per program, rslub against slub.
+    let r = row(&out, "real / minstr", "hb-proc-pipe", "0");
+    assert_eq!(r[4..8], ["1005", "905", "0.900", "-9.95%*"], "{r:?}");
+    let r = row(&out, "real / slab_kb", "iperf3-udp", "0");
+    assert_eq!(r[4..6], ["30001", "30101"], "{r:?}");
+    // The counters: no A/B sections of their own, a row per program.
+    assert!(!out.contains("== counters / counters /"), "{out}");
+    let r = row(&out, "all served caches: where", "hb-proc-pipe", "14");
+    assert_eq!(r[2..6], ["10000", "90.0", "10000", "80.0"], "{r:?}");
+    let r = row(&out, "all served caches: Cmpxchg", "iperf3-udp", "20000");
+    assert_eq!(r[2..6], ["30", "12", "1.50", "0.60"], "{r:?}");
+    let r = row(&out, "kmalloc-256: Cmpxchg", "hb-proc-pipe", "2000");
+    assert_eq!(r[2..4], ["3", "1"], "{r:?}");
+    // Bars per (mode, metric), nothing else drawn.
+    let files = ok(&["plot", dir.to_str().unwrap()]);
+    let pngs: Vec<&str> = files.lines().filter(|l| l.ends_with(".png")).collect();
+    assert_eq!(pngs.len(), 2, "{pngs:?}");
+    assert!(pngs[0].ends_with("real-icount-minstr.png"), "{pngs:?}");
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(report.contains("](real-icount-slab_kb.png)"));
+    assert!(report.contains("relative to the in-tree SLUB's"));
+}

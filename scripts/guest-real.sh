@@ -1,0 +1,168 @@
+#!/bin/sh
+# Runs inside the bench VM (scripts/bench-real.sh boots it, make bench
+# SUITE=real): loads rslub.ko, then runs each real workload
+# (scripts/guest-real-lib.sh) alternately on the in-tree SLUB (nothing
+# served) and with rslub serving $SERVE, ROUNDS rounds each side after one
+# unrecorded warm-up round, in the order A B, B A, A B ... so that a drift
+# over the boot does not favour one side. Prints one result line per run
+# and side (rsbench parse reads them) and a progress line per workload.
+#
+# MODE=icount|wall: metric minstr (guest clock around the run, millions;
+#   under -icount shift=0 one ns is one instruction) or ms, and slab_kb
+#   (/proc/meminfo Slab once the programs have exited).
+# MODE=counters: rslub side only (a counters build of rslub.ko): rslub's
+#   counters over each run, summed over the served caches (size=0) and for
+#   kmalloc-256 alone (size=256), as metric=<counter name>.
+#
+# Environment: MODE, ROUNDS (5), WORKLOADS, WARMUP (1), RSLUB_PARAMS, and
+# the workload sizes of scripts/guest-real-lib.sh.
+cd "$(dirname "$0")/.." || exit 2
+. scripts/guest-real-lib.sh
+MODE=${MODE:-icount}
+ROUNDS=${ROUNDS:-5}
+WORKLOADS=${WORKLOADS:-$REAL_WORKLOADS_ALL}
+WARMUP=${WARMUP:-1}
+CPUS=$(nproc)
+COUNTERS="alloc_fastpath alloc_slowpath free_fastpath free_slowpath alloc_slab free_slab
+alloc_refill alloc_from_partial cpu_partial_alloc cpu_partial_free free_add_partial
+free_remove_partial empty_cache_hit free_frozen cmpxchg_double_fail cmpxchg_double_cpu_fail"
+
+dmesg -n 1
+dmesg -C
+# kunit runs rslub.ko's suite at every load of the module: not here.
+[ -w /sys/module/kunit/parameters/filter_glob ] &&
+	printf rslub-no-suites >/sys/module/kunit/parameters/filter_glob
+# shellcheck disable=SC2086 # RSLUB_PARAMS: several parameters
+insmod rslub.ko ${RSLUB_PARAMS:-} || { echo "bench: FAILED: insmod rslub.ko ${RSLUB_PARAMS:-}"; exit 1; }
+echo "bench: guest: $(nproc) CPUs, $(uname -r), mode $MODE, rounds $ROUNDS, rslub.ko ${RSLUB_PARAMS:-(defaults)}"
+echo "bench: sizes: hackbench -g $HB_GROUPS -l $HB_LOOPS; iperf3 TCP $IPERF_TCP_BYTES in $IPERF_TCP_LEN writes, UDP $IPERF_UDP_BYTES in $IPERF_UDP_LEN datagrams (server CPU ${PIN_SERVER:-any}, client CPU ${PIN_CLIENT:-any}); stress-ng --sock $NG_WORKERS --sock-ops $NG_OPS"
+rc=0
+sides="slub rslub"
+if ! serve_available; then
+	echo "bench: no-serve: $(serve_missing_msg); the rslub side is not run"
+	sides=slub
+	[ "$MODE" = counters ] && { echo "bench: guest done (rc 1)"; exit 1; }
+fi
+[ "$MODE" = counters ] && sides=rslub
+if [ "$sides" != slub ]; then
+	# What serving covers here: served once, listed, stopped.
+	if serve_start; then
+		names=$(served)
+		echo "rslub_bench: serve $(echo "$names" | wc -l) caches: $(echo "$names" | tr '\n' ' ')"
+		serve_stop
+		# shellcheck disable=SC2086 # a list of names
+		wait_gone 10 0 $names || echo "bench: note: still draining 10 s after serving once: $(draining | tr '\n' ' ')"
+	else
+		echo "bench: FAILED: serving '$SERVE' failed: $(dmesg | grep -i 'serve' | tail -n 1)"
+		echo "bench: guest done (rc 1)"
+		exit 1
+	fi
+	dmesg | grep -i "serve .*refused" | sed 's/^\[[ 0-9.]*\] /bench: note: /' | head -n 20
+fi
+
+# result OP ALLOC METRIC ROUND VALUE [WORKLOAD]
+result() {
+	echo "rslub_bench: result mode=$MODE workload=${6:-real} op=$1 size=0 batch=1 cpus=$CPUS alloc=$2 variant=- metric=$3 round=$4 value=$5"
+}
+
+# snapshot FILE DIR...: "cache counter value" of every counter of each DIR.
+snapshot() {
+	f=$1
+	shift
+	: >"$f"
+	for d in "$@"; do
+		for c in $COUNTERS; do
+			[ -r "$d/$c" ] && echo "$d/$c"
+		done
+	done | xargs -r awk '{ n = split(FILENAME, p, "/"); print p[n - 1], p[n], $1 }' >"$f"
+}
+
+# one WORKLOAD SIDE ROUND: one run; ROUND -1 is the warm-up (not printed).
+# Sets RUN_VALUE (the run's metric, as printed) for the progress line.
+one() {
+	w=$1 side=$2 round=$3 nserved=0
+	if [ "$side" = rslub ]; then
+		if ! serve_start; then
+			echo "bench: FAILED: serving '$SERVE' failed: $(dmesg | grep -i 'rslub.*serve' | tail -n 1)"
+			rc=1
+			return 1
+		fi
+		names=$(served)
+		nserved=$(echo "$names" | wc -l)
+		# shellcheck disable=SC2086 # a list of names
+		dirs=$(rslub_dirs $names)
+		# shellcheck disable=SC2086 # a list of directories
+		[ "$MODE" = counters ] && snapshot "$REAL_OUT/before" $dirs
+	fi
+	t0=$(now_ns)
+	run_workload "$w"
+	st=$?
+	t1=$(now_ns)
+	kb=$(slab_kb)
+	if [ "$side" = rslub ]; then
+		# shellcheck disable=SC2086 # a list of directories
+		[ "$MODE" = counters ] && snapshot "$REAL_OUT/after" $dirs
+		serve_stop
+		# The reaper takes each drained cache away within a second or so;
+		# what is still draining after a few seconds is reported.
+		# shellcheck disable=SC2086 # a list of names
+		wait_gone 5 0 $names
+		left=$(draining | wc -l)
+		[ "$left" = 0 ] || echo "bench: note: $w: $left served caches still draining 5 s after the run: $(draining | tr '\n' ' ')"
+	fi
+	if [ $st != 0 ]; then
+		echo "bench: FAILED: $w on $side exited $st: $(tail -n 2 "$REAL_OUT/$w.out" | tr '\n' ' ')"
+		rc=1
+		return 1
+	fi
+	ns=$((t1 - t0))
+	case $MODE in
+	icount) RUN_VALUE=$(awk -v n=$ns 'BEGIN { printf "%.1f", n / 1e6 }') metric=minstr ;;
+	*) RUN_VALUE=$(awk -v n=$ns 'BEGIN { printf "%.1f", n / 1e6 }') metric=ms ;;
+	esac
+	[ "$round" -ge 0 ] || return 0
+	if [ "$MODE" = counters ]; then
+		awk -v w="$w" -v r="$round" -v mode="$MODE" -v cpus="$CPUS" '
+			FNR == NR { before[$1 " " $2] = $3; next }
+			{ d = $3 - before[$1 " " $2]; all[$2] += d; if ($1 == "kmalloc-256") k256[$2] += d }
+			END {
+				for (c in all) printf "rslub_bench: result mode=%s workload=counters op=%s size=0 batch=1 cpus=%s alloc=rslub variant=- metric=%s round=%d value=%d\n", mode, w, cpus, c, r, all[c]
+				for (c in k256) printf "rslub_bench: result mode=%s workload=counters op=%s size=256 batch=1 cpus=%s alloc=rslub variant=- metric=%s round=%d value=%d\n", mode, w, cpus, c, r, k256[c]
+			}' "$REAL_OUT/before" "$REAL_OUT/after" | sort
+		result "$w" rslub served "$round" "$nserved" counters
+	else
+		result "$w" "$side" "$metric" "$round" "$RUN_VALUE"
+		result "$w" "$side" slab_kb "$round" "$kb"
+	fi
+	echo "rslub_bench: line mode=$MODE op=$w alloc=$side round=$round: $(workload_line "$w")"
+	return 0
+}
+
+r=$((0 - WARMUP))
+last=$ROUNDS
+[ "$MODE" = counters ] && last=${COUNTER_ROUNDS:-1}
+while [ $r -lt "$last" ]; do
+	for w in $WORKLOADS; do
+		# A B in even rounds, B A in odd ones.
+		order=$sides
+		[ $((r % 2)) = 0 ] || order=$(echo "$sides" | awk '{ for (i = NF; i > 0; i--) printf "%s%s", $i, (i > 1 ? " " : "") }')
+		line=""
+		for side in $order; do
+			one "$w" "$side" "$r" || break 3
+			line="$line $side $RUN_VALUE"
+		done
+		if [ $r -lt 0 ]; then
+			echo "bench: $MODE: warm-up: $w:$line ($(date +%T))"
+		else
+			echo "bench: $MODE: round $((r + 1))/$last: $w:$line ($(date +%T))"
+		fi
+	done
+	r=$((r + 1))
+done
+if serve_available && [ -n "$(cat "$SERVE_FILE")" ]; then
+	serve_stop
+	wait_gone 30 1 || echo "bench: note: still draining at the end: $(draining | tr '\n' ' ')"
+fi
+rmmod rslub || echo "bench: note: rmmod rslub refused (served caches left: $(cat "$SERVE_FILE" 2>/dev/null | tr '\n' ' '))"
+echo "bench: guest done (rc $rc)"
+exit $rc
