@@ -15,7 +15,8 @@
 #   iperf3-tcp    iperf3 TCP over 127.0.0.1, IPERF_TCP_BYTES sent in
 #                 IPERF_TCP_LEN writes (TCP_NODELAY)
 #   iperf3-udp    iperf3 UDP over 127.0.0.1, IPERF_UDP_BYTES sent in
-#                 IPERF_UDP_LEN datagrams, unthrottled
+#                 IPERF_UDP_LEN datagrams, unthrottled (a throttled client
+#                 would sleep, and idle guest time is not instructions)
 #   ng-sock       stress-ng --sock (TCP over loopback), NG_WORKERS workers,
 #                 NG_OPS bogo operations in all
 # iperf3's server and client run pinned to different CPUs (PIN_SERVER,
@@ -28,17 +29,27 @@ SERVE_FILE=/sys/kernel/rslub/serve
 SERVE=${SERVE:-kmalloc-? kmalloc-?? kmalloc-??? kmalloc-?k skbuff_head_cache}
 REAL_WORKLOADS_ALL="hb-proc-pipe hb-proc-sock hb-thr-pipe hb-thr-sock iperf3-tcp iperf3-udp ng-sock"
 HB_GROUPS=${HB_GROUPS:-4}
-HB_LOOPS=${HB_LOOPS:-100}
+HB_LOOPS=${HB_LOOPS:-150}
 IPERF_TCP_BYTES=${IPERF_TCP_BYTES:-64M}
 IPERF_TCP_LEN=${IPERF_TCP_LEN:-16K}
 IPERF_UDP_BYTES=${IPERF_UDP_BYTES:-16M}
 IPERF_UDP_LEN=${IPERF_UDP_LEN:-1400}
+# The UDP server's receive buffer: room for what an unthrottled client
+# sends while the server waits for its CPU, so that fewer datagrams drop.
+IPERF_UDP_WINDOW=${IPERF_UDP_WINDOW:-4M}
 NG_WORKERS=${NG_WORKERS:-2}
-NG_OPS=${NG_OPS:-2000}
+NG_OPS=${NG_OPS:-60}
 PIN_SERVER=${PIN_SERVER-0}
 PIN_CLIENT=${PIN_CLIENT-1}
 REAL_OUT=${REAL_OUT:-/tmp/real}
 mkdir -p "$REAL_OUT"
+
+# real_prepare: the guest's socket buffer limits raised for iperf3 -w
+# (rmem_max caps SO_RCVBUF).
+real_prepare() {
+	echo 8388608 >/proc/sys/net/core/rmem_max
+	echo 8388608 >/proc/sys/net/core/wmem_max
+}
 
 # now_ns: the guest clock in ns (under -icount shift=0: instructions).
 now_ns() { date +%s%N; }
@@ -71,8 +82,8 @@ serve_stop() { echo '-*' >"$SERVE_FILE"; }
 # rslub_dirs NAME...: the /sys/kernel/rslub directories of the named
 # caches that still exist.
 rslub_dirs() {
-	for c in "$@"; do
-		[ -d "/sys/kernel/rslub/$c" ] && echo "/sys/kernel/rslub/$c"
+	for _c in "$@"; do
+		[ -d "/sys/kernel/rslub/$_c" ] && echo "/sys/kernel/rslub/$_c"
 	done
 }
 
@@ -82,33 +93,28 @@ rslub_dirs() {
 # every 5 s meanwhile, so that what they hold of served objects comes back.
 # 0 when gone in time; WAITED holds the seconds waited.
 wait_gone() {
-	tmo=$1 drop=$2
+	_tmo=$1 _drop=$2
 	shift 2
-	t=0
+	WAITED=0
 	while :; do
-		if [ -z "$(cat "$SERVE_FILE" 2>/dev/null)" ] && [ -z "$(rslub_dirs "$@")" ]; then
-			WAITED=$t
-			return 0
-		fi
-		[ "$t" -ge "$tmo" ] && break
-		[ "$drop" = 1 ] && [ $((t % 5)) = 0 ] && echo 3 >/proc/sys/vm/drop_caches
+		[ -z "$(cat "$SERVE_FILE" 2>/dev/null)" ] && [ -z "$(rslub_dirs "$@")" ] && return 0
+		[ "$WAITED" -ge "$_tmo" ] && return 1
+		[ "$_drop" = 1 ] && [ $((WAITED % 5)) = 0 ] && echo 3 >/proc/sys/vm/drop_caches
 		sleep 1
-		t=$((t + 1))
+		WAITED=$((WAITED + 1))
 	done
-	WAITED=$t
-	return 1
 }
 
 # sum_attr ATTR DIR...: the sum of the first field of DIR/ATTR.
 sum_attr() {
-	a=$1
+	_a=$1
 	shift
-	s=0
-	for d in "$@"; do
-		v=$(cut -d' ' -f1 "$d/$a" 2>/dev/null) || continue
-		[ -n "$v" ] && s=$((s + v))
+	_s=0
+	for _d in "$@"; do
+		_v=$(cut -d' ' -f1 "$_d/$_a" 2>/dev/null) || continue
+		[ -n "$_v" ] && _s=$((_s + _v))
 	done
-	echo $s
+	echo $_s
 }
 
 # slab_kb: /proc/meminfo's Slab in kB.
@@ -117,78 +123,93 @@ slab_kb() { awk '/^Slab:/ {print $2}' /proc/meminfo; }
 # wait_listen PORT: until a TCP socket listens on PORT (iperf3's server is
 # up), at most about 20 s.
 wait_listen() {
-	hex=$(printf '%04X' "$1")
-	i=0
-	while ! grep -q ":$hex 00000000:0000 0A" /proc/net/tcp 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -gt 200 ] && return 1
+	_hex=$(printf '%04X' "$1")
+	_i=0
+	while ! grep -q ":$_hex 00000000:0000 0A" /proc/net/tcp 2>/dev/null; do
+		_i=$((_i + 1))
+		[ $_i -gt 200 ] && return 1
 		sleep 0.1
 	done
 }
 
 # pinned CPU CMD...: CMD on CPU (taskset), or unpinned when CPU is empty.
 pinned() {
-	c=$1
+	_cpu=$1
 	shift
-	if [ -n "$c" ]; then taskset -c "$c" "$@"; else "$@"; fi
+	if [ -n "$_cpu" ]; then taskset -c "$_cpu" "$@"; else "$@"; fi
 }
 
 IPERF_PORT=${IPERF_PORT:-5201}
 
 # iperf_run tcp|udp BYTES LEN: one iperf3 test, server and client.
 iperf_run() {
-	proto=$1 bytes=$2 len=$3 out=$REAL_OUT/iperf3-$1
-	pinned "$PIN_SERVER" iperf3 -s -1 -i 0 -p "$IPERF_PORT" >"$out.server" 2>&1 &
-	spid=$!
+	_proto=$1 _bytes=$2 _len=$3 _out=$REAL_OUT/iperf3-$1
+	pinned "$PIN_SERVER" iperf3 -s -1 -i 0 -p "$IPERF_PORT" >"$_out.server" 2>&1 &
+	_spid=$!
 	if ! wait_listen "$IPERF_PORT"; then
-		kill "$spid" 2>/dev/null
-		wait "$spid" 2>/dev/null
-		echo "iperf3 server did not listen on port $IPERF_PORT" >"$out.client"
+		kill "$_spid" 2>/dev/null
+		wait "$_spid" 2>/dev/null
+		echo "iperf3 server did not listen on port $IPERF_PORT" >"$_out.client"
 		return 1
 	fi
-	if [ "$proto" = udp ]; then
-		pinned "$PIN_CLIENT" iperf3 -c 127.0.0.1 -p "$IPERF_PORT" -i 0 -u -b 0 -n "$bytes" -l "$len" >"$out.client" 2>&1
+	_t0=$(now_ns)
+	if [ "$_proto" = udp ]; then
+		pinned "$PIN_CLIENT" iperf3 -c 127.0.0.1 -p "$IPERF_PORT" -i 0 -u -b 0 -n "$_bytes" -l "$_len" -w "$IPERF_UDP_WINDOW" >"$_out.client" 2>&1
 	else
-		pinned "$PIN_CLIENT" iperf3 -c 127.0.0.1 -p "$IPERF_PORT" -i 0 -N -n "$bytes" -l "$len" >"$out.client" 2>&1
+		pinned "$PIN_CLIENT" iperf3 -c 127.0.0.1 -p "$IPERF_PORT" -i 0 -N -n "$_bytes" -l "$_len" >"$_out.client" 2>&1
 	fi
-	crc=$?
-	wait "$spid"
-	src=$?
-	[ $crc = 0 ] && [ $src = 0 ]
+	_crc=$?
+	echo $(($(now_ns) - _t0)) >"$_out.ns"
+	wait "$_spid"
+	_src=$?
+	[ $_crc = 0 ] && [ $_src = 0 ]
 }
 
 # run_workload NAME: one run of a workload, its output in $REAL_OUT/NAME.out;
 # the exit status is the program's.
 run_workload() {
-	o=$REAL_OUT/$1.out
+	_o=$REAL_OUT/$1.out
 	case $1 in
-	hb-proc-pipe) hackbench -p -g "$HB_GROUPS" -l "$HB_LOOPS" >"$o" 2>&1 ;;
-	hb-proc-sock) hackbench -g "$HB_GROUPS" -l "$HB_LOOPS" >"$o" 2>&1 ;;
-	hb-thr-pipe) hackbench -T -p -g "$HB_GROUPS" -l "$HB_LOOPS" >"$o" 2>&1 ;;
-	hb-thr-sock) hackbench -T -g "$HB_GROUPS" -l "$HB_LOOPS" >"$o" 2>&1 ;;
+	hb-proc-pipe) hackbench -p -g "$HB_GROUPS" -l "$HB_LOOPS" >"$_o" 2>&1 ;;
+	hb-proc-sock) hackbench -g "$HB_GROUPS" -l "$HB_LOOPS" >"$_o" 2>&1 ;;
+	hb-thr-pipe) hackbench -T -p -g "$HB_GROUPS" -l "$HB_LOOPS" >"$_o" 2>&1 ;;
+	hb-thr-sock) hackbench -T -g "$HB_GROUPS" -l "$HB_LOOPS" >"$_o" 2>&1 ;;
 	iperf3-tcp)
 		iperf_run tcp "$IPERF_TCP_BYTES" "$IPERF_TCP_LEN"
-		r=$?
-		cat "$REAL_OUT/iperf3-tcp.client" >"$o"
-		return $r ;;
+		_r=$?
+		cat "$REAL_OUT/iperf3-tcp.client" >"$_o"
+		return $_r ;;
 	iperf3-udp)
 		iperf_run udp "$IPERF_UDP_BYTES" "$IPERF_UDP_LEN"
-		r=$?
-		cat "$REAL_OUT/iperf3-udp.client" >"$o"
-		return $r ;;
+		_r=$?
+		cat "$REAL_OUT/iperf3-udp.client" >"$_o"
+		return $_r ;;
 	ng-sock)
 		stress-ng --sock "$NG_WORKERS" --sock-ops "$NG_OPS" --metrics-brief \
-			--temp-path "$REAL_OUT" >"$o" 2>&1 ;;
-	*) echo "unknown workload '$1'" >"$o"; return 2 ;;
+			--temp-path "$REAL_OUT" >"$_o" 2>&1 ;;
+	*) echo "unknown workload '$1'" >"$_o"; return 2 ;;
+	esac
+}
+
+# workload_ns NAME: the last run's own elapsed time in ns, from the
+# program: hackbench's "Time:", stress-ng's bogo ops over its bogo ops per
+# second of real time, the guest clock around iperf3's client (started
+# once the server listens). Their start-up and teardown are not in it.
+workload_ns() {
+	_o=$REAL_OUT/$1.out
+	case $1 in
+	hb-*) awk '/^Time:/ { printf "%.0f\n", $2 * 1e9; exit }' "$_o" ;;
+	iperf3-tcp | iperf3-udp) cat "$REAL_OUT/$1.ns" ;;
+	ng-sock) awk '$4 == "sock" && $5 ~ /^[0-9]+$/ && $9 > 0 { printf "%.0f\n", $5 / $9 * 1e9; exit }' "$_o" ;;
 	esac
 }
 
 # workload_line NAME: the line of the program's output worth quoting.
 workload_line() {
-	o=$REAL_OUT/$1.out
+	_o=$REAL_OUT/$1.out
 	case $1 in
-	hb-*) grep -m1 '^Time:' "$o" ;;
-	iperf3-*) grep -E 'receiver$' "$o" | tail -n 1 | sed 's/^\[[ 0-9SUM]*\] *//' ;;
-	ng-sock) grep -E 'sock +[0-9]' "$o" | tail -n 1 | sed 's/^.*\] //' ;;
+	hb-*) grep -m1 '^Time:' "$_o" ;;
+	iperf3-*) grep -E 'receiver$' "$_o" | tail -n 1 | sed 's/^\[[ 0-9SUM]*\] *//' ;;
+	ng-sock) grep -E 'sock +[0-9]' "$_o" | tail -n 1 | sed 's/^.*\] //' ;;
 	esac
 }

@@ -7,9 +7,10 @@
 # over the boot does not favour one side. Prints one result line per run
 # and side (rsbench parse reads them) and a progress line per workload.
 #
-# MODE=icount|wall: metric minstr (guest clock around the run, millions;
-#   under -icount shift=0 one ns is one instruction) or ms, and slab_kb
-#   (/proc/meminfo Slab once the programs have exited).
+# MODE=icount|wall: metric minstr (the program's own elapsed time in
+#   millions of ns: under -icount shift=0 one ns is one instruction; see
+#   workload_ns) or ms, and slab_kb (/proc/meminfo Slab once the programs
+#   have exited).
 # MODE=counters: rslub side only (a counters build of rslub.ko): rslub's
 #   counters over each run, summed over the served caches (size=0) and for
 #   kmalloc-256 alone (size=256), as metric=<counter name>.
@@ -36,7 +37,9 @@ dmesg -C
 insmod rslub.ko ${RSLUB_PARAMS:-} || { echo "bench: FAILED: insmod rslub.ko ${RSLUB_PARAMS:-}"; exit 1; }
 echo "bench: guest: $(nproc) CPUs, $(uname -r), mode $MODE, rounds $ROUNDS, rslub.ko ${RSLUB_PARAMS:-(defaults)}"
 echo "bench: sizes: hackbench -g $HB_GROUPS -l $HB_LOOPS; iperf3 TCP $IPERF_TCP_BYTES in $IPERF_TCP_LEN writes, UDP $IPERF_UDP_BYTES in $IPERF_UDP_LEN datagrams (server CPU ${PIN_SERVER:-any}, client CPU ${PIN_CLIENT:-any}); stress-ng --sock $NG_WORKERS --sock-ops $NG_OPS"
+real_prepare
 rc=0
+DRAINING=0
 sides="slub rslub"
 if ! serve_available; then
 	echo "bench: no-serve: $(serve_missing_msg); the rslub side is not run"
@@ -107,19 +110,24 @@ one() {
 		# what is still draining after a few seconds is reported.
 		# shellcheck disable=SC2086 # a list of names
 		wait_gone 5 0 $names
-		left=$(draining | wc -l)
-		[ "$left" = 0 ] || echo "bench: note: $w: $left served caches still draining 5 s after the run: $(draining | tr '\n' ' ')"
+		# Objects the kernel keeps for long (allocated while serving) keep
+		# their caches draining; the count goes on the progress line.
+		DRAINING=$(draining | wc -l)
 	fi
 	if [ $st != 0 ]; then
 		echo "bench: FAILED: $w on $side exited $st: $(tail -n 2 "$REAL_OUT/$w.out" | tr '\n' ' ')"
 		rc=1
 		return 1
 	fi
-	ns=$((t1 - t0))
-	case $MODE in
-	icount) RUN_VALUE=$(awk -v n=$ns 'BEGIN { printf "%.1f", n / 1e6 }') metric=minstr ;;
-	*) RUN_VALUE=$(awk -v n=$ns 'BEGIN { printf "%.1f", n / 1e6 }') metric=ms ;;
-	esac
+	# The program's own elapsed time; the clock around it if it printed none.
+	ns=$(workload_ns "$w")
+	if [ -z "$ns" ]; then
+		echo "bench: note: $w printed no time of its own: the guest clock around it is used"
+		ns=$((t1 - t0))
+	fi
+	metric=ms
+	[ "$MODE" = icount ] && metric=minstr
+	RUN_VALUE=$(awk -v n="$ns" 'BEGIN { printf "%.1f", n / 1e6 }')
 	[ "$round" -ge 0 ] || return 0
 	if [ "$MODE" = counters ]; then
 		awk -v w="$w" -v r="$round" -v mode="$MODE" -v cpus="$CPUS" '
@@ -151,11 +159,9 @@ while [ $r -lt "$last" ]; do
 			one "$w" "$side" "$r" || break 3
 			line="$line $side $RUN_VALUE"
 		done
-		if [ $r -lt 0 ]; then
-			echo "bench: $MODE: warm-up: $w:$line ($(date +%T))"
-		else
-			echo "bench: $MODE: round $((r + 1))/$last: $w:$line ($(date +%T))"
-		fi
+		what="round $((r + 1))/$last"
+		[ $r -ge 0 ] || what=warm-up
+		echo "bench: $MODE: $what: $w:$line ($DRAINING caches draining; $(date +%T))"
 	done
 	r=$((r + 1))
 done
