@@ -15,7 +15,12 @@
 # PRESSURE=1 (make stress PRESSURE=1): a VM of VM_MEM (320M) with 2 CPUs
 #   runs scripts/guest-oom.sh pressure: PRESSURE_ROUNDS (5) rounds of filling
 #   rslub until NULL and of the shrinker under memory pressure.
-# Both pass only when every check line of the guest says PASS.
+# SERVE=1 (make stress SERVE=1): the stress VM shape runs
+#   scripts/guest-serve.sh: rslub serves every normal kmalloc cache and
+#   skbuff_head_cache from load while hackbench, iperf3 and stress-ng run
+#   beside rslub_stress.ko (CPU hotplug) for STRESS_SECONDS; then validate,
+#   serving stopped, the served caches drained and gone, rslub unloaded.
+# All pass only when every check line of the guest says PASS.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -25,6 +30,7 @@ secs=${STRESS_SECONDS:-60}
 rm -rf "$OUT"
 mkdir -p "$OUT"
 fail() { echo "stress: FAILED: $*"; exit 1; }
+SERVE_CHECKS=9	# the "serve: PASS" lines of scripts/guest-serve.sh
 
 # The first command on a fresh machine may be this one: set up first (seconds
 # when everything is there).
@@ -41,6 +47,9 @@ guest="RSLUB_PARAMS='${RSLUB_PARAMS:-}' scripts/guest-stress.sh --dmesg $secs ${
 if [ "${FAULTS:-0}" = 1 ]; then
 	kind=faults
 	guest="scripts/guest-oom.sh --dmesg faults $secs ${FAULT_PERCENT:-10}"
+elif [ "${SERVE:-0}" = 1 ]; then
+	kind=serve
+	guest="RSLUB_PARAMS='${RSLUB_PARAMS:-}' scripts/guest-serve.sh --dmesg $secs ${STRESS_PARAMS:-}"
 elif [ "${PRESSURE:-0}" = 1 ]; then
 	kind=pressure
 	cpus=${VM_CPUS:-2}
@@ -58,7 +67,7 @@ rc=$?
 wall=$(($(date +%s) - t0))
 sed -n '/==RSLUB-DMESG-BEGIN==/,/==RSLUB-DMESG-END==/p' "$OUT/vm.log" >"$OUT/dmesg.log"
 
-grep -E "^rslub_stress: |^stress: |^faults: |^pressure: |^  (log|MemTotal|rslub_stress): " "$OUT/vm.log" |
+grep -E "^rslub_stress: |^stress: |^faults: |^pressure: |^serve: |^  (log|MemTotal|rslub_stress): " "$OUT/vm.log" |
 	grep -v "rslub_stress: t=" | sed 's/^/  /'
 echo "  wall time: $wall s (boot, load, run, unload)"
 problems=""
@@ -71,6 +80,9 @@ else
 	! grep -q "^$kind: FAIL" "$OUT/vm.log" || problems="$problems\n  $(grep -c "^$kind: FAIL" "$OUT/vm.log") '$kind: FAIL' lines"
 	if [ "$kind" = pressure ] && [ "$(grep -c "^pressure: PASS \(fill\|shrinker\)" "$OUT/vm.log")" != $((2 * ${PRESSURE_ROUNDS:-5} + 2)) ]; then
 		problems="$problems\n  not every round reported fill and shrinker"
+	fi
+	if [ "$kind" = serve ] && [ "$(grep -c "^serve: PASS" "$OUT/vm.log")" != "$SERVE_CHECKS" ]; then
+		problems="$problems\n  $(grep -c "^serve: PASS" "$OUT/vm.log") of $SERVE_CHECKS serve checks passed"
 	fi
 	if [ "$kind" = faults ] && [ "$(grep -c "^faults: PASS" "$OUT/vm.log")" != 7 ]; then
 		problems="$problems\n  $(grep -c "^faults: PASS" "$OUT/vm.log") of 7 faults checks passed"

@@ -1,0 +1,222 @@
+#!/bin/sh
+# Runs inside the VM (make stress SERVE=1; make check's short form): rslub
+# serves every normal kmalloc cache and skbuff_head_cache from the moment it
+# loads (serve=), while real programs run (hackbench in its four shapes,
+# iperf3 TCP and UDP over loopback, stress-ng --sock) beside
+# stress/rslub_stress.ko with CPU hotplug, for SECONDS. Then: validate on
+# every served cache must find nothing, serving stops ('-*'), the programs
+# exit, and the served rslub caches must empty and go (the reaper, within
+# DRAIN_SECONDS), after which rslub must unload. One line per check,
+# "serve: PASS ..." or "serve: FAIL ...", the figures on "serve: figures"
+# lines, and the exit status 0 only when every check passed.
+#
+# Usage: scripts/guest-serve.sh [--dmesg] SECONDS [rslub_stress params...]
+#   --dmesg  clear the kernel log first and print it at the end between
+#            ==RSLUB-DMESG-BEGIN== and ==RSLUB-DMESG-END==
+# Environment: RSLUB_PARAMS (more rslub.ko parameters), SERVE (the
+#   patterns, scripts/guest-real-lib.sh), DRAIN_SECONDS (60), and the
+#   program sizes below (SERVE_HB_GROUPS, SERVE_HB_LOOPS, SERVE_IPERF_BYTES).
+cd "$(dirname "$0")/.." || exit 2
+dump=0
+if [ "${1:-}" = --dmesg ]; then
+	dump=1
+	shift
+fi
+secs=${1:-60}
+[ $# -gt 0 ] && shift
+[ $dump = 1 ] && dmesg -C
+REAL_OUT=/tmp/serve
+. scripts/guest-real-lib.sh
+DRAIN_SECONDS=${DRAIN_SECONDS:-60}
+# Small runs, many of them: every program starts and ends many times.
+HB_GROUPS=${SERVE_HB_GROUPS:-2}
+HB_LOOPS=${SERVE_HB_LOOPS:-50}
+IPERF_BYTES=${SERVE_IPERF_BYTES:-8M}
+STOP=$REAL_OUT/stop
+rm -f "$STOP" "$REAL_OUT"/*.count "$REAL_OUT"/*.fail
+
+# kunit runs rslub.ko's suite at every load of the module: not here.
+[ -w /sys/module/kunit/parameters/filter_glob ] &&
+	printf rslub-no-suites >/sys/module/kunit/parameters/filter_glob
+rc=0
+pass() { echo "serve: PASS $*"; }
+fail() {
+	echo "serve: FAIL $*"
+	rc=1
+}
+finish() {
+	if [ $dump = 1 ]; then
+		echo "==RSLUB-DMESG-BEGIN=="
+		dmesg
+		echo "==RSLUB-DMESG-END=="
+	fi
+	exit $rc
+}
+real_prepare
+
+# 1. Served from load.
+param=$(echo "$SERVE" | tr ' ' ,)
+# shellcheck disable=SC2086 # RSLUB_PARAMS: several parameters
+if ! insmod rslub.ko "serve=$param" ${RSLUB_PARAMS:-} 2>"$REAL_OUT/insmod.err"; then
+	fail "insmod rslub.ko serve=$param: $(cat "$REAL_OUT/insmod.err") $(dmesg | grep -E 'rslub.*(serve|unknown parameter)' | tail -n 1)"
+	finish
+fi
+if ! serve_available; then
+	fail "$(serve_missing_msg)"
+	rmmod rslub
+	finish
+fi
+names=$(served)
+nserved=$(echo "$names" | grep -c .)
+# Every normal kmalloc cache of the kernel is served or was refused with a
+# line saying why; skbuff_head_cache is served.
+missing=""
+for c in $(ls /sys/kernel/slab 2>/dev/null | grep -E '^kmalloc-([0-9]+|[0-9]+k)$'); do
+	echo "$names" | grep -qx "$c" || dmesg | grep -q "serve $c: refused" || missing="$missing $c"
+done
+if ! echo "$names" | grep -qx skbuff_head_cache; then
+	fail "skbuff_head_cache is not served from load (served: $(echo "$names" | tr '\n' ' '); $(dmesg | grep 'serve skbuff_head_cache' | tail -n 1))"
+elif [ -n "$missing" ]; then
+	fail "kmalloc caches neither served nor refused with a reason:$missing"
+else
+	pass "serving $nserved caches from load: $(echo "$names" | tr '\n' ' ')"
+fi
+# shellcheck disable=SC2086 # a list of names
+dirs=$(rslub_dirs $names)
+
+# 2. rmmod is refused while caches are served.
+if rmmod rslub 2>/dev/null; then
+	fail "rmmod rslub succeeded while $nserved caches were served"
+	finish
+fi
+grep -q "^rslub " /proc/modules && pass "rmmod refused while serving"
+
+# 3. The programs, in loops until $STOP, beside the stress module.
+# loop NAME CMD...: runs CMD until $STOP exists; counts runs and failures.
+loop() {
+	n=$1
+	shift
+	runs=0 fails=0
+	while [ ! -e "$STOP" ]; do
+		if ! "$@" >"$REAL_OUT/$n.last" 2>&1; then
+			fails=$((fails + 1))
+			cp "$REAL_OUT/$n.last" "$REAL_OUT/$n.fail"
+		fi
+		runs=$((runs + 1))
+		echo "$runs $fails" >"$REAL_OUT/$n.count"
+	done
+}
+hb_cycle() {
+	i=0
+	for w in hb-proc-pipe hb-proc-sock hb-thr-pipe hb-thr-sock; do
+		run_workload $w || i=1
+	done
+	return $i
+}
+# Not pinned: CPUs go offline and online under them.
+PIN_SERVER="" PIN_CLIENT=""
+iperf_cycle() { iperf_run tcp "$IPERF_BYTES" 16K && iperf_run udp "$IPERF_BYTES" 1400; }
+# The sampler: objects rslub holds for the served caches, the peak kept.
+sampler() {
+	peak=0
+	while [ ! -e "$STOP" ]; do
+		# shellcheck disable=SC2086 # a list of directories
+		o=$(sum_attr objects $dirs)
+		[ "$o" -gt "$peak" ] && peak=$o && echo "$peak" >"$REAL_OUT/peak"
+		sleep 1
+	done
+}
+echo 0 >"$REAL_OUT/peak"
+loop hackbench hb_cycle &
+hb_pid=$!
+loop iperf3 iperf_cycle &
+ip_pid=$!
+# stress-ng runs for the whole time, once (its own bogo-op count).
+stress-ng --sock 2 --timeout "$((secs + 10))s" --metrics-brief --temp-path "$REAL_OUT" \
+	>"$REAL_OUT/stress-ng.out" 2>&1 &
+ng_pid=$!
+sampler &
+sm_pid=$!
+echo "serve: programs started: hackbench, iperf3 (TCP, UDP), stress-ng --sock; rslub_stress for $secs s with CPU hotplug"
+
+t0=$(date +%s)
+insmod stress/rslub_stress.ko duration="$secs" serving=1 "$@"
+ins=$?
+t1=$(date +%s)
+dmesg | grep "rslub_stress: " | sed 's/^\[[ 0-9.]*\] //' |
+	awk '/^rslub_stress: seed=/ { n = 0 } { line[n++] = $0 } END { for (i = 0; i < n; i++) print line[i] }' \
+	>"$REAL_OUT/stress.out"
+grep -v "rslub_stress: cache \|rslub_stress: t=" "$REAL_OUT/stress.out"
+if [ $ins = 0 ] && grep -q "rslub_stress: PASS" "$REAL_OUT/stress.out"; then
+	pass "rslub_stress $((t1 - t0)) s beside the programs"
+	rmmod rslub_stress || fail "rmmod rslub_stress failed"
+else
+	fail "rslub_stress: $(grep -m1 'rslub_stress: FAIL' "$REAL_OUT/stress.out" | sed 's/.*FAIL //') (insmod exited $ins)"
+fi
+
+# 4. validate while still serving, with the programs still running.
+errs=0
+for d in $dirs; do
+	echo 1 >"$d/validate" || fail "validate of $(basename "$d") could not be written"
+	e=$(cat "$d/errors")
+	[ "$e" = 0 ] || { fail "$(basename "$d"): validate found errors=$e"; errs=$((errs + e)); }
+done
+[ $errs = 0 ] && pass "validate: $(echo "$dirs" | wc -w) served caches, 0 errors"
+objects_end=$(sum_attr objects $dirs)
+allocs=$(( $(sum_attr alloc_fastpath $dirs) + $(sum_attr alloc_slowpath $dirs) ))
+
+# 5. Stop the programs, then serving; the caches must drain and go.
+touch "$STOP"
+# stress-ng ends at its --timeout (SIGINT makes it stop and report early);
+# every loop iteration is short: a program still running 120 s on fails.
+kill -INT "$ng_pid" 2>/dev/null
+t=0
+while [ $t -lt 120 ] && { kill -0 $hb_pid || kill -0 $ip_pid || kill -0 $ng_pid; } 2>/dev/null; do
+	sleep 1
+	t=$((t + 1))
+done
+if [ $t -ge 120 ]; then
+	fail "the programs did not stop within 120 s: $(ps -o pid,comm --ppid "$hb_pid,$ip_pid" 2>/dev/null | tail -n +2 | tr '\n' ' ')"
+	kill -KILL $hb_pid $ip_pid $ng_pid 2>/dev/null
+fi
+wait $hb_pid $ip_pid $sm_pid
+wait $ng_pid
+ng=$?
+for n in hackbench iperf3; do
+	set -- $(cat "$REAL_OUT/$n.count" 2>/dev/null || echo "0 0")
+	eval "${n}_runs=$1"
+	if [ "$1" = 0 ]; then
+		fail "$n never completed a run"
+	elif [ "$2" != 0 ]; then
+		fail "$n: $2 of $1 runs failed: $(tail -n 2 "$REAL_OUT/$n.fail" | tr '\n' ' ')"
+	else
+		pass "$n: $1 runs"
+	fi
+done
+ng_ops=$(awk '$4 == "sock" && $5 ~ /^[0-9]+$/ { print $5; exit }' "$REAL_OUT/stress-ng.out")
+if [ -n "$ng_ops" ] && [ "$ng_ops" -gt 0 ]; then
+	pass "stress-ng --sock: $ng_ops bogo ops"
+else
+	fail "stress-ng --sock reported no bogo ops (exit $ng): $(tail -n 3 "$REAL_OUT/stress-ng.out" | tr '\n' ' ')"
+fi
+serve_stop || fail "echo '-*' > $SERVE_FILE failed"
+[ -z "$(served)" ] || fail "still served after '-*': $(served | tr '\n' ' ')"
+# shellcheck disable=SC2086 # a list of names
+if wait_gone "$DRAIN_SECONDS" 1 $names; then
+	pass "served caches empty and gone ${WAITED} s after serving stopped"
+else
+	left=""
+	for c in $(draining); do
+		left="$left $c(objects=$(cut -d' ' -f1 "/sys/kernel/rslub/$c/objects" 2>/dev/null))"
+	done
+	fail "still draining $DRAIN_SECONDS s after serving stopped:$left"
+fi
+if rmmod rslub; then
+	pass "rmmod rslub"
+else
+	fail "rmmod rslub refused once serving stopped (left: $(cat "$SERVE_FILE" 2>/dev/null | tr '\n' ' '))"
+fi
+ops=$(grep -o "allocs=[0-9]* frees=[0-9]*" "$REAL_OUT/stress.out" | head -n 1)
+echo "serve: figures: served=$nserved objects_peak=$(cat "$REAL_OUT/peak") objects_at_stop=$objects_end served_allocs=$allocs"
+echo "serve: figures: hackbench_runs=${hackbench_runs:-0} iperf3_runs=${iperf3_runs:-0} stress-ng_bogo_ops=${ng_ops:-0} rslub_stress ${ops:-?} $(grep -o 'cpu_offline=[0-9]* cpu_online=[0-9]*' "$REAL_OUT/stress.out" | head -n 1)"
+finish
