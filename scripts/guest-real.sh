@@ -12,8 +12,9 @@
 #   workload_ns) or ms, and slab_kb (/proc/meminfo Slab once the programs
 #   have exited).
 # MODE=counters: rslub side only (a counters build of rslub.ko): rslub's
-#   counters over each run, summed over the served caches (size=0) and for
-#   kmalloc-256 alone (size=256), as metric=<counter name>.
+#   counters over each run, summed over the served caches (variant -),
+#   and for each cache with at least 10% of the run's allocations and
+#   kmalloc-256 (variant=NAME), as metric=<counter name>.
 #
 # Environment: MODE, ROUNDS (5), WORKLOADS, WARMUP (1), RSLUB_PARAMS, and
 # the workload sizes of scripts/guest-real-lib.sh.
@@ -23,6 +24,8 @@ MODE=${MODE:-icount}
 ROUNDS=${ROUNDS:-5}
 WORKLOADS=${WORKLOADS:-$REAL_WORKLOADS_ALL}
 WARMUP=${WARMUP:-1}
+# The counters boot counts one run of each workload: no warm-up.
+[ "$MODE" = counters ] && WARMUP=${COUNTER_WARMUP:-0}
 CPUS=$(nproc)
 COUNTERS="alloc_fastpath alloc_slowpath free_fastpath free_slowpath alloc_slab free_slab
 alloc_refill alloc_from_partial cpu_partial_alloc cpu_partial_free free_add_partial
@@ -107,9 +110,9 @@ one() {
 		[ "$MODE" = counters ] && snapshot "$REAL_OUT/after" $dirs
 		serve_stop
 		# The reaper takes each drained cache away within a second or so;
-		# what is still draining after a few seconds is reported.
+		# what still drains 2 s on is counted.
 		# shellcheck disable=SC2086 # a list of names
-		wait_gone 5 0 $names
+		wait_gone 2 0 $names
 		# Objects the kernel keeps for long (allocated while serving) keep
 		# their caches draining; the count goes on the progress line.
 		DRAINING=$(draining | wc -l)
@@ -130,12 +133,27 @@ one() {
 	RUN_VALUE=$(awk -v n="$ns" 'BEGIN { printf "%.1f", n / 1e6 }')
 	[ "$round" -ge 0 ] || return 0
 	if [ "$MODE" = counters ]; then
+		# The sum over the served caches (variant -), and each cache that
+		# took at least 10% of the run's allocations, and kmalloc-256
+		# (the cache of the seed's slabinfo -r table), as variant=NAME.
 		awk -v w="$w" -v r="$round" -v mode="$MODE" -v cpus="$CPUS" '
+			function out(v, c, x) {
+				printf "rslub_bench: result mode=%s workload=counters op=%s size=0 batch=1 cpus=%s alloc=rslub variant=%s metric=%s round=%d value=%d\n", mode, w, cpus, v, c, r, x
+			}
 			FNR == NR { before[$1 " " $2] = $3; next }
-			{ d = $3 - before[$1 " " $2]; all[$2] += d; if ($1 == "kmalloc-256") k256[$2] += d }
+			{
+				d = $3 - before[$1 " " $2]
+				all[$2] += d
+				per[$1 " " $2] = d
+				if ($2 ~ /^alloc_(fast|slow)path$/) { allocs[$1] += d; total += d }
+			}
 			END {
-				for (c in all) printf "rslub_bench: result mode=%s workload=counters op=%s size=0 batch=1 cpus=%s alloc=rslub variant=- metric=%s round=%d value=%d\n", mode, w, cpus, c, r, all[c]
-				for (c in k256) printf "rslub_bench: result mode=%s workload=counters op=%s size=256 batch=1 cpus=%s alloc=rslub variant=- metric=%s round=%d value=%d\n", mode, w, cpus, c, r, k256[c]
+				for (c in all) out("-", c, all[c])
+				for (k in per) {
+					split(k, p, " ")
+					if (p[1] == "kmalloc-256" || allocs[p[1]] * 10 >= total && total > 0)
+						out(p[1], p[2], per[k])
+				}
 			}' "$REAL_OUT/before" "$REAL_OUT/after" | sort
 		result "$w" rslub served "$round" "$nserved" counters
 	else

@@ -112,7 +112,12 @@ enum Col {
 /// The table of one run: see the module comment. Without variants the
 /// baseline is slub; with variants (a suite run) it is the first variant.
 pub fn table(b: &Bench, title: &str) -> String {
-    let baseline = match b.results.iter().find(|m| m.variant.is_some()) {
+    // The counters mode's variants name caches, not allocator variants.
+    let baseline = match b
+        .results
+        .iter()
+        .find(|m| m.variant.is_some() && m.mode != "counters")
+    {
         Some(m) => m.series(),
         None => "slub".to_string(),
     };
@@ -218,11 +223,11 @@ pub fn table(b: &Bench, title: &str) -> String {
     out
 }
 
-/// A counter's median for (op, size), 0 when absent.
-type Counts<'a> = HashMap<(&'a str, u64, &'a str), f64>;
+/// A counter's median for (op, cache, metric), 0 when absent.
+type Counts<'a> = HashMap<(&'a str, &'a str, &'a str), f64>;
 
-fn count(c: &Counts, op: &str, size: u64, metric: &str) -> f64 {
-    c.get(&(op, size, metric)).copied().unwrap_or(0.0)
+fn count(c: &Counts, op: &str, cache: &str, metric: &str) -> f64 {
+    c.get(&(op, cache, metric)).copied().unwrap_or(0.0)
 }
 
 fn pct_of(part: f64, total: f64) -> String {
@@ -242,39 +247,49 @@ fn per_k(part: f64, ops: f64) -> String {
 }
 
 /// The counters mode (make bench SUITE=real): rslub's event counters over
-/// one run of each program, one row per program. size 0 is the sum over
-/// the served caches, any other size the kmalloc cache of that size. Two
-/// tables per size: where allocations and frees went, and slabinfo -r's
-/// "Cmpxchg_double Looping" (locked and unlocked redos).
+/// one run of each program, one row per program. Without a variant they
+/// are summed over the served caches; variant=NAME is the cache NAME
+/// alone. Two tables per cache: where allocations and frees went, and
+/// slabinfo -r's "Cmpxchg_double Looping" (locked and unlocked redos).
 fn counters(b: &Bench) -> String {
     let ms: Vec<&Measure> = b.results.iter().filter(|m| m.mode == "counters").collect();
     if ms.is_empty() {
         return String::new();
     }
     let mut c: Counts = HashMap::new();
-    let (mut ops, mut sizes): (Vec<&str>, Vec<u64>) = (Vec::new(), Vec::new());
+    let mut caches: Vec<&str> = Vec::new();
     let mut served: HashMap<&str, f64> = HashMap::new();
+    const ALL: &str = "";
     for m in &ms {
         if m.metric == "served" {
             served.insert(&m.op, m.median);
             continue;
         }
-        if !ops.contains(&m.op.as_str()) {
-            ops.push(&m.op);
+        let cache = m.variant.as_deref().unwrap_or(ALL);
+        if !caches.contains(&cache) {
+            caches.push(cache);
         }
-        if !sizes.contains(&m.size) {
-            sizes.push(m.size);
-        }
-        c.insert((&m.op, m.size, &m.metric), m.median);
+        c.insert((&m.op, cache, &m.metric), m.median);
     }
+    // All served caches first, then the caches by name.
+    caches.sort_by_key(|&k| (k != ALL, k));
     let mut out = String::new();
-    for &size in &sizes {
-        let what = if size == 0 {
-            "all served caches".to_string()
+    for &cache in &caches {
+        let what = if cache == ALL {
+            "all served caches"
         } else {
-            format!("kmalloc-{size}")
+            cache
         };
-        let g = |op: &str, k: &str| count(&c, op, size, k);
+        let g = |op: &str, k: &str| count(&c, op, cache, k);
+        let ops: Vec<&str> = {
+            let mut v: Vec<&str> = Vec::new();
+            for m in &ms {
+                if m.variant.as_deref().unwrap_or(ALL) == cache && !v.contains(&m.op.as_str()) {
+                    v.push(&m.op);
+                }
+            }
+            v
+        };
         let mut paths = vec![[
             "op",
             "caches",
@@ -308,7 +323,7 @@ fn counters(b: &Bench) -> String {
             let n = |x: f64| format!("{x:.0}");
             paths.push(vec![
                 op.to_string(),
-                if size == 0 {
+                if cache == ALL {
                     served.get(op).map_or("-".into(), |v| n(*v))
                 } else {
                     "1".into()
