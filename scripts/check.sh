@@ -16,6 +16,7 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 . scripts/lib.sh
+. scripts/serve-check.sh	# start_serve, judge_serve: CHECK_SERVE=1
 EXPECTED_SUITES="rslub_percpu rslub_api rslub_slub rslub_sysfs rslub_debug rslub_badinput"
 EXPECTED_RSLABINFO_CHECKS=5	# the check lines of scripts/guest-kunit.sh
 EXPECTED_BADPARAM_CHECKS=10	# the module parameter checks of scripts/guest-kunit.sh
@@ -204,6 +205,7 @@ start_shape smp2 2 1 50 0
 start_shape numa4 4 2 0 "$CHECK_STRESS_SECONDS"
 [ "${CHECK_VMS:-par}" = seq ] && wait
 start_oom
+[ "${CHECK_SERVE:-0}" = 1 ] && start_serve
 
 step "host tests (cargo test, log: $OUT/host-test.log)"
 make -s host-test >"$OUT/host-test.log" 2>&1 || { tail -n 30 "$OUT/host-test.log"; fail "host tests"; }
@@ -244,6 +246,7 @@ wait
 judge_shape smp2 50 0
 judge_shape numa4 0 "$CHECK_STRESS_SECONDS"
 judge_oom
+[ "${CHECK_SERVE:-0}" = 1 ] && judge_serve
 
 step "done"
 if [ -n "$problems" ]; then

@@ -30,7 +30,7 @@ secs=${STRESS_SECONDS:-60}
 rm -rf "$OUT"
 mkdir -p "$OUT"
 fail() { echo "stress: FAILED: $*"; exit 1; }
-SERVE_CHECKS=9	# the "serve: PASS" lines of scripts/guest-serve.sh
+. scripts/serve-check.sh	# SERVE_CHECKS
 
 # The first command on a fresh machine may be this one: set up first (seconds
 # when everything is there).
