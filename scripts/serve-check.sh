@@ -2,8 +2,9 @@
 # The served-cache VM of make check, the short form of make stress SERVE=1
 # (sourced by scripts/check.sh, which provides OUT, TREE, KDIR, step,
 # vm_jobs, problems, total_fail, count_checks and kernel_log_bad): a small
-# VM (2 CPUs, 1 GB) runs scripts/guest-serve.sh for CHECK_SERVE_SECONDS
-# (20): rslub serves every normal kmalloc cache and skbuff_head_cache from
+# VM (3 CPUs: rslub_stress keeps 2 online, so it needs a third to take
+# offline; 1 GB) runs scripts/guest-serve.sh for CHECK_SERVE_SECONDS
+# (15): rslub serves every normal kmalloc cache and skbuff_head_cache from
 # load while hackbench, iperf3 and stress-ng run beside rslub_stress.ko
 # with CPU hotplug; then validate, serving stopped, the served caches
 # drained and gone within CHECK_SERVE_DRAIN (30) seconds, rslub unloaded.
@@ -16,11 +17,11 @@ SERVE_CHECKS=9
 
 start_serve() {
 	local log=$OUT/vm-serve.log
-	step "VM serve: 2 CPUs, 1 GB: rslub serving the kernel's kmalloc and skb caches under hackbench, iperf3, stress-ng (log: $log)"
+	step "VM serve: 3 CPUs, 1 GB: rslub serving the kernel's kmalloc and skb caches under hackbench, iperf3, stress-ng (log: $log)"
 	(
 		cd "$TREE" || exit 2
-		VM_CPUS=2 VM_NUMA=0 VM_MEM=1G VM_APPEND=log_buf_len=4M VM_TIMEOUT=${VM_TIMEOUT:-600} \
-			scripts/vm.sh "$KDIR" "DRAIN_SECONDS=${CHECK_SERVE_DRAIN:-30} scripts/guest-serve.sh --dmesg ${CHECK_SERVE_SECONDS:-20}" 2>&1 |
+		VM_CPUS=3 VM_NUMA=0 VM_MEM=1G VM_APPEND=log_buf_len=4M VM_TIMEOUT=${VM_TIMEOUT:-600} \
+			scripts/vm.sh "$KDIR" "DRAIN_SECONDS=${CHECK_SERVE_DRAIN:-30} scripts/guest-serve.sh --dmesg ${CHECK_SERVE_SECONDS:-15}" 2>&1 |
 			cat >"$log"
 		echo "${PIPESTATUS[0]}" >"$OUT/vm-serve.rc"
 	) &
