@@ -230,7 +230,8 @@ fi
 step "build refusals: PREEMPT_RT, !SMP, !X86_64"
 refused=0
 for v in CONFIG_PREEMPT_RT=y CONFIG_SMP= CONFIG_X86_64=; do
-	if make -s -C "$KDIR" M="$ROOT" "$v" modules 2>&1 | grep -q '\*\*\* rslub: '; then
+	out=$(make -s -C "$KDIR" M="$ROOT" "$v" modules 2>&1 || true)
+	if printf '%s\n' "$out" | grep -q '\*\*\* rslub: '; then
 		refused=$((refused + 1))
 	else
 		problems="$problems\n  build: $v was not refused with a message"
