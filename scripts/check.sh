@@ -17,7 +17,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 . scripts/lib.sh
 . scripts/serve-check.sh	# start_serve, judge_serve: CHECK_SERVE=1
-EXPECTED_SUITES="rslub_percpu rslub_api rslub_slub rslub_sysfs rslub_debug rslub_badinput"
+EXPECTED_SUITES="rslub_percpu rslub_api rslub_slub rslub_sysfs rslub_debug rslub_badinput rslub_serve"
 EXPECTED_RSLABINFO_CHECKS=5	# the check lines of scripts/guest-kunit.sh
 EXPECTED_BADPARAM_CHECKS=10	# the module parameter checks of scripts/guest-kunit.sh
 EXPECTED_LIFECYCLE_CHECKS=9	# of scripts/guest-lifecycle.sh
@@ -232,7 +232,8 @@ fi
 step "build refusals: PREEMPT_RT, !SMP, !X86_64"
 refused=0
 for v in CONFIG_PREEMPT_RT=y CONFIG_SMP= CONFIG_X86_64=; do
-	if make -s -C "$KDIR" M="$ROOT" "$v" modules 2>&1 | grep -q '\*\*\* rslub: '; then
+	out=$(make -s -C "$KDIR" M="$ROOT" "$v" modules 2>&1 || true)
+	if printf '%s\n' "$out" | grep -q '\*\*\* rslub: '; then
 		refused=$((refused + 1))
 	else
 		problems="$problems\n  build: $v was not refused with a message"

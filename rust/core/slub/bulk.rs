@@ -188,28 +188,29 @@ impl<P: Platform> Cache<P> {
                     }
                 }
             };
-            let Some(mut ch) = self.chain_start(slab, obj) else {
+            let Some(ch) = self.chain_start(slab, obj) else {
                 continue;
             };
-            let mut k = end;
             // SAFETY: per the caller.
-            let unsure =
-                unsafe { self.gather::<H, CHECKED>(objs, slab, &mut ch, &mut k, &mut filter) };
+            let (mut ch, k, unsure) =
+                unsafe { self.gather::<H, CHECKED>(objs, slab, ch, end, &mut filter) };
             if unsure {
                 // Long chains of small objects: the exact set.
                 // SAFETY: `ch` is a chain of `slab` being freed by us.
-                let mut map = unsafe { self.chain_bitmap(slab, &mut ch) };
+                let mut map = unsafe { self.chain_bitmap(slab, ch) };
                 // SAFETY: per the caller.
-                unsafe { self.gather::<H, CHECKED>(objs, slab, &mut ch, &mut k, &mut map) };
+                ch = unsafe { self.gather::<H, CHECKED>(objs, slab, ch, k, &mut map) }.0;
             }
             sink(slab, ch);
         }
     }
 
-    /// Gathers the other objects of `slab` from `objs[..*k]` into `ch`,
+    /// Gathers the other objects of `slab` from `objs[..k]` into `ch`,
     /// nearest first, taking each out of `objs`, until `LOOKAHEAD` objects
-    /// of other slabs in a row or the start. True if it stopped at an
-    /// object `set` is unsure of (left in `objs`, `*k` past it).
+    /// of other slabs in a row or the start. Returns the chain, where it
+    /// stopped, and true if that is at an object `set` is unsure of (left
+    /// in `objs`, the returned `k` past it). Values in and out, not
+    /// references: the loop keeps them in registers.
     ///
     /// # Safety
     /// As for `group_by_slab`; `ch` is a chain of `slab`, and `set` holds
@@ -219,17 +220,17 @@ impl<P: Platform> Cache<P> {
         &self,
         objs: &mut [*mut u8],
         slab: *mut SlabHeader,
-        ch: &mut Chain,
-        k: &mut usize,
+        mut ch: Chain,
+        mut k: usize,
         set: &mut impl Gather,
-    ) -> bool {
+    ) -> (Chain, usize, bool) {
         let mut misses = 0;
         // An index loop: the iterator form cost five instructions per
         // object.
-        while *k != 0 {
-            *k -= 1;
-            // SAFETY: `*k < objs.len()`.
-            let slot = unsafe { objs.get_unchecked_mut(*k) };
+        while k != 0 {
+            k -= 1;
+            // SAFETY: `k < objs.len()`.
+            let slot = unsafe { objs.get_unchecked_mut(k) };
             let o = *slot;
             // The common case first: an object of the same slab block as a
             // validated object (null is in no slab's block). The memory is
@@ -257,8 +258,8 @@ impl<P: Platform> Cache<P> {
                             *slot = ptr::null_mut();
                         }
                         Seen::Unsure => {
-                            *k += 1;
-                            return true;
+                            // Back to the object (`k` was decremented).
+                            return (ch, k.wrapping_add(1), true);
                         }
                     }
                     continue;
@@ -271,6 +272,6 @@ impl<P: Platform> Cache<P> {
                 break;
             }
         }
-        false
+        (ch, k, false)
     }
 }

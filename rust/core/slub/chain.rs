@@ -135,12 +135,11 @@ impl<P: Platform> Cache<P> {
             self.report(obj, FreeError::DoubleFree);
             return None;
         }
-        let mut seen = 0;
-        for o in [cpu_head, slab_head, obj as usize] {
-            if let Some(idx) = self.layout.object_index(o.wrapping_sub(slab as usize)) {
-                seen |= seen_bit(idx);
-            }
-        }
+        // Written out: an array's iterator was not inlined in the kernel
+        // build (a call per element).
+        let seen = self.index_bit(slab, cpu_head)
+            | self.index_bit(slab, slab_head)
+            | self.index_bit(slab, obj as usize);
         Some(Chain {
             seen,
             guards: [cpu_head, slab_head],
@@ -167,18 +166,27 @@ impl<P: Platform> Cache<P> {
         }
         match self.layout.object_index(obj.wrapping_sub(slab as usize)) {
             // SAFETY: per the caller.
-            Some(idx) if ch.seen & seen_bit(idx) != 0 => unsafe { self.chain_walk_has(ch, obj) },
+            Some(idx) if ch.seen & seen_bit(idx) != 0 => unsafe { self.chain_walk_has(*ch, obj) },
             _ => false,
         }
     }
 
-    /// `chain_has` by walking the chain.
+    /// The `seen` bit of `obj` if it is an object start of `slab`, else 0.
+    #[inline(always)]
+    fn index_bit(&self, slab: *mut SlabHeader, obj: usize) -> u64 {
+        self.layout
+            .object_index(obj.wrapping_sub(slab as usize))
+            .map_or(0, seen_bit)
+    }
+
+    /// `chain_has` by walking the chain. The chain by value: a reference
+    /// would make the caller keep its chain in memory on the hot path.
     ///
     /// # Safety
     /// As for `chain_has`.
     #[cold]
     #[inline(never)]
-    unsafe fn chain_walk_has(&self, ch: &Chain, obj: usize) -> bool {
+    unsafe fn chain_walk_has(&self, ch: Chain, obj: usize) -> bool {
         let mut o = ch.head;
         for _ in 1..ch.cnt {
             if o as usize == obj {
@@ -192,16 +200,20 @@ impl<P: Platform> Cache<P> {
     }
 
     /// The exact set of the object indices of `ch` and its guards, for
-    /// `group_by_slab` once the filter is unsure.
+    /// `group_by_slab` once the filter is unsure. The chain by value (as
+    /// for `chain_walk_has`).
     ///
     /// # Safety
     /// As for `chain_has`.
     #[cold]
     #[inline(never)]
-    pub(super) unsafe fn chain_bitmap(&self, slab: *mut SlabHeader, ch: &mut Chain) -> Bitmap {
+    pub(super) unsafe fn chain_bitmap(&self, slab: *mut SlabHeader, mut ch: Chain) -> Bitmap {
         let mut map = Bitmap([0; MAX_OBJECTS / 64]);
-        for g in ch.guards {
-            if let Some(idx) = self.layout.object_index(g.wrapping_sub(slab as usize)) {
+        for i in 0..ch.guards.len() {
+            if let Some(idx) = self
+                .layout
+                .object_index(ch.guards[i].wrapping_sub(slab as usize))
+            {
                 map.insert(&mut ch.seen, idx);
             }
         }
