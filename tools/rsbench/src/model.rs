@@ -109,7 +109,7 @@ pub fn metric_desc(metric: &str) -> &'static str {
         "ns_per_op" => "ns per operation",
         "ops_per_s" => "operations per second (M = millions)",
         "pages" => "slab pages",
-        "minstr" => "millions of instructions per run (guest clock)",
+        "minstr" => "millions of instructions per run (the program's own time)",
         "ms" => "ms per run",
         "slab_kb" => "kB of slab at the end of the run (/proc/meminfo Slab)",
         _ => "value",
