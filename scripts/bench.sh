@@ -98,6 +98,10 @@ rsync -a --delete --exclude /results --exclude target --exclude .git \
 	"$ROOT/" "$BUILD/"
 echo "bench: building modules for $BKDIR (STATS=0) in $BUILD"
 make -s -C "$BUILD" KDIR="$BKDIR" STATS=0 modules
+# The hit paths the numbers rest on (docs/design.md, "Fast-path cost"); a
+# regression is said here, before the numbers show it.
+python3 scripts/fastpath-shape.py "$BUILD/rslub.ko" rslub_cache_alloc=38 rslub_cache_free=46 |
+	sed 's/^/bench: /' || true
 
 echo "bench: building tools/rsbench"
 (cd tools/rsbench && cargo build --release --quiet)

@@ -4,9 +4,13 @@
 # loads (serve=), while real programs run (hackbench in its four shapes,
 # iperf3 TCP and UDP over loopback, stress-ng --sock) beside
 # stress/rslub_stress.ko with CPU hotplug, for SECONDS. Then: validate on
-# every served cache must find nothing, serving stops ('-*'), the programs
-# exit, and the served rslub caches must empty and go (the reaper, within
-# DRAIN_SECONDS), after which rslub must unload. One line per check,
+# every served cache must find nothing; the programs exit and serving
+# stops ('-*'): the programs run again with no allocation from rslub, a
+# pipe made while serving is closed and its objects come back, every cache
+# whose objects are all back goes (the reaper), and rmmod is refused
+# exactly while caches drain (objects the kernel keeps: see step 6). The
+# drain is watched until it settles (SETTLE_SECONDS, 5, without change) or
+# for DRAIN_SECONDS at most. One line per check,
 # "serve: PASS ..." or "serve: FAIL ...", the figures on "serve: figures"
 # lines, and the exit status 0 only when every check passed.
 #
@@ -84,6 +88,10 @@ fi
 # shellcheck disable=SC2086 # a list of names
 dirs=$(rslub_dirs $names)
 
+# A pipe made while serving (its kmalloc'd pipe_inode_info and buffer
+# array are rslub objects), kept until serving has stopped: closing it
+# then must hand objects back to rslub (step 6).
+sleep 987654 | sleep 987654 &
 # 2. rmmod is refused while caches are served.
 if rmmod rslub 2>/dev/null; then
 	fail "rmmod rslub succeeded while $nserved caches were served"
@@ -199,24 +207,84 @@ if [ -n "$ng_ops" ] && [ "$ng_ops" -gt 0 ]; then
 else
 	fail "stress-ng --sock reported no bogo ops (exit $ng): $(tail -n 3 "$REAL_OUT/stress-ng.out" | tr '\n' ' ')"
 fi
+# 6. Serving stops: from then on the kernel's allocations go to SLUB and
+# what it frees of rslub's objects comes back to rslub. The caches whose
+# objects are all back go (the reaper looks every second). Objects the
+# kernel keeps (its per-CPU SKB cache, sockets in TIME_WAIT, structures
+# rebuilt at CPU hotplug, ...) keep their cache draining, and rmmod is
+# refused until they come back: rslub cannot take memory back from the
+# kernel, so a draining cache is a legitimate end state, and what is
+# checked is that serving has stopped and that frees keep coming back.
+allocs_stop=$(( $(sum_attr alloc_fastpath $dirs) + $(sum_attr alloc_slowpath $dirs) ))
+objects_stop=$(sum_attr objects $dirs)
 serve_stop || fail "echo '-*' > $SERVE_FILE failed"
 [ -z "$(served)" ] || fail "still served after '-*': $(served | tr '\n' ' ')"
+# The pipe made while serving goes: its objects come back to rslub.
+pkill -f "sleep 987654"
+# The counters of the caches still listed (those gone have no directory,
+# so their share of allocs_stop is subtracted with them below).
 # shellcheck disable=SC2086 # a list of names
-if wait_gone "$DRAIN_SECONDS" 1 $names; then
-	pass "served caches empty and gone ${WAITED} s after serving stopped"
+dirs_after=$(rslub_dirs $names)
+# A short burst of the same programs after serving stopped: none of its
+# objects may come from rslub.
+allocs_before_burst=$(( $(sum_attr alloc_fastpath $dirs_after) + $(sum_attr alloc_slowpath $dirs_after) ))
+hb_cycle >"$REAL_OUT/burst.out" 2>&1 && iperf_run tcp 1M 16K >>"$REAL_OUT/burst.out" 2>&1 ||
+	fail "the programs failed after serving stopped: $(tail -n 2 "$REAL_OUT/burst.out" | tr '\n' ' ')"
+# shellcheck disable=SC2086 # a list of names
+dirs_after=$(rslub_dirs $names)
+allocs_after_burst=$(( $(sum_attr alloc_fastpath $dirs_after) + $(sum_attr alloc_slowpath $dirs_after) ))
+if [ "$allocs_after_burst" -le "$allocs_before_burst" ]; then
+	pass "serving stopped: no rslub allocation while hackbench and iperf3 ran again"
 else
-	left=""
-	for c in $(draining); do
-		left="$left $c(objects=$(cut -d' ' -f1 "/sys/kernel/rslub/$c/objects" 2>/dev/null))"
-	done
-	fail "still draining $DRAIN_SECONDS s after serving stopped:$left"
+	fail "serving stopped, yet $((allocs_after_burst - allocs_before_burst)) allocations came from rslub while the programs ran again"
 fi
-if rmmod rslub; then
+# Drain: until everything is gone, or the count of objects rslub still
+# has out stops falling for SETTLE_SECONDS (dropping the kernel's
+# reclaimable caches meanwhile), at most DRAIN_SECONDS.
+SETTLE_SECONDS=${SETTLE_SECONDS:-5}
+WAITED=0 last=-1 still=0
+while :; do
+	# shellcheck disable=SC2086 # a list of names
+	dirs_after=$(rslub_dirs $names)
+	[ -z "$(cat "$SERVE_FILE" 2>/dev/null)" ] && [ -z "$dirs_after" ] && break
+	o=$(sum_attr objects $dirs_after)
+	if [ "$o" = "$last" ]; then still=$((still + 1)); else still=0 last=$o; fi
+	[ "$still" -ge "$SETTLE_SECONDS" ] || [ "$WAITED" -ge "$DRAIN_SECONDS" ] && break
+	[ $((WAITED % 5)) = 0 ] && echo 3 >/proc/sys/vm/drop_caches
+	sleep 1
+	WAITED=$((WAITED + 1))
+done
+left="" empty_listed=""
+for c in $(draining); do
+	o=$(cut -d' ' -f1 "/sys/kernel/rslub/$c/objects" 2>/dev/null)
+	left="$left $c($o)"
+	# The reaper had seconds to see it: an empty cache must be gone.
+	[ "${o:-0}" = 0 ] && empty_listed="$empty_listed $c"
+done
+objects_left=$(sum_attr objects $dirs_after)
+ngone=$((nserved - $(draining | grep -c .)))
+if [ -n "$empty_listed" ]; then
+	fail "empty yet still listed as draining ${WAITED} s after serving stopped:$empty_listed"
+elif [ -z "$left" ]; then
+	pass "served caches empty and gone ${WAITED} s after serving stopped"
+elif [ "$objects_left" -lt "$objects_stop" ]; then
+	pass "objects come back after serving stopped: $objects_stop out at the stop, $objects_left still kept by the kernel after ${WAITED} s; $ngone of $nserved caches gone, draining:$left"
+else
+	fail "nothing came back after serving stopped, not even a pipe made while serving ($objects_stop objects out, $objects_left after ${WAITED} s, draining:$left)"
+fi
+# rmmod: refused exactly while something drains.
+if [ -n "$(cat "$SERVE_FILE" 2>/dev/null)" ]; then
+	if rmmod rslub 2>/dev/null; then
+		fail "rmmod rslub succeeded while caches drained:$left"
+	else
+		pass "rmmod refused while the kernel keeps served objects"
+	fi
+elif rmmod rslub; then
 	pass "rmmod rslub"
 else
-	fail "rmmod rslub refused once serving stopped (left: $(cat "$SERVE_FILE" 2>/dev/null | tr '\n' ' '))"
+	fail "rmmod rslub refused with nothing served or draining"
 fi
 ops=$(grep -o "allocs=[0-9]* frees=[0-9]*" "$REAL_OUT/stress.out" | head -n 1)
-echo "serve: figures: served=$nserved objects_peak=$(cat "$REAL_OUT/peak") objects_at_stop=$objects_end served_allocs=$allocs"
+echo "serve: figures: served=$nserved objects_peak=$(cat "$REAL_OUT/peak") objects_at_stop=$objects_stop objects_kept=$objects_left caches_gone=$ngone served_allocs=$allocs_stop"
 echo "serve: figures: hackbench_runs=${hackbench_runs:-0} iperf3_runs=${iperf3_runs:-0} stress-ng_bogo_ops=${ng_ops:-0} rslub_stress ${ops:-?} $(grep -o 'cpu_offline=[0-9]* cpu_online=[0-9]*' "$REAL_OUT/stress.out" | head -n 1)"
 finish

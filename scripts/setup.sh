@@ -3,14 +3,19 @@
 # Rust-enabled test kernel. Idempotent: every step checks first and skips what
 # is already there, so a second run finishes in seconds.
 #
-# Usage: scripts/setup.sh [--flavor test|bench] [--print-kdir] [--tools-only]
-#                         [--dry-run] [--apply-patches KERNEL_SOURCE_DIR]
+# Usage: scripts/setup.sh [--flavor test|bench] [--no-patches] [--print-kdir]
+#                         [--tools-only] [--dry-run]
+#                         [--apply-patches KERNEL_SOURCE_DIR]
 # Environment: RSLUB_CACHE (default ~/.cache/rslub), JOBS (default nproc+1).
 #
 # --dry-run (or RSLUB_SETUP_DRY_RUN=1 in the environment, which reaches a
 # setup run by a nested make) prints the decisions ("tools: ...",
 # "kernel ...: build|cached ...") and changes nothing:
 # scripts/test-setup-logic.sh checks them.
+#
+# --no-patches builds the flavor without patches/ (and without the options
+# only they provide), cached as FLAVOR-unpatched: the kernel that measures
+# what the patches cost with nothing served (docs/benchmarks.md).
 #
 # Both flavors are built with LLVM ($LLVM_SUFFIX, the major of rustc's LLVM)
 # and CONFIG_RUST_INLINE_HELPERS, so that rslub's C shim is inlined into its
@@ -21,6 +26,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export PATH=$HOME/.cargo/bin:$PATH
 CACHE=${RSLUB_CACHE:-$HOME/.cache/rslub}
 FLAVOR=test
+NO_PATCHES=0
 PRINT_KDIR=0
 TOOLS_ONLY=0
 DRY_RUN=${RSLUB_SETUP_DRY_RUN:-0}
@@ -32,6 +38,7 @@ T0=$(date +%s)
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--flavor) FLAVOR=$2; shift ;;
+	--no-patches) NO_PATCHES=1 ;;
 	--print-kdir) PRINT_KDIR=1 ;;
 	--tools-only) TOOLS_ONLY=1 ;;
 	--dry-run) DRY_RUN=1 ;;
@@ -71,7 +78,7 @@ export LIBCLANG_PATH=/usr/lib/llvm$LLVM_SUFFIX/lib
 # The last line: the real workloads the guest runs (make bench SUITE=real,
 # make stress SERVE=1, make check), bookworm's own: hackbench (rt-tests),
 # iperf3, stress-ng. The guest boots on the host's root filesystem.
-APT_PKGS="bc flex bison libelf-dev libssl-dev cpio xz-utils make gcc patch python3 udev rsync kmod fonts-dejavu-core
+APT_PKGS="bc flex bison libelf-dev libssl-dev cpio xz-utils make gcc patch procps python3 udev rsync kmod fonts-dejavu-core
 clang$LLVM_SUFFIX lld$LLVM_SUFFIX llvm$LLVM_SUFFIX libclang$LLVM_SUFFIX-dev
 rt-tests iperf3 stress-ng"
 
@@ -193,14 +200,29 @@ apply_patches() {
 		patch -d "$kdir" -p1 --fuzz=0 --batch --quiet <"$p" || die "patch $(basename "$p") failed to apply"
 	done
 }
+# The options that exist only with patches/ applied.
+PATCH_OPTIONS='^CONFIG_SLAB_BACKEND='
+# fragment FILE: a config fragment as this build uses it.
+fragment() {
+	if [ "$NO_PATCHES" = 1 ]; then
+		grep -vE "$PATCH_OPTIONS" "$1"
+	else
+		cat "$1"
+	fi
+}
+# The cache's name for the flavor (its stale builds are dropped).
+label() {
+	if [ "$NO_PATCHES" = 1 ]; then echo "$FLAVOR-unpatched"; else echo "$FLAVOR"; fi
+}
 kernel_key() {
 	local ver
 	ver=$(dpkg-query -W -f='${Version}' linux-source-$KVER_MAJOR 2>/dev/null || echo none)
 	{
 		echo "$ver LLVM=$LLVM_SUFFIX"
-		cat "$ROOT/config/base.config" "$ROOT/config/$FLAVOR.config"
-		cat "$ROOT"/patches/*.patch
-	} | sha256sum | cut -c1-12 | sed "s/^/$ver-$FLAVOR-/"
+		fragment "$ROOT/config/base.config"
+		fragment "$ROOT/config/$FLAVOR.config"
+		[ "$NO_PATCHES" = 1 ] || cat "$ROOT"/patches/*.patch
+	} | sha256sum | cut -c1-12 | sed "s/^/$ver-$(label)-/"
 }
 
 build_kernel() {
@@ -227,21 +249,31 @@ build_kernel() {
 		mkdir -p "$kdir"
 		run "extract kernel source" "$log-extract.log" \
 			tar -xf "$tarball" -C "$kdir" --strip-components=1
-		say "apply patches/ ($(ls "$ROOT"/patches/*.patch 2>/dev/null | wc -l) patch)"
-		apply_patches "$kdir"
+		if [ "$NO_PATCHES" = 1 ]; then
+			say "no patches applied (--no-patches)"
+		else
+			say "apply patches/ ($(ls "$ROOT"/patches/*.patch 2>/dev/null | wc -l) patch)"
+			apply_patches "$kdir"
+		fi
 		touch "$kdir/.rslub-extracted"
 	fi
 	export RUST_LIB_SRC=/usr/src/rustc-$RUSTC_VER/library
 	export PATH=$HOME/.cargo/bin:$PATH
 	export LLVM=$LLVM_SUFFIX
-	run "configure kernel ($FLAVOR, LLVM=$LLVM)" "$log-config.log" \
-		"$ROOT/scripts/kconfig.sh" "$kdir" "$ROOT/config/base.config" "$ROOT/config/$FLAVOR.config"
+	local frag
+	frag=$(mktemp -d)
+	fragment "$ROOT/config/base.config" >"$frag/base.config"
+	fragment "$ROOT/config/$FLAVOR.config" >"$frag/$FLAVOR.config"
+	run "configure kernel ($(label), LLVM=$LLVM)" "$log-config.log" \
+		"$ROOT/scripts/kconfig.sh" "$kdir" "$frag/base.config" "$frag/$FLAVOR.config"
+	rm -rf "$frag"
 	run "build kernel $key with -j$JOBS (about 20 min cold on 2 cores)" "$log-build.log" \
 		make -C "$kdir" -j"$JOBS" all
 	touch "$kdir/.rslub-built"
 	# Drop stale builds of the same flavor so the cache does not grow without bound.
 	local old
-	for old in "$CACHE"/kernel/*-"$FLAVOR"-*; do
+	local hex=[0-9a-f]
+	for old in "$CACHE"/kernel/*-"$(label)"-$hex$hex$hex$hex$hex$hex$hex$hex$hex$hex$hex$hex; do
 		[ "$old" = "$kdir" ] || [ ! -d "$old" ] || rm -rf "$old"
 	done
 	say "kernel ready: $kdir"
