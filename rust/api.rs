@@ -1,98 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The public C API (include/rslub.h): argument checks, the name registry,
-//! and the translation between C conventions (ERR_PTR, NULL) and the core
-//! [`Cache`]. The symbols are exported by c_shim/exports.c.
-//!
-//! Locks: `CACHES` (the registry mutex) is taken by create, destroy and the
-//! CPU hotplug callback, and is never held while flushing CPUs (that takes
-//! `cpus_read_lock`, which the hotplug callback already holds when it takes
-//! `CACHES`). sysfs directories are added and removed under `CACHES`; their
-//! show/store callbacks do not take it (removal waits for them instead).
+//! The public C API (include/rslub.h): argument checks and the translation
+//! between C conventions (ERR_PTR, NULL) and the core [`Cache`]. The
+//! registry of live caches is `registry.rs`; the symbols are exported by
+//! c_shim/exports.c.
 
 use crate::attr::Set;
-use crate::kplat::Kernel;
+pub use crate::kplat::Cache;
 use crate::layout::{Layout, LayoutRequest};
+use crate::names::{attr_name, read_name, show_name, ATTR_NAME_MAX};
+use crate::registry::{self, RegisterError};
 use crate::slab::HEADER_SIZE;
-use crate::slub::{auto_max_empty, Ctor, Params};
+use crate::slub::{Ctor, MIN_OBJECTS};
 use crate::stat::Stat;
-use crate::sysfs::{Dir, Root};
-use core::ffi::{c_char, c_int, c_long, c_longlong, c_uint, c_ulong, c_void};
+use core::ffi::{c_char, c_int, c_long, c_longlong, c_uint, c_void};
 use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use kernel::prelude::*;
-use kernel::sync::global_lock;
-
-/// A cache in the kernel.
-pub type Cache = crate::slub::Cache<Kernel>;
 
 pub use crate::slub::NAME_MAX;
 
 /// Largest object (`RSLUB_MAX_OBJECT_SIZE`, include/rslub_limits.h).
 pub const MAX_OBJECT_SIZE: usize = crate::shim::RSLUB_MAX_OBJECT_SIZE as usize;
-
-/// Objects a slab should hold at least, when waste allows: upstream's
-/// `4 * (fls(nr_cpus) + 1)` for 4 CPUs, and a bulk batch of 16 fits one
-/// slab (256-byte objects get order 1: 31 per slab instead of 15).
-const MIN_OBJECTS: usize = 16;
-
-/// A registered cache and its sysfs directory.
-struct CachePtr {
-    cache: *mut Cache,
-    dir: Dir,
-}
-
-/// The live caches and the sysfs root they appear under.
-pub struct Registry {
-    caches: KVec<CachePtr>,
-    root: Option<Root>,
-}
-
-// SAFETY: a cache is shared by every CPU by design; the registry only
-// follows these pointers while holding `CACHES`.
-unsafe impl Send for Registry {}
-
-global_lock! {
-    // SAFETY: initialized by `init_registry` in module init, before any API call.
-    unsafe(uninit) static CACHES: Mutex<Registry> = Registry { caches: KVec::new(), root: None };
-}
-
-global_lock! {
-    // SAFETY: initialized by `init_registry` in module init, before the
-    // shrinker is registered.
-    //
-    // Serializes the shrinker's walks of the registry. Reclaim runs from
-    // kswapd and from every task in direct reclaim at once; the walks take
-    // `CACHES` by trylock only (see `rslub_rust_shrink_scan`), so without
-    // this lock one walk made the others give up (seen: a page hog got
-    // NULL while 471 empty slabs were still cached). Nothing allocates
-    // memory with it held, so waiting for it inside reclaim is safe.
-    unsafe(uninit) static SHRINK_WALK: Mutex<()> = ();
-}
-
-/// Initializes the registry and the sysfs root.
-///
-/// # Safety
-/// Called exactly once, at module init, before any API call.
-pub unsafe fn init_registry() -> Result {
-    // SAFETY: the caller guarantees a single call before first use.
-    unsafe { CACHES.init() };
-    // SAFETY: as above.
-    unsafe { SHRINK_WALK.init() };
-    CACHES.lock().root = Some(Root::new()?);
-    Ok(())
-}
-
-/// At module exit: removes the sysfs tree; returns how many caches were
-/// never destroyed (their users leaked them).
-pub fn exit_registry() -> usize {
-    let mut reg = CACHES.lock();
-    let n = reg.caches.len();
-    while let Some(c) = reg.caches.pop() {
-        c.dir.remove();
-    }
-    reg.root = None;
-    n
-}
 
 fn err_ptr<T>(e: kernel::error::Error) -> *mut T {
     e.to_errno() as isize as *mut T
@@ -117,50 +44,75 @@ fn null_cache_free(obj: *mut c_void) {
     pr_err!("rslub_cache_free: cache is NULL; {:p} not freed\n", obj);
 }
 
-/// Shows a name from a caller for a log line.
-fn show_name(name: &[u8]) -> &str {
-    core::str::from_utf8(name).unwrap_or("<non-utf8 name>")
-}
-
-/// Reads a C string of at most `NAME_MAX` bytes; `None` if NULL, empty or
-/// longer.
-///
-/// # Safety
-/// `name` is NULL or a NUL-terminated string.
-unsafe fn read_name(name: *const c_char, max: usize) -> Option<([u8; NAME_MAX], usize)> {
-    if name.is_null() {
-        return None;
-    }
-    let max = max.min(NAME_MAX);
-    let mut buf = [0u8; NAME_MAX];
-    for i in 0..=max {
-        // SAFETY: the string is NUL-terminated and we stop at the NUL, so
-        // every byte read is inside the string.
-        let b = unsafe { name.add(i).read() } as u8;
-        if b == 0 {
-            return (i > 0).then_some((buf, i));
-        }
-        if i == max {
-            break;
-        }
-        buf[i] = b;
-    }
-    None
-}
-
-/// Upstream's defaults by object size: (cpu_partial objects, min_partial).
-fn size_defaults(size: usize, page_size: usize) -> (u32, u32) {
-    let cpu_partial = if size >= page_size {
-        2
-    } else if size >= 1024 {
-        6
-    } else if size >= 256 {
-        13
+/// Why a name cannot name a cache, if it cannot (it names a sysfs
+/// directory).
+fn bad_name(name: &[u8]) -> Option<(&'static str, kernel::error::Error)> {
+    if crate::sysfs::reserved(name) {
+        Some(("the name is taken by a file in /sys/kernel/rslub", EEXIST))
+    } else if name == b"." || name == b".." {
+        Some(("not a usable name (it names a sysfs directory)", EINVAL))
+    } else if name.contains(&b'/') {
+        Some((
+            "name must not contain '/' (it names a sysfs directory)",
+            EINVAL,
+        ))
     } else {
-        30
-    };
-    let min_partial = ((usize::BITS - size.leading_zeros()) / 2).clamp(5, 10);
-    (cpu_partial, min_partial)
+        None
+    }
+}
+
+/// The `debug::*` bits `flags` asks for (with the module's default), or
+/// None when `flags` has a flag rslub does not know.
+fn debug_bits(flags: c_uint) -> Option<u32> {
+    let c = crate::consts();
+    // SLAB_* debug flags to `debug::*` bits; a flag the kernel compiles out
+    // is 0 and so never matches.
+    let bits = [
+        crate::debug::CONSISTENCY,
+        crate::debug::RED_ZONE,
+        crate::debug::POISON,
+        crate::debug::STORE_USER,
+    ];
+    let mut allowed = c.flag_hwcache_align | c.flag_no_merge;
+    let mut debug = c.debug_default;
+    for (&f, &bit) in c.flag_debug.iter().zip(bits.iter()) {
+        allowed |= f;
+        if f != 0 && flags & f != 0 {
+            debug |= bit;
+        }
+    }
+    (flags & !allowed == 0).then_some(debug)
+}
+
+/// The slab layout of a cache, or why there is none.
+fn layout_for(
+    size: usize,
+    align: usize,
+    flags: c_uint,
+    debug: u32,
+    has_ctor: bool,
+) -> core::result::Result<Layout, &'static str> {
+    if size == 0 || size > MAX_OBJECT_SIZE {
+        return Err("size must be 1..RSLUB_MAX_OBJECT_SIZE");
+    }
+    if align != 0 && !align.is_power_of_two() {
+        return Err("align must be 0 or a power of two");
+    }
+    let c = crate::consts();
+    Layout::new(&LayoutRequest {
+        object_size: size,
+        align,
+        hwcache_align: flags & c.flag_hwcache_align != 0,
+        has_ctor,
+        cache_line: c.cache_line,
+        page_size: c.page_size,
+        header_size: HEADER_SIZE,
+        min_objects: MIN_OBJECTS,
+        red_zone: debug & crate::debug::RED_ZONE != 0,
+        poison: debug & crate::debug::POISON != 0 && !has_ctor,
+        store_user: debug & crate::debug::STORE_USER != 0,
+    })
+    .map_err(|_| "no slab layout fits this size and align")
 }
 
 /// Creates a cache; see include/rslub.h.
@@ -185,75 +137,21 @@ pub unsafe extern "C" fn rslub_cache_create(
         return err_ptr(EINVAL);
     };
     let name = &buf[..len];
-    let show = core::str::from_utf8(name).unwrap_or("<non-utf8 name>");
-    if crate::sysfs::reserved(name) {
-        pr_err!(
-            "create {}: the name is taken by a file in /sys/kernel/rslub\n",
-            show
-        );
-        return err_ptr(EEXIST);
+    let show = show_name(name);
+    if let Some((why, err)) = bad_name(name) {
+        pr_err!("create {}: {}\n", show, why);
+        return err_ptr(err);
     }
-    if name == b"." || name == b".." {
-        pr_err!(
-            "create {}: not a usable name (it names a sysfs directory)\n",
-            show
-        );
-        return err_ptr(EINVAL);
-    }
-    if name.contains(&b'/') {
-        pr_err!(
-            "create {}: name must not contain '/' (it names a sysfs directory)\n",
-            show
-        );
-        return err_ptr(EINVAL);
-    }
-    let c = crate::consts();
     let (size, align) = (size as usize, align as usize);
-    // SLAB_* debug flags to `debug::*` bits; a flag the kernel compiles out
-    // is 0 and so never matches.
-    let debug_bits = [
-        crate::debug::CONSISTENCY,
-        crate::debug::RED_ZONE,
-        crate::debug::POISON,
-        crate::debug::STORE_USER,
-    ];
-    let mut allowed = c.flag_hwcache_align | c.flag_no_merge;
-    let mut debug = c.debug_default;
-    for (&f, &bit) in c.flag_debug.iter().zip(debug_bits.iter()) {
-        allowed |= f;
-        if f != 0 && flags & f != 0 {
-            debug |= bit;
-        }
-    }
-    let why = if size == 0 || size > MAX_OBJECT_SIZE {
-        Some("size must be 1..RSLUB_MAX_OBJECT_SIZE")
-    } else if align != 0 && !align.is_power_of_two() {
-        Some("align must be 0 or a power of two")
-    } else if flags & !allowed != 0 {
-        Some("unsupported flags")
-    } else {
-        None
-    };
-    let layout = why.map_or_else(
-        || {
-            Layout::new(&LayoutRequest {
-                object_size: size,
-                align,
-                hwcache_align: flags & c.flag_hwcache_align != 0,
-                has_ctor: ctor.is_some(),
-                cache_line: c.cache_line,
-                page_size: c.page_size,
-                header_size: HEADER_SIZE,
-                min_objects: MIN_OBJECTS,
-                red_zone: debug & crate::debug::RED_ZONE != 0,
-                poison: debug & crate::debug::POISON != 0 && ctor.is_none(),
-                store_user: debug & crate::debug::STORE_USER != 0,
-            })
-            .map_err(|_| "no slab layout fits this size and align")
-        },
-        Err,
-    );
-    let layout = match layout {
+    let layout = debug_bits(flags)
+        .ok_or("unsupported flags")
+        .and_then(|debug| {
+            Ok((
+                layout_for(size, align, flags, debug, ctor.is_some())?,
+                debug,
+            ))
+        });
+    let (layout, debug) = match layout {
         Ok(l) => l,
         Err(why) => {
             pr_err!(
@@ -267,59 +165,34 @@ pub unsafe extern "C" fn rslub_cache_create(
             return err_ptr(EINVAL);
         }
     };
-    let mut reg = CACHES.lock();
-    let exists = reg.caches.iter().any(|e| {
-        // SAFETY: registered pointers are live caches; the registry lock
-        // keeps them from being destroyed while we look.
-        unsafe { (*e.cache).name() == name }
-    });
-    if exists {
-        pr_err!("create {}: a cache with this name exists\n", show);
-        return err_ptr(EEXIST);
-    }
-    if reg.caches.reserve(1, GFP_KERNEL).is_err() {
-        pr_err!("create {}: out of memory for the registry\n", show);
-        return err_ptr(ENOMEM);
-    }
-    let (auto_cpu_partial, auto_min_partial) = size_defaults(size, c.page_size);
-    let (p_cpu_partial, p_min_partial, p_max_empty) = crate::param_defaults();
-    let (harden, random_freelist) = crate::harden_defaults();
-    let params = Params {
-        cpu_partial: u32::try_from(p_cpu_partial).unwrap_or(auto_cpu_partial),
-        min_partial: u32::try_from(p_min_partial).unwrap_or(auto_min_partial),
-        max_empty: u32::try_from(p_max_empty)
-            .unwrap_or_else(|_| auto_max_empty(auto_cpu_partial, layout.objects)),
-        free_batch: crate::free_batch_default(),
-        gfp_zero: c.gfp_zero,
-        gfp_thisnode: c.gfp_thisnode,
+    let c = crate::consts();
+    let params = crate::defaults().params(
+        size,
+        layout.objects,
+        c.page_size,
         debug,
-        harden,
-        random_freelist,
-    };
+        (c.gfp_zero, c.gfp_thisnode),
+    );
     let cache = Cache::create(name, flags, layout, ctor, params);
     if cache.is_null() {
         pr_err!("create {}: out of memory for the cache\n", show);
         return err_ptr(ENOMEM);
     }
-    // SAFETY: `create` returned a valid cache.
-    let cache_ref = unsafe { &*cache };
-    let Some(dir) = reg.root.as_ref().and_then(|r| r.add(cache_ref, name)) else {
-        // Not under `CACHES`: destroy flushes the CPUs under
-        // `cpus_read_lock`, and the CPU-dead callback takes `CACHES` with
-        // the hotplug lock held (found by the fault-injection stress: a
-        // failed sysfs directory during CPU hotplug deadlocked).
-        drop(reg);
-        pr_err!("create {}: cannot add its sysfs directory\n", show);
-        // SAFETY: the cache was just created, is unpublished and unused.
-        let _ = unsafe { Cache::destroy(cache) };
-        return err_ptr(ENOMEM);
+    // SAFETY: just created, unused and unpublished.
+    let (why, err) = match unsafe { registry::register(cache, name, crate::experiments::apply) } {
+        Ok(()) => return cache,
+        Err(RegisterError::Exists) => ("a cache with this name exists", EEXIST),
+        Err(RegisterError::NoMemory) => ("out of memory for the registry", ENOMEM),
+        Err(RegisterError::NoDirectory) => ("cannot add its sysfs directory", ENOMEM),
     };
-    // Under `CACHES`, which `rslub_fastpath_locked_cmpxchg` also holds:
-    // the experiment's setting reaches every cache, new ones included.
-    cache_ref.set_locked_fastpath(LOCKED_FASTPATH.load(Ordering::Relaxed));
-    // Capacity was reserved above, so this cannot fail.
-    let _ = reg.caches.push(CachePtr { cache, dir }, GFP_KERNEL);
-    cache
+    pr_err!("create {}: {}\n", show, why);
+    // Not under the registry's lock: destroy flushes the CPUs under
+    // `cpus_read_lock`, and the CPU-dead callback takes the registry lock
+    // with the hotplug lock held (found by the fault-injection stress: a
+    // failed sysfs directory during CPU hotplug deadlocked).
+    // SAFETY: the cache was just created, is unpublished and unused.
+    let _ = unsafe { Cache::destroy(cache) };
+    err_ptr(err)
 }
 
 /// Allocates an object; see include/rslub.h.
@@ -458,20 +331,11 @@ pub unsafe extern "C" fn rslub_cache_destroy(s: *mut Cache) -> c_int {
     if s.is_null() {
         return 0;
     }
-    let entry = {
-        let mut reg = CACHES.lock();
-        let Some(pos) = reg.caches.iter().position(|c| ptr::eq(c.cache, s)) else {
-            pr_err!("destroy: {:p} is not a live rslub cache; ignored\n", s);
-            return EINVAL.to_errno();
-        };
-        reg.caches.remove(pos)
-    };
-    // Gone from sysfs, with no reader or writer left, before it is freed.
-    // Not under `CACHES`: a sysfs `shrink` write may be waiting for
-    // `cpus_read_lock` while a CPU-dead callback waits for `CACHES`.
-    if let Ok(entry) = entry {
-        entry.dir.remove();
+    if !registry::unregister(s) {
+        pr_err!("destroy: {:p} is not a live rslub cache; ignored\n", s);
+        return EINVAL.to_errno();
     }
+    // Gone from sysfs, with no reader or writer left: it can be freed.
     // SAFETY: `s` is live and, out of the registry, ours alone.
     match unsafe { Cache::destroy(s) } {
         Ok(()) => 0,
@@ -488,73 +352,7 @@ pub unsafe extern "C" fn rslub_cache_destroy(s: *mut Cache) -> c_int {
     }
 }
 
-/// Flushes a dead CPU's state in every cache (CPU hotplug teardown).
-#[no_mangle]
-pub extern "C" fn rslub_rust_cpu_dead(cpu: c_uint) {
-    let reg = CACHES.lock();
-    for c in reg.caches.iter() {
-        // SAFETY: registered caches are live while the registry lock is
-        // held; the hotplug core calls this for a dead CPU, once.
-        unsafe { (*c.cache).flush_dead_cpu(cpu) };
-    }
-}
-
-// ---- the shrinker (c_shim/shim.c registers it; these are its callbacks) ----
-
-/// The shrinker's count: slabs in node `nid`'s empty-slab caches, over
-/// every cache. 0 when the registry is busy.
-#[no_mangle]
-pub extern "C" fn rslub_rust_shrink_count(nid: c_int) -> c_ulong {
-    let _walk = SHRINK_WALK.lock();
-    // Reclaim may run inside `rslub_cache_create`, whose GFP_KERNEL
-    // allocations happen with `CACHES` held: never wait for it here.
-    let Some(reg) = CACHES.try_lock() else {
-        return 0;
-    };
-    reg.caches
-        .iter()
-        // SAFETY: registered caches are live while the registry lock is held.
-        .map(|c| unsafe { (*c.cache).empty_cached(nid) } as c_ulong)
-        .sum()
-}
-
-/// The shrinker's scan: gives back up to `nr` cached empty slabs of node
-/// `nid` to the page allocator, cache after cache, whatever their
-/// `max_empty`; returns how many, or `SHRINK_STOP` when the registry is
-/// busy (a create or destroy holds it). Walks are serialized by
-/// `SHRINK_WALK`; only node `list_lock`s are taken under `CACHES`, and no
-/// memory is allocated.
-#[no_mangle]
-pub extern "C" fn rslub_rust_shrink_scan(nid: c_int, nr: c_ulong) -> c_ulong {
-    let _walk = SHRINK_WALK.lock();
-    let Some(reg) = CACHES.try_lock() else {
-        return c_ulong::MAX;
-    };
-    let mut freed = 0usize;
-    let want = usize::try_from(nr).unwrap_or(usize::MAX);
-    for c in reg.caches.iter() {
-        if freed >= want {
-            break;
-        }
-        // SAFETY: registered caches are live while the registry lock is held.
-        freed += unsafe { (*c.cache).reclaim_empty(nid, want - freed) };
-    }
-    freed as c_ulong
-}
-
 // ---- introspection and tunables (names as in sysfs) ------------------------
-
-/// Longest attribute or statistic name the introspection calls read.
-const ATTR_NAME_MAX: usize = 32;
-
-/// Reads a NUL-terminated attribute name of at most `ATTR_NAME_MAX` bytes.
-///
-/// # Safety
-/// `name` is NULL or a NUL-terminated string.
-unsafe fn attr_name(name: *const c_char) -> Option<([u8; NAME_MAX], usize)> {
-    // SAFETY: forwarded.
-    unsafe { read_name(name, ATTR_NAME_MAX) }
-}
 
 /// An introspection call's cache and attribute name, or None after one log
 /// line saying which of them is bad (`what`: the function).
@@ -714,72 +512,4 @@ pub unsafe extern "C" fn rslub_cache_validate(s: *mut Cache) -> c_int {
 pub extern "C" fn rslub_pages_allocated() -> c_long {
     // SAFETY: reads a counter.
     unsafe { crate::shim::rslub_shim_pages_held() }
-}
-
-/// The setting of [`rslub_fastpath_locked_cmpxchg`], changed under `CACHES`.
-static LOCKED_FASTPATH: AtomicBool = AtomicBool::new(false);
-
-/// Puts a lock prefix on the fast path's per-CPU cmpxchg16b, or takes it
-/// off (the bench's experiment), in every cache and in caches created
-/// later; see include/rslub.h.
-#[no_mangle]
-pub extern "C" fn rslub_fastpath_locked_cmpxchg(locked: bool) {
-    let reg = CACHES.lock();
-    LOCKED_FASTPATH.store(locked, Ordering::Relaxed);
-    for e in reg.caches.iter() {
-        // SAFETY: registered pointers are live caches while `CACHES` is held.
-        unsafe { (*e.cache).set_locked_fastpath(locked) };
-    }
-}
-
-/// Overrides of the module parameters `harden` and `random_freelist` for
-/// caches created from now on; -1: the parameter's value.
-static HARDEN_OVERRIDE: AtomicI32 = AtomicI32::new(-1);
-static RANDOM_OVERRIDE: AtomicI32 = AtomicI32::new(-1);
-
-/// The overrides set by [`rslub_new_cache_default`]: (harden, random_freelist).
-pub fn new_cache_overrides() -> (Option<bool>, Option<bool>) {
-    let get = |a: &AtomicI32| match a.load(Ordering::Relaxed) {
-        v if v < 0 => None,
-        v => Some(v != 0),
-    };
-    (get(&HARDEN_OVERRIDE), get(&RANDOM_OVERRIDE))
-}
-
-/// Sets a create-time default of new caches; see include/rslub.h.
-///
-/// # Safety
-/// `name` is NULL or a NUL-terminated string.
-#[no_mangle]
-pub unsafe extern "C" fn rslub_new_cache_default(name: *const c_char, value: c_int) -> c_int {
-    // SAFETY: forwarded.
-    let Some((buf, len)) = (unsafe { attr_name(name) }) else {
-        pr_err!(
-            "rslub_new_cache_default: name is NULL, empty or longer than {} bytes; returning -EINVAL\n",
-            ATTR_NAME_MAX
-        );
-        return EINVAL.to_errno();
-    };
-    let name = &buf[..len];
-    let target = match name {
-        b"harden" => &HARDEN_OVERRIDE,
-        b"random_freelist" => &RANDOM_OVERRIDE,
-        _ => {
-            pr_err!(
-                "rslub_new_cache_default: no default named {:?} (harden, random_freelist); returning -EINVAL\n",
-                show_name(name)
-            );
-            return EINVAL.to_errno();
-        }
-    };
-    if !(-1..=1).contains(&value) {
-        pr_err!(
-            "rslub_new_cache_default: {} = {} is out of range -1..1; unchanged, returning -EINVAL\n",
-            show_name(name),
-            value
-        );
-        return EINVAL.to_errno();
-    }
-    target.store(value, Ordering::Relaxed);
-    0
 }

@@ -6,8 +6,8 @@
 //! module-parameter checks (`rslub.rs`) all read it; the statistics are
 //! [`Stat`](crate::stat::Stat)'s own table.
 
-use crate::api::Cache;
 use crate::debug;
+use crate::kplat::Cache;
 use crate::slub::Usage;
 use core::ffi::{c_int, c_ushort};
 use kernel::prelude::*;

@@ -12,6 +12,9 @@ use kernel::sync::{new_spinlock_irq, SpinLockIrq, SpinLockIrqGuard};
 /// The kernel as the allocator core's platform.
 pub struct Kernel;
 
+/// A cache in the kernel.
+pub type Cache = crate::slub::Cache<Kernel>;
+
 // SAFETY: the shim's per-CPU cmpxchg16b is segment-relative (atomic against
 // interrupts and preemption on the CPU), its plain one is `lock cmpxchg16b`,
 // and the CPU lock is `local_irq_save`, which pins the task and excludes

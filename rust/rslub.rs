@@ -2,12 +2,16 @@
 //! rslub: a SLUB-variant slab allocator, as a loadable module.
 //!
 //! Layers: `layout`, `slab`, `stat`, `platform` and `slub` are the
-//! platform-free core (also built on the host for `cargo test`); `kplat`
-//! (the kernel platform), `api` (the C API of include/rslub.h), `attr` (the
-//! table of cache attributes) and `sysfs` are the kernel glue; the C shim (c_shim/) does what Rust cannot from a module and
-//! exports the API. The KUnit suites of the C API live in rslub_kunit.ko;
-//! `selftest` holds the one that needs the core's insides (per-CPU
-//! operations, tids, CPU hotplug), which kunit runs when this module loads.
+//! platform-free core (also built on the host for `cargo test`). The kernel
+//! glue: `kplat` (the kernel platform), `api` (the C API of
+//! include/rslub.h), `registry` (the live caches, the shrinker, CPU
+//! hotplug), `attr` (the table of cache attributes) and `sysfs`, `serve`
+//! (serving the kernel's own caches) and `experiments` (the bench's knobs
+//! that reach every cache). The C shim (c_shim/) does what Rust cannot from
+//! a module and exports the API. The KUnit suites of the C API live in
+//! rslub_kunit.ko; `selftest` holds the one that needs the core's insides
+//! (per-CPU operations, tids, CPU hotplug), which kunit runs when this
+//! module loads.
 
 use kernel::prelude::*;
 use kernel::sync::SetOnce;
@@ -27,7 +31,10 @@ pub mod stat;
 
 pub mod api;
 pub mod attr;
+pub mod experiments;
 pub mod kplat;
+pub mod names;
+pub mod registry;
 mod selftest;
 pub mod serve;
 mod shim_methods;
@@ -126,39 +133,30 @@ pub fn consts() -> Consts {
     })
 }
 
-/// Defaults for hardening of new caches: (harden, random_freelist); the
-/// module parameters unless `rslub_new_cache_default` overrides them.
-pub fn harden_defaults() -> (bool, bool) {
-    let (harden, random) = api::new_cache_overrides();
-    (
-        harden.unwrap_or(module_parameters::harden.value()),
-        random.unwrap_or(module_parameters::random_freelist.value()),
-    )
-}
-
-/// Module defaults for new caches: (cpu_partial, min_partial, max_empty).
-pub fn param_defaults() -> (i32, i32, i32) {
-    (
-        module_parameters::cpu_partial.value(),
-        module_parameters::min_partial.value(),
-        module_parameters::max_empty.value(),
-    )
-}
-
-/// Module default of `free_batch` for new caches.
-pub fn free_batch_default() -> u32 {
-    module_parameters::free_batch.value()
+/// What the module's parameters (and the bench's overrides,
+/// `experiments.rs`) ask of the caches created from now on; the one place
+/// that turns them into a cache's tunables is `Defaults::params`.
+pub fn defaults() -> slub::Defaults {
+    let (harden, random) = experiments::new_cache_overrides();
+    slub::Defaults {
+        cpu_partial: module_parameters::cpu_partial.value(),
+        min_partial: module_parameters::min_partial.value(),
+        max_empty: module_parameters::max_empty.value(),
+        free_batch: module_parameters::free_batch.value(),
+        harden: harden.unwrap_or(module_parameters::harden.value()),
+        random_freelist: random.unwrap_or(module_parameters::random_freelist.value()),
+    }
 }
 
 /// Refuses the load, with one line, when a numeric parameter is outside
 /// what `rslub_cache_set` accepts for its tunable (-1: chosen by size).
 fn check_params() -> Result {
-    let (cpu_partial, min_partial, max_empty) = param_defaults();
+    let d = defaults();
     let checks = [
-        ("cpu_partial", i64::from(cpu_partial), -1),
-        ("min_partial", i64::from(min_partial), -1),
-        ("max_empty", i64::from(max_empty), -1),
-        ("free_batch", i64::from(free_batch_default()), 0),
+        ("cpu_partial", i64::from(d.cpu_partial), -1),
+        ("min_partial", i64::from(d.min_partial), -1),
+        ("max_empty", i64::from(d.max_empty), -1),
+        ("free_batch", i64::from(d.free_batch), 0),
     ];
     for (name, v, min) in checks {
         let max = attr::tunable_max(name.as_bytes()).map_or(0, i64::from);
@@ -245,11 +243,11 @@ impl kernel::Module for Rslub {
             debug_default,
         });
         // SAFETY: module init runs once, before any API call can be made.
-        unsafe { api::init_registry() }?;
+        unsafe { registry::init_registry() }?;
         // SAFETY: registers a callback that only walks the registry.
         let state = unsafe { shim::rslub_shim_cpuhp_register() };
         if state < 0 {
-            api::exit_registry();
+            registry::exit_registry();
             pr_err!("cannot register the CPU hotplug callback ({})\n", state);
             return Err(Error::from_errno(state));
         }
@@ -259,7 +257,7 @@ impl kernel::Module for Rslub {
         if shrinker.is_null() {
             // SAFETY: `state` came from the registration above.
             unsafe { shim::rslub_shim_cpuhp_unregister(state) };
-            api::exit_registry();
+            registry::exit_registry();
             pr_err!("cannot register the shrinker (out of memory); not loading\n");
             return Err(ENOMEM);
         }
@@ -289,7 +287,7 @@ impl Drop for Rslub {
         unsafe { shim::rslub_shim_shrinker_unregister(self.shrinker) };
         // SAFETY: `cpuhp_state` came from a successful registration.
         unsafe { shim::rslub_shim_cpuhp_unregister(self.cpuhp_state) };
-        let leaked = api::exit_registry();
+        let leaked = registry::exit_registry();
         if leaked != 0 {
             pr_warn!(
                 "unloading with {} caches never destroyed; their memory is leaked\n",

@@ -22,7 +22,8 @@
 //! paths take neither: the kernel passes the rslub cache (alloc) or the
 //! slab (free), and SRCU in the kernel keeps both alive across the call.
 
-use crate::api::{rslub_cache_create, rslub_cache_destroy, Cache, NAME_MAX};
+use crate::api::{rslub_cache_create, rslub_cache_destroy, NAME_MAX};
+use crate::kplat::Cache;
 use crate::shim;
 use core::ffi::{c_int, c_long, c_uint, c_ulong, c_void, CStr};
 use core::fmt::Write;

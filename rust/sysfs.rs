@@ -6,8 +6,8 @@
 //! The C shim only creates the kobjects and routes show/store here by
 //! attribute index; every format and every check is in this file.
 
-use crate::api::Cache;
 use crate::attr::{self, Attr, Format, Get, Set};
+use crate::kplat::Cache;
 use crate::shim;
 use crate::stat::Stat;
 use core::ffi::{c_char, c_long, c_uint, c_ulong, c_ushort, c_void};
@@ -78,7 +78,7 @@ impl Root {
 
     /// Adds the directory of `cache`.
     pub fn add(&self, cache: &Cache, name: &[u8]) -> Option<Dir> {
-        let mut cname = [0u8; crate::api::NAME_MAX + 1];
+        let mut cname = [0u8; crate::slub::NAME_MAX + 1];
         cname[..name.len()].copy_from_slice(name);
         let mut names: [*const c_char; MAX_FILES] = [core::ptr::null(); MAX_FILES];
         let mut modes: [c_ushort; MAX_FILES] = [0; MAX_FILES];
@@ -325,12 +325,12 @@ pub extern "C" fn rslub_rust_sysfs_root_show(index: c_uint, buf: *mut c_char) ->
     let page =
         unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), crate::consts().page_size) };
     let mut p = Page { buf: page, len: 0 };
-    let (cpu_partial, min_partial, max_empty) = crate::param_defaults();
+    let d = crate::defaults();
     let _ = match index {
-        0 => writeln!(p, "{cpu_partial}"),
-        1 => writeln!(p, "{min_partial}"),
-        2 => writeln!(p, "{max_empty}"),
-        3 => writeln!(p, "{}", crate::free_batch_default()),
+        0 => writeln!(p, "{}", d.cpu_partial),
+        1 => writeln!(p, "{}", d.min_partial),
+        2 => writeln!(p, "{}", d.max_empty),
+        3 => writeln!(p, "{}", d.free_batch),
         _ => return c_long::from(EINVAL.to_errno()),
     };
     p.len as c_long

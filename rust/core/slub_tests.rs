@@ -1144,6 +1144,56 @@ fn auto_max_empty_holds_a_barn_of_objects() {
     assert_eq!(auto_max_empty(30, 0), 600);
 }
 
+/// A new cache's tunables are decided in one place (`Defaults::params`):
+/// the parameters where set, else upstream's size classes, each at the
+/// step where it changes.
+#[test]
+fn defaults_by_size_and_by_parameter() {
+    use crate::slub::{size_defaults, Defaults};
+    // cpu_partial steps at 256, 1024 and the page size; min_partial is
+    // fls(size) / 2 within 5..=10.
+    assert_eq!(size_defaults(255, 4096), (30, 5));
+    assert_eq!(size_defaults(256, 4096), (13, 5));
+    assert_eq!(size_defaults(1023, 4096), (13, 5));
+    assert_eq!(size_defaults(1024, 4096), (6, 5));
+    assert_eq!(size_defaults(4095, 4096), (6, 6));
+    assert_eq!(size_defaults(4096, 4096), (2, 6));
+    assert_eq!(size_defaults(1 << 19, 4096), (2, 10));
+    assert_eq!(size_defaults(1 << 20, 4096), (2, 10));
+    let by_size = Defaults {
+        cpu_partial: -1,
+        min_partial: -1,
+        max_empty: -1,
+        free_batch: 0,
+        harden: true,
+        random_freelist: false,
+    };
+    let p = by_size.params(64, 63, 4096, 0, (1, 2));
+    assert_eq!((p.cpu_partial, p.min_partial, p.max_empty), (30, 5, 10));
+    assert_eq!((p.gfp_zero, p.gfp_thisnode, p.harden), (1, 2, true));
+    // max_empty by size follows the size class, not a set cpu_partial.
+    let set = Defaults {
+        cpu_partial: 0,
+        min_partial: 7,
+        max_empty: 0,
+        free_batch: 8,
+        harden: false,
+        random_freelist: true,
+    };
+    let p = set.params(64, 63, 4096, 3, (0, 0));
+    assert_eq!((p.cpu_partial, p.min_partial, p.max_empty), (0, 7, 0));
+    assert_eq!(
+        (p.free_batch, p.debug, p.harden, p.random_freelist),
+        (8, 3, false, true)
+    );
+    let p = Defaults {
+        max_empty: -1,
+        ..set
+    }
+    .params(64, 63, 4096, 0, (0, 0));
+    assert_eq!(p.max_empty, 10);
+}
+
 /// Remote frees in bursts: CPU 0 allocates what the in-tree barn holds
 /// (10 sheaves of `2 * cpu_partial` objects), CPU 1 frees them all, and
 /// again (the shape of the benchmark's `remote` workload). Every free meets a

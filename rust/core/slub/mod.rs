@@ -88,7 +88,7 @@ use core::mem::size_of;
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU8, AtomicUsize, Ordering};
 pub use free_batch::FREE_BATCH_MAX;
-pub use tunables::auto_max_empty;
+pub use tunables::{auto_max_empty, size_defaults, Defaults, MIN_OBJECTS};
 
 /// Node ids handled (x86_64's default `NODES_SHIFT` of 6).
 pub const MAX_NODES: usize = 64;

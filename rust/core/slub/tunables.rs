@@ -140,3 +140,71 @@ pub fn auto_max_empty(cpu_partial: u32, objects_per_slab: usize) -> u32 {
         .div_ceil(per_slab)
         .clamp(2, 1000)
 }
+
+/// Objects a slab should hold at least, when waste allows: upstream's
+/// `4 * (fls(nr_cpus) + 1)` for 4 CPUs, and a bulk batch of 16 fits one
+/// slab (256-byte objects get order 1: 31 per slab instead of 15).
+pub const MIN_OBJECTS: usize = 16;
+
+/// What the module's parameters ask of the caches created from now on. A
+/// negative tunable is chosen by object size (`Defaults::params`).
+#[derive(Debug, Clone, Copy)]
+pub struct Defaults {
+    /// `cpu_partial` in objects, or negative.
+    pub cpu_partial: i32,
+    /// `min_partial`, or negative.
+    pub min_partial: i32,
+    /// `max_empty`, or negative.
+    pub max_empty: i32,
+    /// `free_batch`.
+    pub free_batch: u32,
+    /// Obfuscated, checked free pointers.
+    pub harden: bool,
+    /// Random freelist order of new slabs.
+    pub random_freelist: bool,
+}
+
+/// Upstream's defaults by object size: (`cpu_partial` objects,
+/// `min_partial`).
+pub fn size_defaults(object_size: usize, page_size: usize) -> (u32, u32) {
+    let cpu_partial = if object_size >= page_size {
+        2
+    } else if object_size >= 1024 {
+        6
+    } else if object_size >= 256 {
+        13
+    } else {
+        30
+    };
+    let min_partial = ((usize::BITS - object_size.leading_zeros()) / 2).clamp(5, 10);
+    (cpu_partial, min_partial)
+}
+
+impl Defaults {
+    /// The one place a new cache's tunables are decided: the parameters'
+    /// values, and for those left negative the size-based defaults
+    /// (`size_defaults`, `auto_max_empty`) for `object_size`-byte objects,
+    /// `objects_per_slab` a slab.
+    pub fn params(
+        &self,
+        object_size: usize,
+        objects_per_slab: usize,
+        page_size: usize,
+        debug: u32,
+        gfp: (u32, u32),
+    ) -> super::Params {
+        let (cpu_partial, min_partial) = size_defaults(object_size, page_size);
+        super::Params {
+            cpu_partial: u32::try_from(self.cpu_partial).unwrap_or(cpu_partial),
+            min_partial: u32::try_from(self.min_partial).unwrap_or(min_partial),
+            max_empty: u32::try_from(self.max_empty)
+                .unwrap_or_else(|_| auto_max_empty(cpu_partial, objects_per_slab)),
+            free_batch: self.free_batch,
+            gfp_zero: gfp.0,
+            gfp_thisnode: gfp.1,
+            debug,
+            harden: self.harden,
+            random_freelist: self.random_freelist,
+        }
+    }
+}
