@@ -5,9 +5,9 @@
  *   slub   kmem_cache_* on a private SLAB_NO_MERGE cache
  *   rslub  rslub_cache_* on a cache of the same size, align and flags;
  *          "rslub:knob=v:knob=v" is a variant with tunables set after create
- *          (cpu_partial, min_partial, max_empty, fill_ge, random_freelist),
- *          harden=0|1 set for its create, and cmpxchg=locked switching the
- *          fast path's cmpxchg16b while that variant runs
+ *          (cpu_partial, min_partial, max_empty, random_freelist), harden=0|1
+ *          set for its create, and build=NAME, a label only: the rslub.ko
+ *          loaded is that build variant (scripts/guest-bench.sh loads it)
  *   floor  a per-CPU stack of preallocated objects, preemption disabled
  *          around a push or pop: what doing almost nothing costs
  *
@@ -335,7 +335,6 @@ static const struct ops floor_ops = {
 struct subject {
 	const struct ops *ops;
 	char variant[64];	/* "-" or "knob=v:knob=v" */
-	bool locked_cmpxchg;
 	void *cache;		/* for the size being measured */
 	char name[48];		/* of that cache */
 };
@@ -377,7 +376,6 @@ static int parse_allocs(void)
 			break;
 		}
 		strscpy(s->variant, knobs && *knobs ? knobs : "-", sizeof(s->variant));
-		s->locked_cmpxchg = knobs && strstr(knobs, "cmpxchg=locked");
 		nr_subjects++;
 	}
 	kfree(list);
@@ -391,8 +389,8 @@ static int parse_allocs(void)
 /*
  * Applies "knob=v:knob=v" of an rslub variant: with @create, the create-time
  * defaults (harden=) before the cache exists; else the tunables, through
- * rslub_cache_set, to the fresh cache. cmpxchg= is switched around each
- * measurement instead (enter/leave).
+ * rslub_cache_set, to the fresh cache. build= names the rslub.ko build
+ * variant loaded (a label).
  */
 static int apply_knobs(struct subject *s, bool create)
 {
@@ -414,11 +412,8 @@ static int apply_knobs(struct subject *s, bool create)
 			break;
 		}
 		*val++ = '\0';
-		if (!strcmp(tok, "cmpxchg")) {
-			if (strcmp(val, "locked") && strcmp(val, "local"))
-				ret = -EINVAL;
+		if (!strcmp(tok, "build"))
 			continue;
-		}
 		ret = kstrtoll(val, 0, &v);
 		if (ret)
 			break;
@@ -433,19 +428,6 @@ static int apply_knobs(struct subject *s, bool create)
 		pr_err("rslub_bench: rslub variant '%s': bad knob (%d)\n", s->variant, ret);
 	kfree(list);
 	return ret;
-}
-
-/* Around every measurement of a subject: its global switches on, then off. */
-static void enter(struct subject *s)
-{
-	if (s->locked_cmpxchg)
-		rslub_fastpath_locked_cmpxchg(true);
-}
-
-static void leave(struct subject *s)
-{
-	if (s->locked_cmpxchg)
-		rslub_fastpath_locked_cmpxchg(false);
 }
 
 static int create_caches(const char *workload, unsigned int size, unsigned int cap)
@@ -1006,7 +988,6 @@ static int run_workload(enum workload w, struct bench_mem *m)
 			for (k = 0; k < nr_subjects && !failed; k++) {
 				struct subject *s = &subjects[k];
 
-				enter(s);
 				switch (w) {
 				case PAIR:
 					run_pair(s, size, r);
@@ -1041,7 +1022,6 @@ static int run_workload(enum workload w, struct bench_mem *m)
 				default:
 					break;
 				}
-				leave(s);
 			}
 			if (w == CHURN)
 				break;	/* one round per load: the script reads sysfs after it */

@@ -20,7 +20,6 @@ EXPORT_SYMBOL_GPL(rslub_cache_stat);
 EXPORT_SYMBOL_GPL(rslub_cache_stat_clear);
 EXPORT_SYMBOL_GPL(rslub_cache_get);
 EXPORT_SYMBOL_GPL(rslub_cache_set);
-EXPORT_SYMBOL_GPL(rslub_fastpath_locked_cmpxchg);
 EXPORT_SYMBOL_GPL(rslub_pages_allocated);
 EXPORT_SYMBOL_GPL(rslub_cache_validate);
 EXPORT_SYMBOL_GPL(rslub_new_cache_default);

@@ -58,8 +58,6 @@ void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order,
 void rslub_shim_free_pages(void *addr, unsigned int order, void *owner);
 /* Slab pages currently held from the page allocator, over all caches. */
 long rslub_shim_pages_held(void);
-/* The lock prefix on the per-CPU cmpxchg16b (a static key; sleeps). */
-void rslub_shim_set_locked_cmpxchg(bool locked);
 /* Node of the memory at addr (a slab address). */
 int rslub_shim_addr_to_node(const void *addr);
 /* True when addr may be aligned down to a slab start and read. */

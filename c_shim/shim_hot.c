@@ -104,9 +104,8 @@ __always_inline bool rslub_shim_this_cpu_cmpxchg_pair(unsigned long pcpu,
 }
 
 /*
- * The same with a lock prefix: the bench's "cmpxchg" experiment
- * (rslub_fastpath_locked_cmpxchg), which the Rust side selects per cache
- * through its mode byte, so neither form tests a switch.
+ * The same with a lock prefix: the fast paths of the locked_cmpxchg build
+ * variant (the bench's "cmpxchg" suite).
  */
 __always_inline bool rslub_shim_this_cpu_cmpxchg_pair_locked(unsigned long pcpu,
 							     unsigned long old0,

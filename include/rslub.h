@@ -131,9 +131,7 @@ int rslub_cache_destroy(struct rslub_cache *s);
  *   min_partial (0..1000), max_empty (0..1000; lowering it releases cached
  *   slabs), free_batch (0..32: frees that miss the CPU slab each CPU gathers
  *   before returning them to their slabs grouped by slab; 0 is classic
- *   SLUB; lowering it flushes the CPUs), fill_ge (0 or 1: fill CPU
- *   partial lists until >= instead of > cpu_partial/2, for experiments),
- *   random_freelist (0 or 1: new slabs
+ *   SLUB; lowering it flushes the CPUs), random_freelist (0 or 1: new slabs
  *   thread their free objects in a random order, like in-tree
  *   CONFIG_SLAB_FREELIST_RANDOM; the first 1 allocates the cache's shuffled
  *   index sequence and sleeps). Safe on a live cache under load.
@@ -152,17 +150,6 @@ long long rslub_cache_stat(struct rslub_cache *s, const char *name);
 int rslub_cache_stat_clear(struct rslub_cache *s, const char *name);
 long long rslub_cache_get(struct rslub_cache *s, const char *name);
 int rslub_cache_set(struct rslub_cache *s, const char *name, long long value);
-
-/*
- * rslub_fastpath_locked_cmpxchg - an experiment switch for every cache: the
- * lockless fast path's per-CPU cmpxchg16b gets a lock prefix (true) or not
- * (false, the default), in every cache and in those created later. Both are
- * correct; the bench's "cmpxchg" suite measures the difference. Each cache's
- * mode byte carries the choice, so the default path tests no switch; the
- * locked variants are reached through one more branch and a jump. Bulk and
- * batched frees keep the unlocked form. Sleeps.
- */
-void rslub_fastpath_locked_cmpxchg(bool locked);
 
 /*
  * rslub_pages_allocated - pages rslub holds from the page allocator for

@@ -179,7 +179,7 @@ pub unsafe extern "C" fn rslub_cache_create(
         return err_ptr(ENOMEM);
     }
     // SAFETY: just created, unused and unpublished.
-    let (why, err) = match unsafe { registry::register(cache, name, crate::experiments::apply) } {
+    let (why, err) = match unsafe { registry::register(cache, name) } {
         Ok(()) => return cache,
         Err(RegisterError::Exists) => ("a cache with this name exists", EEXIST),
         Err(RegisterError::NoMemory) => ("out of memory for the registry", ENOMEM),

@@ -150,7 +150,7 @@ fn set_random_freelist(c: &Cache, v: u32) -> c_int {
 
 /// Every attribute, in sysfs index order (files first, then the
 /// `NO_FILE` ones).
-pub static ATTRS: [Attr; 30] = [
+pub static ATTRS: [Attr; 29] = [
     num(b"object_size\0", |c| c.layout.object_size),
     num(b"slab_size\0", |c| c.layout.stride),
     num(b"objs_per_slab\0", |c| c.layout.objects),
@@ -246,11 +246,6 @@ pub static ATTRS: [Attr; 30] = [
         set_random_freelist,
     ),
     num(b"isolated_slabs\0", |c| c.isolated_slabs()),
-    // The fill experiment's knob: `rslub_cache_set` only.
-    tunable(b"fill_ge\0", NO_FILE, Get::None, 1, |c, v| {
-        c.set_fill_ge(v == 1);
-        0
-    }),
 ];
 
 /// The attribute named `name`.

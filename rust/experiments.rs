@@ -1,35 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The bench's experiments that reach into every cache: the locked
-//! cmpxchg16b on the fast path, and create-time overrides of the hardening
-//! parameters. They are the lab, not the product; each is one exported
-//! call of include/rslub.h that `make bench` suites use.
+//! The bench's create-time overrides of the hardening parameters
+//! (`rslub_new_cache_default`, the "hardening" suite): the lab, not the
+//! product. The other experiments are build variants (Kbuild `VARIANT=`).
 
-use crate::kplat::Cache;
 use crate::names::{attr_name, show_name, ATTR_NAME_MAX};
 use core::ffi::{c_char, c_int};
-use core::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use core::sync::atomic::{AtomicI32, Ordering};
 use kernel::prelude::*;
-
-/// The setting of [`rslub_fastpath_locked_cmpxchg`], changed under the
-/// registry's lock.
-static LOCKED_FASTPATH: AtomicBool = AtomicBool::new(false);
-
-/// Applies the experiments' settings to a new cache (under the registry's
-/// lock, before it is published).
-pub fn apply(cache: &Cache) {
-    cache.set_locked_fastpath(LOCKED_FASTPATH.load(Ordering::Relaxed));
-}
-
-/// Puts a lock prefix on the fast path's per-CPU cmpxchg16b, or takes it
-/// off (the bench's experiment), in every cache and in caches created
-/// later; see include/rslub.h.
-#[no_mangle]
-pub extern "C" fn rslub_fastpath_locked_cmpxchg(locked: bool) {
-    crate::registry::each(
-        || LOCKED_FASTPATH.store(locked, Ordering::Relaxed),
-        |c| c.set_locked_fastpath(locked),
-    );
-}
 
 /// Overrides of the module parameters `harden` and `random_freelist` for
 /// caches created from now on; -1: the parameter's value.

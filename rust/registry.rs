@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The registry of live caches: their names, their sysfs directories, and
-//! what walks every cache (CPU hotplug teardown, the shrinker, the bench's
-//! experiments).
+//! what walks every cache (CPU hotplug teardown, the shrinker).
 //!
 //! Locks: `CACHES` (the registry mutex) is taken by create, destroy and the
 //! CPU hotplug callback, and is never held while flushing CPUs (that takes
@@ -85,17 +84,12 @@ pub enum RegisterError {
     NoDirectory,
 }
 
-/// Publishes `cache` under `name`: in the registry and in sysfs, after
-/// `init` (under the registry's lock, as the settings [`each`] changes). On
-/// an error the cache is not published and is still the caller's.
+/// Publishes `cache` under `name`: in the registry and in sysfs. On an
+/// error the cache is not published and is still the caller's.
 ///
 /// # Safety
 /// `cache` is a live cache, just created and not yet used or published.
-pub unsafe fn register(
-    cache: *mut Cache,
-    name: &[u8],
-    init: fn(&Cache),
-) -> core::result::Result<(), RegisterError> {
+pub unsafe fn register(cache: *mut Cache, name: &[u8]) -> core::result::Result<(), RegisterError> {
     let mut reg = CACHES.lock();
     let exists = reg.caches.iter().any(|e| {
         // SAFETY: registered pointers are live caches; the registry lock
@@ -113,7 +107,6 @@ pub unsafe fn register(
     let Some(dir) = reg.root.as_ref().and_then(|r| r.add(cache_ref, name)) else {
         return Err(RegisterError::NoDirectory);
     };
-    init(cache_ref);
     // Capacity was reserved above, so this cannot fail.
     let _ = reg.caches.push(CachePtr { cache, dir }, GFP_KERNEL);
     Ok(())
@@ -189,16 +182,4 @@ pub extern "C" fn rslub_rust_shrink_scan(nid: c_int, nr: c_ulong) -> c_ulong {
         freed += unsafe { (*c.cache).reclaim_empty(nid, want - freed) };
     }
     freed as c_ulong
-}
-
-/// Under the registry's lock: `first`, then `f` on every live cache (a
-/// setting that must reach every cache, new ones included, changes in
-/// `first`; `register` reads it under the same lock).
-pub fn each(first: impl FnOnce(), mut f: impl FnMut(&Cache)) {
-    let reg = CACHES.lock();
-    first();
-    for e in reg.caches.iter() {
-        // SAFETY: registered pointers are live caches while `CACHES` is held.
-        f(unsafe { &*e.cache });
-    }
 }

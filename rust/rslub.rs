@@ -133,6 +133,16 @@ pub fn consts() -> Consts {
     })
 }
 
+/// The build variant (Kbuild `VARIANT=`, the bench's experiments), as the
+/// load line says it; empty for the default module.
+const BUILD_VARIANT: &str = if cfg!(rslub_locked_cmpxchg) {
+    "; build variant locked_cmpxchg"
+} else if cfg!(rslub_fill_ge) {
+    "; build variant fill_ge"
+} else {
+    ""
+};
+
 /// What the module's parameters (and the bench's overrides,
 /// `experiments.rs`) ask of the caches created from now on; the one place
 /// that turns them into a cache's tunables is `Defaults::params`.
@@ -265,10 +275,11 @@ impl kernel::Module for Rslub {
         // SAFETY: once, after the registry is ready.
         unsafe { serve::init() };
         pr_info!(
-            "loaded ({} CPU ids, {} node ids, page size {})\n",
+            "loaded ({} CPU ids, {} node ids, page size {}{})\n",
             c.nr_cpu_ids,
             c.nr_node_ids,
-            c.page_size
+            c.page_size,
+            BUILD_VARIANT
         );
         Ok(Rslub {
             cpuhp_state: state,

@@ -131,8 +131,8 @@ mod tests {
     /// With the CPU lock held, `this_cpu_ptr` is `per_cpu_ptr` of the CPU;
     /// the per-CPU cmpxchg16b succeeds on the current value, writes both
     /// words and touches no other CPU's pair, and fails without a write
-    /// when either word is stale; its locked form (the bench's experiment,
-    /// `MODE_LOCKED`) and the locked cmpxchg16b on ordinary memory do the
+    /// when either word is stale; its locked form (the `locked_cmpxchg`
+    /// build variant) and the locked cmpxchg16b on ordinary memory do the
     /// same.
     #[test]
     fn percpu_ops() -> Result {

@@ -7,7 +7,11 @@
 # pages each cache holds from sysfs, before and after shrink.
 #
 # Environment: MODE (icount|wall), WORKLOADS, SIZES, BATCHES, ALLOCS, OPS,
-# ROUNDS, CHURN_ROUNDS, MAX_CPUS, REMOTE_BATCH, RSLUB_PARAMS (for rslub.ko).
+# ROUNDS, CHURN_ROUNDS, MAX_CPUS, REMOTE_BATCH, RSLUB_PARAMS (for rslub.ko),
+# RSLUB_BUILDS ("LABEL=PATH ...", default "default=rslub.ko"): the builds
+# of rslub.ko to measure in turn. The first runs ALLOCS; each later one (a
+# build variant, Kbuild VARIANT=) runs ALLOCS' rslub entries only, labelled
+# build=LABEL, after rmmod of the one before.
 cd "$(dirname "$0")/.." || exit 2
 MODE=${MODE:-icount}
 WORKLOADS=${WORKLOADS:-pair repeat bulk remote churn}
@@ -27,9 +31,8 @@ dmesg -C
 # not here (a filter_glob no suite name matches; absent without kunit).
 [ -w /sys/module/kunit/parameters/filter_glob ] &&
 	printf rslub-no-suites >/sys/module/kunit/parameters/filter_glob
-# shellcheck disable=SC2086 # RSLUB_PARAMS: several parameters
-insmod rslub.ko ${RSLUB_PARAMS:-} || { echo "bench: FAILED: insmod rslub.ko ${RSLUB_PARAMS:-}"; exit 1; }
-echo "bench: guest: $(nproc) CPUs, $(uname -r), mode $MODE, allocators $ALLOCS, rslub.ko ${RSLUB_PARAMS:-(defaults)}"
+RSLUB_BUILDS=${RSLUB_BUILDS:-default=rslub.ko}
+echo "bench: guest: $(nproc) CPUs, $(uname -r), mode $MODE, allocators $ALLOCS, rslub.ko ${RSLUB_PARAMS:-(defaults)}, builds: $RSLUB_BUILDS"
 rc=0
 
 # load ARGS...: one run of the bench module; prints its log lines.
@@ -74,22 +77,41 @@ churn() {
 	done
 }
 
-for w in $WORKLOADS; do
-	echo "bench: $MODE: $w ($(date +%T))"
-	case $w in
-	churn) churn ;;
-	bulk)
-		for s in $SIZES; do
-			for b in $BATCHES; do
-				load workloads=bulk sizes="$s" batches="$b" || break 2
-			done
-		done ;;
-	*)
-		for s in $SIZES; do
-			load workloads="$w" sizes="$s" || break
-		done ;;
-	esac
+# workloads: every workload of WORKLOADS with the rslub.ko loaded now.
+workloads() {
+	for w in $WORKLOADS; do
+		echo "bench: $MODE: $w ($(date +%T))"
+		case $w in
+		churn) churn ;;
+		bulk)
+			for s in $SIZES; do
+				for b in $BATCHES; do
+					load workloads=bulk sizes="$s" batches="$b" || break 2
+				done
+			done ;;
+		*)
+			for s in $SIZES; do
+				load workloads="$w" sizes="$s" || break
+			done ;;
+		esac
+	done
+}
+
+first=1
+for b in $RSLUB_BUILDS; do
+	label=${b%%=*} ko=${b#*=}
+	if [ $first = 0 ]; then
+		# A variant: the rslub entries only, labelled with the build.
+		ALLOCS=$(echo "$ALLOCS" | tr ',' '\n' | grep '^rslub' |
+			sed "s/^rslub\$/rslub:build=$label/; s/^rslub:\(.*\)/rslub:build=$label:\1/" | paste -sd,)
+		[ -n "$ALLOCS" ] || { echo "bench: FAILED: no rslub entry in ALLOCS for the $label build"; rc=1; break; }
+	fi
+	first=0
+	# shellcheck disable=SC2086 # RSLUB_PARAMS: several parameters
+	insmod "$ko" ${RSLUB_PARAMS:-} || { echo "bench: FAILED: insmod $ko ${RSLUB_PARAMS:-}"; rc=1; break; }
+	echo "bench: rslub.ko build '$label' ($ko): $(dmesg | grep -o 'rslub: loaded.*' | tail -n 1)"
+	workloads
+	rmmod rslub || { echo "bench: FAILED: rmmod rslub"; rc=1; break; }
 done
-rmmod rslub || { echo "bench: FAILED: rmmod rslub"; rc=1; }
 echo "bench: guest done (rc $rc)"
 exit $rc

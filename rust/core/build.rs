@@ -24,6 +24,9 @@ fn main() {
     );
     println!("cargo:rerun-if-env-changed=BINDGEN");
     println!("cargo::rustc-check-cfg=cfg(rslub_no_stats)");
+    // Build variants (Kbuild VARIANT=, make bench SUITE=cmpxchg|fill).
+    println!("cargo::rustc-check-cfg=cfg(rslub_locked_cmpxchg)");
+    println!("cargo::rustc-check-cfg=cfg(rslub_fill_ge)");
 
     cc::Build::new()
         .file(shim.join("host_shim.c"))

@@ -259,7 +259,6 @@ impl<P: Platform> Cache<P> {
             return ptr::null_mut();
         }
         let limit = self.cpu_partial_slabs.load(Ordering::Relaxed);
-        let ge = self.fill_ge.load(Ordering::Relaxed);
         let mut lists = P::node_lock(&node.lists);
         let mut freelist: *mut u8 = ptr::null_mut();
         let mut moved = 0u32;
@@ -287,8 +286,16 @@ impl<P: Platform> Cache<P> {
                 moved += 1;
                 g.stat(Stat::CpuPartialNode);
             }
+            // Upstream's stop: past half the CPU partial bound (`>`). The
+            // `fill_ge` build variant stops at half (`>=`, the bench's
+            // `make bench SUITE=fill`).
             let half = limit / 2;
-            if limit == 0 || if ge { moved >= half } else { moved > half } {
+            let full = if cfg!(rslub_fill_ge) {
+                moved >= half
+            } else {
+                moved > half
+            };
+            if limit == 0 || full {
                 break;
             }
         }

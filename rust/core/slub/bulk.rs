@@ -30,7 +30,7 @@ impl<P: Platform> Cache<P> {
             return true;
         }
         // One branch per call, like the single-object paths.
-        if self.base_mode() == MODE_HARDENED {
+        if self.mode == MODE_HARDENED {
             self.alloc_bulk_fast::<true>(gfp, out)
         } else {
             self.alloc_bulk_fast::<false>(gfp, out)
@@ -123,7 +123,7 @@ impl<P: Platform> Cache<P> {
             }
             return;
         }
-        if self.base_mode() == MODE_HARDENED {
+        if self.mode == MODE_HARDENED {
             // SAFETY: per the caller (same contract).
             unsafe { self.free_bulk_fast::<true>(objs) }
         } else {
@@ -141,7 +141,7 @@ impl<P: Platform> Cache<P> {
         // SAFETY: per the caller; each chain is of one validated slab.
         unsafe {
             self.group_by_slab::<H, false>(objs, |slab, ch| {
-                self.free_chain::<H, false, false>(slab, ch);
+                self.free_chain::<H, false>(slab, ch);
             });
         }
     }

@@ -5,7 +5,7 @@
 //! `free_slow.rs`.
 
 use super::chain::Chain;
-use super::{Cache, CpuSlab, MODE_HARDENED, MODE_LOCKED, MODE_PLAIN, NO_NODE};
+use super::{Cache, CpuSlab, MODE_HARDENED, MODE_PLAIN, NO_NODE};
 use crate::platform::Platform;
 use crate::slab::{
     free_pointer_ok, get_free_pointer_as, set_free_pointer_as, FreeError, SlabHeader,
@@ -51,35 +51,15 @@ impl<P: Platform> Cache<P> {
             }
         };
         // One branch picks the inline path of the default (hardened)
-        // caches (a `match`: with an `if` chain the compiler tested plain
-        // first), a second the inline plain path; the rest (the locked
-        // experiment, debug) is one jump away.
-        let mode = self.mode.load(Ordering::Relaxed);
-        match mode {
-            MODE_HARDENED => self.alloc_fast::<true, false>(gfp, node),
-            MODE_PLAIN => self.alloc_fast::<false, false>(gfp, node),
-            _ => self.alloc_other(gfp, node, mode),
+        // caches, a second the inline plain path; debug caches are one
+        // jump away. A `match`: with an `if` chain LLVM tested plain first
+        // (3 instructions more on the default path; scripts/fastpath-shape.py
+        // holds the budget).
+        match self.mode {
+            MODE_HARDENED => self.alloc_fast::<true>(gfp, node),
+            MODE_PLAIN => self.alloc_fast::<false>(gfp, node),
+            _ => self.alloc_debug(gfp, node),
         }
-    }
-
-    /// `alloc` for the modes off its inline paths: a compare per mode and a
-    /// tail call to that mode's own frameless copy of the fast path, so the
-    /// bench's locked variants pay only this dispatch.
-    #[inline(never)]
-    fn alloc_other(&self, gfp: u32, node: i32, mode: u8) -> *mut u8 {
-        if mode == MODE_HARDENED | MODE_LOCKED {
-            self.alloc_fast_copy::<true, true>(gfp, node)
-        } else if mode == MODE_PLAIN | MODE_LOCKED {
-            self.alloc_fast_copy::<false, true>(gfp, node)
-        } else {
-            self.alloc_debug(gfp, node)
-        }
-    }
-
-    /// `alloc_fast` out of line, for `alloc_other`.
-    #[inline(never)]
-    fn alloc_fast_copy<const H: bool, const L: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
-        self.alloc_fast::<H, L>(gfp, node)
     }
 
     /// The locked path of debug caches, zeroing included.
@@ -120,8 +100,8 @@ impl<P: Platform> Cache<P> {
 
     /// After a lost cmpxchg: the fast path again, in a loop.
     #[inline(never)]
-    fn alloc_retry<const H: bool, const L: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
-        let obj = self.alloc_inner::<H, L>(gfp, node);
+    fn alloc_retry<const H: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
+        let obj = self.alloc_inner::<H>(gfp, node);
         self.zero_if_asked(gfp, obj)
     }
 
@@ -174,11 +154,13 @@ impl<P: Platform> Cache<P> {
         }
     }
 
-    /// The per-CPU cmpxchg16b of the fast paths, with a lock prefix (`L`,
-    /// the bench's experiment) or without (the default).
+    /// The per-CPU cmpxchg16b of the fast paths: without a lock prefix
+    /// (it only races with this CPU's interrupts and preemption), or with
+    /// one in the `locked_cmpxchg` build variant (the bench's experiment,
+    /// `make bench SUITE=cmpxchg`).
     #[inline(always)]
-    fn cpu_cmpxchg<const L: bool>(&self, old: [usize; 2], new: [usize; 2]) -> bool {
-        if L {
+    fn cpu_cmpxchg(&self, old: [usize; 2], new: [usize; 2]) -> bool {
+        if cfg!(rslub_locked_cmpxchg) {
             P::this_cpu_cmpxchg_pair_locked(self.pcpu, old, new)
         } else {
             P::this_cpu_cmpxchg_pair(self.pcpu, old, new)
@@ -187,7 +169,7 @@ impl<P: Platform> Cache<P> {
 
     /// One try at the lockless alloc from this CPU's freelist.
     #[inline(always)]
-    fn alloc_try<const H: bool, const L: bool>(&self, node: i32) -> AllocTry {
+    fn alloc_try<const H: bool>(&self, node: i32) -> AllocTry {
         let (obj, tid, slab) = self.cpu_snapshot();
         if obj == 0 || !Self::node_match(slab, node) {
             return AllocTry::Miss;
@@ -201,7 +183,7 @@ impl<P: Platform> Cache<P> {
         if H && !free_pointer_ok(next, slab, &self.layout) {
             return AllocTry::Miss;
         }
-        if !self.cpu_cmpxchg::<L>(
+        if !self.cpu_cmpxchg(
             [obj, tid],
             [next as usize, tid.wrapping_add(Self::TID_STEP)],
         ) {
@@ -214,21 +196,21 @@ impl<P: Platform> Cache<P> {
     /// The lockless alloc: the object, or a tail call to what continues
     /// (slow path, retry, zeroing).
     #[inline(always)]
-    fn alloc_fast<const H: bool, const L: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
-        match self.alloc_try::<H, L>(node) {
+    fn alloc_fast<const H: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
+        match self.alloc_try::<H>(node) {
             AllocTry::Got(obj) if gfp & self.gfp_zero != 0 => self.zeroed(obj),
             AllocTry::Got(obj) => obj,
             AllocTry::Miss => self.alloc_miss(gfp, node),
-            AllocTry::Lost => self.alloc_retry::<H, L>(gfp, node),
+            AllocTry::Lost => self.alloc_retry::<H>(gfp, node),
         }
     }
 
     /// The lockless alloc in a loop (after a lost cmpxchg), without zeroing.
     #[inline(always)]
-    fn alloc_inner<const H: bool, const L: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
+    fn alloc_inner<const H: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
         loop {
             self.stat(Stat::CmpxchgDoubleCpuFail);
-            match self.alloc_try::<H, L>(node) {
+            match self.alloc_try::<H>(node) {
                 AllocTry::Got(obj) => return obj,
                 AllocTry::Miss => return self.alloc_slow(gfp, node),
                 AllocTry::Lost => {}
@@ -290,44 +272,14 @@ impl<P: Platform> Cache<P> {
     #[inline(always)]
     pub unsafe fn free(&self, obj: *mut u8) {
         // Branches as in `alloc`.
-        let mode = self.mode.load(Ordering::Relaxed);
         // SAFETY: the caller gives up `obj` (if it is an object of ours).
         unsafe {
-            match mode {
-                MODE_HARDENED => self.free_fast::<true, false>(obj),
-                MODE_PLAIN => self.free_fast::<false, false>(obj),
-                _ => self.free_other(obj, mode),
+            match self.mode {
+                MODE_HARDENED => self.free_fast::<true>(obj),
+                MODE_PLAIN => self.free_fast::<false>(obj),
+                _ => self.free_debug_checked(obj),
             }
         }
-    }
-
-    /// `free` for the modes off its inline paths, dispatched as in
-    /// `alloc_other`.
-    ///
-    /// # Safety
-    /// As for `free`.
-    #[inline(never)]
-    unsafe fn free_other(&self, obj: *mut u8, mode: u8) {
-        // SAFETY: per the caller.
-        unsafe {
-            if mode == MODE_HARDENED | MODE_LOCKED {
-                self.free_fast_copy::<true, true>(obj);
-            } else if mode == MODE_PLAIN | MODE_LOCKED {
-                self.free_fast_copy::<false, true>(obj);
-            } else {
-                self.free_debug_checked(obj);
-            }
-        }
-    }
-
-    /// `free_fast` out of line, for `free_other`.
-    ///
-    /// # Safety
-    /// As for `free`.
-    #[inline(never)]
-    unsafe fn free_fast_copy<const H: bool, const L: bool>(&self, obj: *mut u8) {
-        // SAFETY: per the caller.
-        unsafe { self.free_fast::<H, L>(obj) }
     }
 
     /// The lockless free of a hardened (`H`) or plain cache: validation
@@ -339,7 +291,7 @@ impl<P: Platform> Cache<P> {
     /// # Safety
     /// As for `free`.
     #[inline(always)]
-    unsafe fn free_fast<const H: bool, const L: bool>(&self, obj: *mut u8) {
+    unsafe fn free_fast<const H: bool>(&self, obj: *mut u8) {
         // Null is refused too, and told apart in `free_refused`.
         let Some(slab) = self.valid_object_slab(obj) else {
             return self.free_refused(obj);
@@ -358,13 +310,13 @@ impl<P: Platform> Cache<P> {
         // SAFETY: the caller gives up `obj`, ours until the cmpxchg
         // publishes it.
         unsafe { set_free_pointer_as::<H>(obj, &self.layout, freelist as *mut u8) };
-        if !self.cpu_cmpxchg::<L>(
+        if !self.cpu_cmpxchg(
             [freelist, tid],
             [obj as usize, tid.wrapping_add(Self::TID_STEP)],
         ) {
             self.stat(Stat::CmpxchgDoubleCpuFail);
             // SAFETY: as above.
-            return unsafe { self.free_miss::<H, L>(slab, obj) };
+            return unsafe { self.free_miss::<H>(slab, obj) };
         }
         self.stat(Stat::FreeFastpath);
     }
@@ -403,9 +355,9 @@ impl<P: Platform> Cache<P> {
     /// # Safety
     /// As for `free_chain` with the chain of `obj` alone.
     #[inline(never)]
-    unsafe fn free_miss<const H: bool, const L: bool>(&self, slab: *mut SlabHeader, obj: *mut u8) {
+    unsafe fn free_miss<const H: bool>(&self, slab: *mut SlabHeader, obj: *mut u8) {
         // SAFETY: per the caller.
-        unsafe { self.free_chain::<H, L, true>(slab, Chain::one(obj)) }
+        unsafe { self.free_chain::<H, true>(slab, Chain::one(obj)) }
     }
 
     /// `free` of a debug cache: the full address check, then the locked
@@ -413,7 +365,9 @@ impl<P: Platform> Cache<P> {
     ///
     /// # Safety
     /// As for `free`.
-    #[cold]
+    // Not `#[cold]`: with the hint LLVM merged the hit paths' returns
+    // behind a jump, one instruction more on the hardened free
+    // (scripts/fastpath-shape.py caught it).
     #[inline(never)]
     unsafe fn free_debug_checked(&self, obj: *mut u8) {
         if obj.is_null() {
@@ -442,7 +396,7 @@ impl<P: Platform> Cache<P> {
     /// a chain of its objects owned by the caller, linked the `H` way, none
     /// twice.
     #[inline(always)]
-    pub(super) unsafe fn free_chain<const H: bool, const L: bool, const BATCH: bool>(
+    pub(super) unsafe fn free_chain<const H: bool, const BATCH: bool>(
         &self,
         slab: *mut SlabHeader,
         ch: Chain,
@@ -460,7 +414,7 @@ impl<P: Platform> Cache<P> {
             // SAFETY: per the caller, `ch.tail` is ours until the cmpxchg
             // publishes it.
             unsafe { set_free_pointer_as::<H>(ch.tail, &self.layout, freelist as *mut u8) };
-            if self.cpu_cmpxchg::<L>(
+            if self.cpu_cmpxchg(
                 [freelist, tid],
                 [ch.head as usize, tid.wrapping_add(Self::TID_STEP)],
             ) {

@@ -145,7 +145,7 @@ impl<P: Platform> Cache<P> {
         unsafe {
             self.group_by_slab::<H, true>(objs, |slab, ch| {
                 if on_cpu {
-                    self.free_chain::<H, false, false>(slab, ch);
+                    self.free_chain::<H, false>(slab, ch);
                 } else {
                     self.slab_free(slab, ch, false);
                 }
@@ -162,9 +162,9 @@ impl<P: Platform> Cache<P> {
         // cache, written the way the cache's mode says (debug caches never
         // batch).
         unsafe {
-            if self.base_mode() == MODE_HARDENED {
+            if self.mode == MODE_HARDENED {
                 self.release_batch::<true>(out, false);
-            } else if self.base_mode() == MODE_PLAIN {
+            } else if self.mode == MODE_PLAIN {
                 self.release_batch::<false>(out, false);
             }
         }

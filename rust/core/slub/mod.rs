@@ -86,7 +86,7 @@ use core::ffi::c_void;
 use core::marker::PhantomData;
 use core::mem::size_of;
 use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU8, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 pub use free_batch::FREE_BATCH_MAX;
 pub use tunables::{auto_max_empty, size_defaults, Defaults, MIN_OBJECTS};
 
@@ -233,18 +233,13 @@ pub struct Cache<P: Platform> {
     max_empty: AtomicU32,
     /// Batched frees per CPU (`free_batch.rs`); 0: classic.
     free_batch: AtomicU32,
-    /// Fill CPU partials until `moved >= cpu_partial/2` instead of `>`
-    /// (a knob for the benchmark's `fill` experiment).
-    fill_ge: AtomicBool,
     /// Problems detected (bad frees, corruption).
     errors: AtomicUsize,
     /// Debug features (`debug::*` bits); 0 for the lockless fast paths.
     debug: u32,
-    /// Which alloc and free paths serve the cache: one well-predicted
-    /// branch on the fast path picks them (`MODE_*`, plus `MODE_LOCKED`
-    /// for the lockless modes while the bench's locked-cmpxchg experiment
-    /// is on).
-    mode: AtomicU8,
+    /// Which alloc and free paths serve the cache (`MODE_*`), fixed at
+    /// create: one well-predicted branch on the fast path picks them.
+    mode: u8,
     /// Free objects are poisoned (`debug::POISON` and no constructor).
     poisoned: bool,
     /// Thread new slabs' freelists in random order.
@@ -412,9 +407,6 @@ const MODE_HARDENED: u8 = 0;
 const MODE_PLAIN: u8 = 1;
 /// `Cache::mode`: the locked debug paths.
 const MODE_DEBUG: u8 = 2;
-/// `Cache::mode` bit: the lockless modes' per-CPU cmpxchg16b takes a lock
-/// prefix (`set_locked_fastpath`).
-const MODE_LOCKED: u8 = 4;
 
 impl<P: Platform> Cache<P> {
     /// What a CPU's tid advances by at each change of its freelist: a power
@@ -476,16 +468,15 @@ impl<P: Platform> Cache<P> {
                 min_partial: AtomicU32::new(params.min_partial),
                 max_empty: AtomicU32::new(params.max_empty),
                 free_batch: AtomicU32::new(params.free_batch.min(FREE_BATCH_MAX as u32)),
-                fill_ge: AtomicBool::new(false),
                 errors: AtomicUsize::new(0),
                 debug: params.debug,
-                mode: AtomicU8::new(if params.debug != 0 {
+                mode: if params.debug != 0 {
                     MODE_DEBUG
                 } else if params.harden {
                     MODE_HARDENED
                 } else {
                     MODE_PLAIN
-                }),
+                },
                 poisoned: params.debug & debug::POISON != 0 && ctor.is_none(),
                 random_freelist: AtomicBool::new(false),
                 random_seq: AtomicPtr::new(ptr::null_mut()),
@@ -601,24 +592,6 @@ impl<P: Platform> Cache<P> {
         // NonZero: no division-by-zero panic path.
         let idx = off.checked_sub(l.first_offset)? / core::num::NonZeroUsize::new(l.stride)?;
         (idx < l.objects).then(|| base.wrapping_add(l.object_offset(idx)).cast_mut())
-    }
-
-    /// The cache's mode without the `MODE_LOCKED` bit.
-    #[inline(always)]
-    fn base_mode(&self) -> u8 {
-        self.mode.load(Ordering::Relaxed) & !MODE_LOCKED
-    }
-
-    /// Puts a lock prefix on the lockless fast paths' per-CPU cmpxchg16b
-    /// (`locked`) or takes it off: the bench's "cmpxchg" experiment. Both
-    /// are correct at any moment (each operation reads the mode once);
-    /// debug caches, which take no lockless path, are left as they are.
-    pub fn set_locked_fastpath(&self, locked: bool) {
-        let m = self.base_mode();
-        if m != MODE_DEBUG {
-            let bit = if locked { MODE_LOCKED } else { 0 };
-            self.mode.store(m | bit, Ordering::Relaxed);
-        }
     }
 
     /// The cache's name.

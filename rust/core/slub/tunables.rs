@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The tunables of a cache (`cpu_partial`, `min_partial`, `max_empty`,
-//! `random_freelist`, the fill experiment's knob) and its read-only facts.
+//! `random_freelist`) and its read-only facts.
 
 use super::{Cache, NO_NODE};
 use crate::platform::Platform;
@@ -53,11 +53,6 @@ impl<P: Platform> Cache<P> {
     /// `max_empty`.
     pub fn max_empty(&self) -> u32 {
         self.max_empty.load(Ordering::Relaxed)
-    }
-
-    /// Selects the CPU-partial fill stop: `>=` when true, upstream's `>` when false.
-    pub fn set_fill_ge(&self, v: bool) {
-        self.fill_ge.store(v, Ordering::Relaxed);
     }
 
     /// Problems detected so far.
