@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The setup decisions of `make`, checked in seconds without building anything
-# (issue 10: a computed kernel path once leaked through the environment of a
-# nested make, which then took it for the user's KDIR= and set up tools only,
-# so a fresh machine's `make check` never built its kernel).
+# (a computed kernel path once leaked through the environment of a nested
+# make, which then took it for the user's KDIR= and set up tools only, so a
+# fresh machine's `make check` never built its kernel).
 #
 # Each case runs setup in dry-run mode (RSLUB_SETUP_DRY_RUN=1) against an
 # empty temporary RSLUB_CACHE, typed (make setup) and nested (a make recipe

@@ -16,7 +16,8 @@
  *   locked exchange ring, so that objects allocated on one CPU are freed on
  *   another;
  *   - a tuner kthread: rslub_cache_shrink() and rslub_cache_set() of
- *     cpu_partial, min_partial, max_empty, fill_ge on the live caches;
+ *     cpu_partial, min_partial, max_empty, random_freelist on the live
+ *     caches;
  *   - a hotplug kthread: remove_cpu()/add_cpu() of a random CPU other than
  *     CPU 0 every `hotplug_ms` (on average).
  *
@@ -719,7 +720,8 @@ static int tuner_fn(void *arg)
 					ret = 0;
 				}
 			} else {
-				ret = rslub_cache_set(c->s, "fill_ge", rnd_below(&rng, 2));
+				ret = rslub_cache_set(c->s, "random_freelist",
+						      rnd_below(&rng, 2));
 			}
 			tuner.sets++;
 			break;

@@ -131,9 +131,9 @@ pub struct Layout {
     pub first_inv: usize,
     /// Key XORed into stored free pointers (0: stored plain).
     pub fp_key: usize,
-    /// All ones when stored free pointers also mix in their byte-swapped
-    /// address (hardened), else 0.
-    pub fp_swab: usize,
+    /// Stored free pointers are hardened: XORed with `fp_key` and their
+    /// byte-swapped address.
+    pub hardened: bool,
     /// Offset of the first object from the slab start.
     pub first_offset: usize,
     /// Slab order (`2^order` pages).
@@ -246,7 +246,7 @@ impl Layout {
             stride_tz,
             first_inv: first_offset.wrapping_mul(stride_inv),
             fp_key: 0,
-            fp_swab: 0,
+            hardened: false,
             first_offset,
             order,
             slab_bytes,
@@ -274,7 +274,7 @@ impl Layout {
 
     /// Whether stored free pointers are hardened (obfuscated).
     pub fn hardened(&self) -> bool {
-        self.fp_swab != 0
+        self.hardened
     }
 
     /// Whether objects carry red zones.

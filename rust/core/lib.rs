@@ -26,7 +26,7 @@ pub use host::shim;
 #[cfg(test)]
 mod bulk_free_tests;
 #[cfg(test)]
-mod gap_tests;
+mod invariant_tests;
 #[cfg(test)]
 mod slub_tests;
 #[cfg(test)]

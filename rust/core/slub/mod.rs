@@ -444,7 +444,7 @@ impl<P: Platform> Cache<P> {
         let mut layout = layout;
         if params.harden {
             layout.fp_key = P::random();
-            layout.fp_swab = usize::MAX;
+            layout.hardened = true;
         }
         let mut name_buf = [0u8; NAME_MAX];
         let name_len = name.len().min(NAME_MAX);

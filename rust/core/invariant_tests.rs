@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Host tests for what mutation testing found the other tests blind to
-//! (issue 14): the tid invariant after every kind of operation, interrupts
+//! Host tests of invariants and rare paths that mutation testing found the
+//! other tests blind to: the tid invariant after every kind of operation, interrupts
 //! at every point of the fast and slow paths, CPU hotplug, random freelist
 //! order across slabs, clearing counters on every CPU, and the NUMA
 //! fallback order of `NUMA_NO_NODE`, and the paths `make mutants` found
@@ -838,7 +838,7 @@ fn a_panic_on_a_cpu_releases_it() {
 
 /// Run with `cargo test -- --ignored`: fails on purpose while on a CPU
 /// and holding a cache, to show a failing test ends the run in seconds and
-/// the tests after it still pass (the harness check of issue 14).
+/// the tests after it still pass (a check of the test harness).
 #[test]
 #[ignore]
 fn deliberately_failing_test() {
