@@ -9,9 +9,10 @@
 # Environment: MODE (icount|wall), WORKLOADS, SIZES, BATCHES, ALLOCS, OPS,
 # ROUNDS, CHURN_ROUNDS, MAX_CPUS, REMOTE_BATCH, RSLUB_PARAMS (for rslub.ko),
 # RSLUB_BUILDS ("LABEL=PATH ...", default "default=rslub.ko"): the builds
-# of rslub.ko to measure in turn. The first runs ALLOCS; each later one (a
-# build variant, Kbuild VARIANT=) runs ALLOCS' rslub entries only, labelled
-# build=LABEL, after rmmod of the one before.
+# of rslub.ko to measure in turn, each after rmmod of the one before. The
+# first runs ALLOCS; each later one (a build variant, Kbuild VARIANT=) runs
+# ALLOCS' rslub entries only. With more than one build, rslub's entries are
+# labelled build=LABEL (the first build's columns are the baseline).
 cd "$(dirname "$0")/.." || exit 2
 MODE=${MODE:-icount}
 WORKLOADS=${WORKLOADS:-pair repeat bulk remote churn}
@@ -97,14 +98,23 @@ workloads() {
 	done
 }
 
+# label_allocs LABEL ALL: ALLOCS with its rslub entries labelled build=LABEL
+# (the tables' columns, the first build's the baseline); the other
+# allocators' entries only when ALL is 1.
+label_allocs() {
+	echo "$ALLOCS" | tr ',' '\n' | { if [ "$2" = 1 ]; then cat; else grep '^rslub'; fi; } |
+		sed -e "s/^rslub:/rslub:build=$1:/" -e t -e "s/^rslub\$/rslub:build=$1/" | paste -sd,
+}
+all_allocs=$ALLOCS
+nbuilds=$(echo "$RSLUB_BUILDS" | wc -w)
 first=1
 for b in $RSLUB_BUILDS; do
 	label=${b%%=*} ko=${b#*=}
-	if [ $first = 0 ]; then
-		# A variant: the rslub entries only, labelled with the build.
-		ALLOCS=$(echo "$ALLOCS" | tr ',' '\n' | grep '^rslub' |
-			sed "s/^rslub\$/rslub:build=$label/; s/^rslub:\(.*\)/rslub:build=$label:\1/" | paste -sd,)
-		[ -n "$ALLOCS" ] || { echo "bench: FAILED: no rslub entry in ALLOCS for the $label build"; rc=1; break; }
+	ALLOCS=$all_allocs
+	if [ "$nbuilds" -gt 1 ]; then
+		ALLOCS=$(label_allocs "$label" $first)
+		echo "$ALLOCS" | grep -q '^rslub\|,rslub' ||
+			{ echo "bench: FAILED: no rslub entry in ALLOCS for the $label build"; rc=1; break; }
 	fi
 	first=0
 	# shellcheck disable=SC2086 # RSLUB_PARAMS: several parameters
