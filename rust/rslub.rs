@@ -54,6 +54,9 @@ pub mod shim {
     include!("shim_bindings.rs");
 }
 
+// The core's name limit is the C API's (include/rslub_limits.h).
+const _: () = assert!(slub::NAME_MAX == shim::RSLUB_NAME_MAX as usize);
+
 module! {
     type: Rslub,
     name: "rslub",

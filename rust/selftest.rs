@@ -155,16 +155,23 @@ mod tests {
         let this = Kernel::this_cpu_ptr(p);
         let mine = Kernel::per_cpu_ptr(p, cpu).cast::<[usize; 2]>();
         let cur = sentinel(cpu);
-        let ok_current = Kernel::this_cpu_cmpxchg_pair(p, cur, NEW);
+        // SAFETY: `p` is the live 16-byte area allocated above, 16-byte
+        // aligned (so for the per-CPU cmpxchg16b below too).
+        let ok_current = unsafe { Kernel::this_cpu_cmpxchg_pair(p, cur, NEW) };
         // SAFETY: this CPU's pair of the live area; irqs are off, nothing
         // else writes it.
         let after_ok = unsafe { mine.read_volatile() };
-        let stale_word0 = Kernel::this_cpu_cmpxchg_pair(p, [cur[0], NEW[1]], OTHER);
-        let stale_word1 = Kernel::this_cpu_cmpxchg_pair(p, [NEW[0], cur[1]], OTHER);
+        // SAFETY: as above.
+        let stale_word0 = unsafe { Kernel::this_cpu_cmpxchg_pair(p, [cur[0], NEW[1]], OTHER) };
+        // SAFETY: as above.
+        let stale_word1 = unsafe { Kernel::this_cpu_cmpxchg_pair(p, [NEW[0], cur[1]], OTHER) };
         // SAFETY: this CPU's pair of the live area, under its lock.
         let after_stale = unsafe { mine.read_volatile() };
-        let locked_ok = Kernel::this_cpu_cmpxchg_pair_locked(p, NEW, cur);
-        let locked_stale = Kernel::this_cpu_cmpxchg_pair_locked(p, [cur[0], NEW[1]], OTHER);
+        // SAFETY: as above.
+        let locked_ok = unsafe { Kernel::this_cpu_cmpxchg_pair_locked(p, NEW, cur) };
+        let locked_stale =
+            // SAFETY: as above.
+            unsafe { Kernel::this_cpu_cmpxchg_pair_locked(p, [cur[0], NEW[1]], OTHER) };
         // SAFETY: as above.
         let after_locked = unsafe { mine.read_volatile() };
         Kernel::cpu_unlock(token);
@@ -284,11 +291,15 @@ mod tests {
         // SAFETY: as above.
         let current = unsafe { read_pair(c) };
         // What the allocation fast path would commit from the snapshot.
-        let committed = Kernel::this_cpu_cmpxchg_pair(
-            cache.cpu_area(),
-            snapshot,
-            [0, snapshot[1].wrapping_add(step)],
-        );
+        // SAFETY: the live cache's per-CPU area, whose first 16 bytes are
+        // the aligned (freelist, tid) pair.
+        let committed = unsafe {
+            Kernel::this_cpu_cmpxchg_pair(
+                cache.cpu_area(),
+                snapshot,
+                [0, snapshot[1].wrapping_add(step)],
+            )
+        };
         // SAFETY: as above.
         let after = unsafe { read_pair(c) };
         Kernel::cpu_unlock(token);

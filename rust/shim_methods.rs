@@ -84,12 +84,13 @@ macro_rules! shim_platform_methods {
         }
 
         #[inline(always)]
-        fn this_cpu_cmpxchg_pair(
+        unsafe fn this_cpu_cmpxchg_pair(
             p: $crate::platform::Pcpu,
             old: [usize; 2],
             new: [usize; 2],
         ) -> bool {
-            // SAFETY: `p` is a live, 16-byte aligned per-CPU pair.
+            // SAFETY: per the caller, `p` is a live, 16-byte aligned
+            // per-CPU pair.
             unsafe {
                 $shim::rslub_shim_this_cpu_cmpxchg_pair(
                     p as core::ffi::c_ulong,
@@ -102,12 +103,13 @@ macro_rules! shim_platform_methods {
         }
 
         #[inline(always)]
-        fn this_cpu_cmpxchg_pair_locked(
+        unsafe fn this_cpu_cmpxchg_pair_locked(
             p: $crate::platform::Pcpu,
             old: [usize; 2],
             new: [usize; 2],
         ) -> bool {
-            // SAFETY: `p` is a live, 16-byte aligned per-CPU pair.
+            // SAFETY: per the caller, `p` is a live, 16-byte aligned
+            // per-CPU pair.
             unsafe {
                 $shim::rslub_shim_this_cpu_cmpxchg_pair_locked(
                     p as core::ffi::c_ulong,
@@ -120,8 +122,9 @@ macro_rules! shim_platform_methods {
         }
 
         #[inline(always)]
-        fn this_cpu_inc(p: $crate::platform::Pcpu) {
-            // SAFETY: `p` addresses a word inside a live per-CPU area.
+        unsafe fn this_cpu_inc(p: $crate::platform::Pcpu) {
+            // SAFETY: per the caller, `p` addresses a word inside a live
+            // per-CPU area.
             unsafe { $shim::rslub_shim_this_cpu_inc(p as core::ffi::c_ulong) }
         }
 
@@ -138,16 +141,21 @@ macro_rules! shim_platform_methods {
             }
         }
 
-        fn cpu_lock() -> (u32, usize) {
+        fn cpu_lock() -> (u32, $crate::platform::CpuToken) {
             let mut cpu: core::ffi::c_uint = 0;
             // SAFETY: `cpu` is a valid out-pointer.
             let flags = unsafe { $shim::rslub_shim_cpu_lock(&mut cpu) };
-            (cpu, flags as usize)
+            // SAFETY: the flags the CPU lock returned just now; the token
+            // is `cpu_unlock`'s to consume.
+            (cpu, unsafe {
+                $crate::platform::CpuToken::new(flags as usize)
+            })
         }
 
-        fn cpu_unlock(token: usize) {
-            // SAFETY: `token` came from the matching `cpu_lock`.
-            unsafe { $shim::rslub_shim_cpu_unlock(token as core::ffi::c_ulong) }
+        fn cpu_unlock(token: $crate::platform::CpuToken) {
+            // SAFETY: a token is made only by `cpu_lock` and consumed here
+            // once, so these are the flags of the lock this task holds.
+            unsafe { $shim::rslub_shim_cpu_unlock(token.into_flags() as core::ffi::c_ulong) }
         }
 
         fn for_each_cpu_locked(f: &(dyn Fn(u32) + Sync)) {

@@ -18,6 +18,9 @@ pub mod shim {
     include!(concat!(env!("OUT_DIR"), "/shim_bindings.rs"));
 }
 
+// The core's name limit is the C API's (include/rslub_limits.h).
+const _: () = assert!(crate::slub::NAME_MAX == shim::RSLUB_NAME_MAX as usize);
+
 /// A held node lock. The kernel's is an irq-safe spinlock, so while it is
 /// held no interrupt arrives: the twin's interrupt hook is told so.
 pub struct NodeGuard<'a, T>(Option<MutexGuard<'a, T>>);

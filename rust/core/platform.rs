@@ -9,6 +9,30 @@
 /// A per-CPU area handle: a `__percpu` pointer in the kernel.
 pub type Pcpu = usize;
 
+/// Proof that the task holds its CPU's lock (`Platform::cpu_lock`): the
+/// interrupt state to restore. Only a platform's `cpu_lock` makes one (the
+/// constructor is unsafe), and `cpu_unlock` consumes it, so code without
+/// `unsafe` can neither forge a token nor restore one twice.
+#[must_use = "the CPU lock is held until the token goes back to cpu_unlock"]
+pub struct CpuToken(usize);
+
+impl CpuToken {
+    /// A token for the interrupt state `flags`.
+    ///
+    /// # Safety
+    /// `flags` is what taking this CPU's lock returned just now, and the
+    /// token goes back to the `cpu_unlock` of the same platform, on the
+    /// same CPU, once.
+    pub unsafe fn new(flags: usize) -> Self {
+        Self(flags)
+    }
+
+    /// The interrupt state, for the platform's `cpu_unlock`.
+    pub fn into_flags(self) -> usize {
+        self.0
+    }
+}
+
 /// The environment the core runs in.
 ///
 /// # Safety
@@ -91,12 +115,23 @@ pub unsafe trait Platform: Sized + 'static {
     /// after, so the result is only a hint unless the CPU lock is held.
     fn this_cpu_ptr(p: Pcpu) -> *mut u8;
     /// Replaces this CPU's pair at `p` with `new` if it equals `old`.
-    fn this_cpu_cmpxchg_pair(p: Pcpu, old: [usize; 2], new: [usize; 2]) -> bool;
-    /// `this_cpu_cmpxchg_pair` with a lock prefix (the bench's "cmpxchg"
-    /// experiment; the same operation where there is no prefix to add).
-    fn this_cpu_cmpxchg_pair_locked(p: Pcpu, old: [usize; 2], new: [usize; 2]) -> bool;
+    ///
+    /// # Safety
+    /// `p` addresses a 16-byte aligned pair inside a live per-CPU area
+    /// from `alloc_percpu` (its instances are written).
+    unsafe fn this_cpu_cmpxchg_pair(p: Pcpu, old: [usize; 2], new: [usize; 2]) -> bool;
+    /// `this_cpu_cmpxchg_pair` with a lock prefix (the `locked_cmpxchg`
+    /// build variant; the same operation where there is no prefix to add).
+    ///
+    /// # Safety
+    /// As for `this_cpu_cmpxchg_pair`.
+    unsafe fn this_cpu_cmpxchg_pair_locked(p: Pcpu, old: [usize; 2], new: [usize; 2]) -> bool;
     /// Adds one to this CPU's counter at `p` (a per-CPU address).
-    fn this_cpu_inc(p: Pcpu);
+    ///
+    /// # Safety
+    /// `p` addresses an aligned word inside a live per-CPU area from
+    /// `alloc_percpu`.
+    unsafe fn this_cpu_inc(p: Pcpu);
     /// Replaces the pair at `pair` with `new` if it equals `old`, atomically
     /// against all CPUs.
     ///
@@ -105,10 +140,11 @@ pub unsafe trait Platform: Sized + 'static {
     unsafe fn cmpxchg_pair(pair: *mut [usize; 2], old: [usize; 2], new: [usize; 2]) -> bool;
 
     /// Pins the caller to its CPU and excludes the CPU's other users
-    /// (interrupts included). Returns the CPU and a token for `cpu_unlock`.
-    fn cpu_lock() -> (u32, usize);
-    /// Undoes `cpu_lock`.
-    fn cpu_unlock(token: usize);
+    /// (interrupts included). Returns the CPU and the token `cpu_unlock`
+    /// takes back.
+    fn cpu_lock() -> (u32, CpuToken);
+    /// Undoes the `cpu_lock` that made `token`.
+    fn cpu_unlock(token: CpuToken);
     /// Runs `f(cpu)` for every online CPU with that CPU's lock held (in the
     /// kernel: on that CPU, from a bound work item with irqs off), and waits
     /// for all of them. Sleeps.

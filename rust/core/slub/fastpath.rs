@@ -160,10 +160,14 @@ impl<P: Platform> Cache<P> {
     /// `make bench SUITE=cmpxchg`).
     #[inline(always)]
     fn cpu_cmpxchg(&self, old: [usize; 2], new: [usize; 2]) -> bool {
-        if cfg!(rslub_locked_cmpxchg) {
-            P::this_cpu_cmpxchg_pair_locked(self.pcpu, old, new)
-        } else {
-            P::this_cpu_cmpxchg_pair(self.pcpu, old, new)
+        // SAFETY: `pcpu` is the cache's live per-CPU area of `CpuSlab`s,
+        // whose first 16 bytes are the aligned (freelist, tid) pair.
+        unsafe {
+            if cfg!(rslub_locked_cmpxchg) {
+                P::this_cpu_cmpxchg_pair_locked(self.pcpu, old, new)
+            } else {
+                P::this_cpu_cmpxchg_pair(self.pcpu, old, new)
+            }
         }
     }
 

@@ -79,12 +79,12 @@
 
 use crate::debug;
 use crate::layout::Layout;
-use crate::platform::{Pcpu, Platform};
+use crate::platform::{CpuToken, Pcpu, Platform};
 use crate::slab::{SlabHeader, SlabList};
 use crate::stat::Stat;
 use core::ffi::c_void;
 use core::marker::PhantomData;
-use core::mem::size_of;
+use core::mem::{size_of, ManuallyDrop};
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 pub use free_batch::FREE_BATCH_MAX;
@@ -206,10 +206,11 @@ pub struct Usage {
     pub batched_objects: usize,
 }
 
-/// Longest cache name, in bytes, without a NUL: `RSLUB_NAME_MAX` of
-/// include/rslub_limits.h, generated into the shim bindings. The C API
-/// refuses longer names; sysfs adds one byte for the NUL.
-pub const NAME_MAX: usize = crate::shim::RSLUB_NAME_MAX as usize;
+/// Longest cache name, in bytes, without a NUL. The C API refuses longer
+/// names; sysfs adds one byte for the NUL. It is `RSLUB_NAME_MAX` of
+/// include/rslub_limits.h: the module and the host build assert that they
+/// agree, so the core needs nothing from the shim.
+pub const NAME_MAX: usize = 63;
 
 /// A cache: geometry, tunables, per-CPU and per-node state.
 pub struct Cache<P: Platform> {
@@ -277,7 +278,8 @@ unsafe impl<P: Platform> Send for Cache<P> {}
 /// racily (volatile loads, for reporting).
 struct CpuGuard<P: Platform, const OWN: bool = true> {
     c: *mut CpuSlab,
-    token: usize,
+    /// The lock's token when `OWN` (handed back on drop); unused otherwise.
+    token: ManuallyDrop<CpuToken>,
     _p: PhantomData<P>,
 }
 
@@ -291,7 +293,7 @@ impl<P: Platform> CpuGuard<P> {
             // `pcpu` is read only now: before the lock it would be kept
             // across the call (the bulk path's instruction count).
             c: P::per_cpu_ptr(*pcpu, cpu).cast(),
-            token,
+            token: ManuallyDrop::new(token),
             _p: PhantomData,
         }
     }
@@ -300,12 +302,14 @@ impl<P: Platform> CpuGuard<P> {
     /// takes it again, on whatever CPU the task then runs: afterwards the
     /// guard may name another CPU's state (of the per-CPU area `pcpu`).
     fn unlocked<R>(&mut self, pcpu: &Pcpu, f: impl FnOnce() -> R) -> R {
-        P::cpu_unlock(self.token);
+        // SAFETY: the token of the lock this guard holds, taken out once
+        // and replaced below before anything can read it again.
+        P::cpu_unlock(unsafe { ManuallyDrop::take(&mut self.token) });
         let r = f();
         let (cpu, token) = P::cpu_lock();
         // INVARIANT: the lock of `cpu` is held again, by this guard.
         self.c = P::per_cpu_ptr(*pcpu, cpu).cast();
-        self.token = token;
+        self.token = ManuallyDrop::new(token);
         r
     }
 }
@@ -320,7 +324,8 @@ impl<P: Platform> CpuGuard<P, false> {
         // INVARIANT: per the caller, nothing else writes `cpu`'s state.
         Self {
             c: P::per_cpu_ptr(pcpu, cpu).cast(),
-            token: 0,
+            // SAFETY: never handed to `cpu_unlock`: the guard is not `OWN`.
+            token: ManuallyDrop::new(unsafe { CpuToken::new(0) }),
             _p: PhantomData,
         }
     }
@@ -363,7 +368,9 @@ impl<P: Platform, const OWN: bool> Drop for CpuGuard<P, OWN> {
     #[inline(always)]
     fn drop(&mut self) {
         if OWN {
-            P::cpu_unlock(self.token);
+            // SAFETY: an `OWN` guard's token is its lock's, taken out once,
+            // here, as the guard goes.
+            P::cpu_unlock(unsafe { ManuallyDrop::take(&mut self.token) });
         }
     }
 }
@@ -656,11 +663,13 @@ impl<P: Platform> Cache<P> {
         #[cfg(not(rslub_no_stats))]
         // Wrapping: a per-CPU offset plus a small constant never wraps, and
         // a checked add would put an overflow panic path on every counter.
-        P::this_cpu_inc(
-            self.pcpu.wrapping_add(
+        // SAFETY: `pcpu` is the cache's live per-CPU area of `CpuSlab`s
+        // (freed only by `destroy`), and the offset is one of its counters.
+        unsafe {
+            P::this_cpu_inc(self.pcpu.wrapping_add(
                 core::mem::offset_of!(CpuSlab, stats) + s as usize * size_of::<usize>(),
-            ),
-        );
+            ))
+        };
         #[cfg(rslub_no_stats)]
         let _ = s;
     }
