@@ -16,6 +16,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/mutex.h>
 #include <linux/random.h>
 #include <linux/sched.h>
 #include <linux/shrinker.h>
@@ -154,29 +155,35 @@ static void each_cpu_work_fn(struct work_struct *w)
 	local_irq_restore(flags);
 }
 
+/* One work item per CPU, reused by every caller under the mutex. */
+static DEFINE_PER_CPU(struct each_cpu_work, each_cpu_works);
+static DEFINE_MUTEX(each_cpu_mutex);
+
 /*
  * Like upstream SLUB's flush_all: per-CPU work items rather than IPIs, so
  * the callback may take spinlock_t locks (not allowed from IPI context
- * under PREEMPT_RT, which lockdep checks).
+ * under PREEMPT_RT, which lockdep checks). The items are static, so a
+ * flush (from the shrinker, say) never allocates.
  */
 void rslub_shim_on_each_cpu(void (*fn)(void *info, unsigned int cpu),
 			    void *info)
 {
-	struct each_cpu_work *works;
+	struct each_cpu_work *ew;
 	unsigned int cpu;
 
-	works = kcalloc(nr_cpu_ids, sizeof(*works), GFP_KERNEL | __GFP_NOFAIL);
 	cpus_read_lock();
+	mutex_lock(&each_cpu_mutex);
 	for_each_online_cpu(cpu) {
-		works[cpu].fn = fn;
-		works[cpu].info = info;
-		INIT_WORK(&works[cpu].work, each_cpu_work_fn);
-		queue_work_on(cpu, system_percpu_wq, &works[cpu].work);
+		ew = per_cpu_ptr(&each_cpu_works, cpu);
+		ew->fn = fn;
+		ew->info = info;
+		INIT_WORK(&ew->work, each_cpu_work_fn);
+		queue_work_on(cpu, system_percpu_wq, &ew->work);
 	}
 	for_each_online_cpu(cpu)
-		flush_work(&works[cpu].work);
+		flush_work(&per_cpu_ptr(&each_cpu_works, cpu)->work);
+	mutex_unlock(&each_cpu_mutex);
 	cpus_read_unlock();
-	kfree(works);
 }
 
 static int rslub_cpu_dead(unsigned int cpu)
@@ -453,6 +460,8 @@ unsigned long rslub_shim_jiffies(void)
 	return jiffies;
 }
 
+#if IS_ENABLED(CONFIG_KUNIT)
+/* For the module's own KUnit suite (rust/selftest.rs) only. */
 int rslub_shim_pin_current(int cpu)
 {
 	if (cpu < 0)
@@ -461,6 +470,7 @@ int rslub_shim_pin_current(int cpu)
 		return -EINVAL;
 	return set_cpus_allowed_ptr(current, cpumask_of(cpu));
 }
+#endif
 
 /*
  * slub_debug-style flag letters for every new cache: F (consistency

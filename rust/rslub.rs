@@ -35,6 +35,8 @@ pub mod experiments;
 pub mod kplat;
 pub mod names;
 pub mod registry;
+// The module's own KUnit suite, only where KUnit can run it.
+#[cfg(CONFIG_KUNIT)]
 mod selftest;
 pub mod serve;
 mod shim_methods;

@@ -394,22 +394,17 @@ pub fn free_pointer_ok(next: *const u8, slab: *const SlabHeader, layout: &Layout
             .is_some()
 }
 
-/// An intrusive doubly linked list of slabs with its length, for node lists.
-pub struct SlabList {
+/// An intrusive doubly linked list of slabs with its length, for node lists
+/// (the crate's own: no `Default` or `is_empty` it does not use).
+pub(crate) struct SlabList {
     head: *mut SlabHeader,
     tail: *mut SlabHeader,
     len: usize,
 }
 
-impl Default for SlabList {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl SlabList {
     /// An empty list.
-    pub const fn new() -> Self {
+    pub(crate) const fn new() -> Self {
         Self {
             head: ptr::null_mut(),
             tail: ptr::null_mut(),
@@ -418,17 +413,12 @@ impl SlabList {
     }
 
     /// Number of slabs on the list.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    /// Whether the list is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// First slab, or null.
-    pub fn first(&self) -> *mut SlabHeader {
+    pub(crate) fn first(&self) -> *mut SlabHeader {
         self.head
     }
 
@@ -436,7 +426,7 @@ impl SlabList {
     ///
     /// # Safety
     /// `slab` is a live header owned by the caller and on no list.
-    pub unsafe fn push_front(&mut self, slab: *mut SlabHeader) {
+    pub(crate) unsafe fn push_front(&mut self, slab: *mut SlabHeader) {
         // SAFETY: the caller owns `slab`; `head`, when set, is a member.
         unsafe {
             (*slab).prev = ptr::null_mut();
@@ -456,7 +446,7 @@ impl SlabList {
     ///
     /// # Safety
     /// `slab` is a live header owned by the caller and on no list.
-    pub unsafe fn push_back(&mut self, slab: *mut SlabHeader) {
+    pub(crate) unsafe fn push_back(&mut self, slab: *mut SlabHeader) {
         // SAFETY: the caller owns `slab`; `tail`, when set, is a member.
         unsafe {
             (*slab).next = ptr::null_mut();
@@ -476,7 +466,7 @@ impl SlabList {
     ///
     /// # Safety
     /// `slab` is on this list.
-    pub unsafe fn remove(&mut self, slab: *mut SlabHeader) {
+    pub(crate) unsafe fn remove(&mut self, slab: *mut SlabHeader) {
         // SAFETY: `slab` and its neighbours are members of this list.
         unsafe {
             let (prev, next) = ((*slab).prev, (*slab).next);
@@ -498,7 +488,7 @@ impl SlabList {
     }
 
     /// Unlinks and returns the first slab, or null.
-    pub fn pop_front(&mut self) -> *mut SlabHeader {
+    pub(crate) fn pop_front(&mut self) -> *mut SlabHeader {
         let slab = self.head;
         if !slab.is_null() {
             // SAFETY: `slab` is the head of this list.

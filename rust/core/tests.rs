@@ -224,7 +224,7 @@ fn slab_list_matches_model() {
         }
         assert_eq!(walked, Vec::from(model.clone()));
     }
-    while !list.is_empty() {
+    while list.len() != 0 {
         assert_eq!(list.pop_front(), model.pop_front().unwrap());
     }
 }

@@ -3,26 +3,93 @@
 //! slab's own freelist (remote frees), the CPU partial list, the node
 //! partial lists (by distance), the empty-slab caches, then new pages.
 
-use super::{Cache, CpuGuard, MAX_NODES};
+use super::{Cache, CpuGuard};
 use crate::debug;
 use crate::platform::Platform;
 use crate::slab::{free_pointer_ok, get_free_pointer, inuse, SlabHeader, FROZEN};
 use crate::stat::Stat;
 use core::convert::Infallible;
+use core::marker::PhantomData;
 use core::ptr;
 use core::sync::atomic::Ordering;
 
-/// The nodes an allocation looks at, in order.
-pub(super) struct NodeOrder {
-    ids: [i32; MAX_NODES],
-    len: usize,
+/// The nodes an allocation looks at, nearest first: an iterator that finds
+/// each next node as it goes, so the slow path (IRQs off) keeps no table on
+/// its stack. The local node costs nothing; each further node is one pass
+/// over the nodes, taken only when every nearer one had nothing.
+pub(super) struct NodeOrder<P> {
+    local: i32,
+    nr_nodes: i32,
+    next: NextNode,
+    _platform: PhantomData<P>,
 }
 
-impl NodeOrder {
-    /// The node ids, nearest first.
-    pub(super) fn ids(&self) -> &[i32] {
-        &self.ids[..self.len]
+// By hand: a derive would ask `P: Copy`. A copy starts over where the
+// original stands (the slow paths walk the order twice).
+impl<P> Clone for NodeOrder<P> {
+    fn clone(&self) -> Self {
+        *self
     }
+}
+impl<P> Copy for NodeOrder<P> {}
+
+#[derive(Clone, Copy)]
+enum NextNode {
+    Local,
+    /// The node after `(distance, id)` (a remote node already given).
+    After(i32, i32),
+    /// The first remote node.
+    FirstRemote,
+    Done,
+}
+
+impl<P: Platform> Iterator for NodeOrder<P> {
+    type Item = i32;
+
+    fn next(&mut self) -> Option<i32> {
+        let after = match self.next {
+            NextNode::Local => {
+                self.next = NextNode::FirstRemote;
+                return Some(self.local);
+            }
+            NextNode::Done => return None,
+            NextNode::FirstRemote => None,
+            NextNode::After(d, n) => Some((d, n)),
+        };
+        let local = self.local;
+        let best = nearest_after(local, self.nr_nodes, after, |n| {
+            P::node_has_memory(n).then(|| P::node_distance(local, n))
+        });
+        self.next = match best {
+            Some((d, n)) => NextNode::After(d, n),
+            None => NextNode::Done,
+        };
+        best.map(|(_, n)| n)
+    }
+}
+
+/// The remote node (not `local`) nearest to `local` past `after`, as
+/// `(distance, id)` ordered by distance, then id; `dist(n)` is `n`'s
+/// distance from `local`, None for a node without memory.
+fn nearest_after(
+    local: i32,
+    nr_nodes: i32,
+    after: Option<(i32, i32)>,
+    dist: impl Fn(i32) -> Option<i32>,
+) -> Option<(i32, i32)> {
+    let mut best: Option<(i32, i32)> = None;
+    for n in 0..nr_nodes {
+        if n == local {
+            continue;
+        }
+        let Some(d) = dist(n) else { continue };
+        let key = (d, n);
+        if after.is_some_and(|a| key <= a) || best.is_some_and(|b| key >= b) {
+            continue;
+        }
+        best = Some(key);
+    }
+    best
 }
 
 impl<P: Platform> Cache<P> {
@@ -30,34 +97,15 @@ impl<P: Platform> Cache<P> {
     /// from: `node` itself; for `NO_NODE` the local node, then every other
     /// node with memory, nearest first by `node_distance`, ties by id
     /// (upstream's zonelist order).
-    pub(super) fn node_order(&self, node: i32) -> NodeOrder {
+    pub(super) fn node_order(&self, node: i32) -> NodeOrder<P> {
         let local = if node >= 0 { node } else { P::numa_node_id() };
-        let mut o = NodeOrder {
-            ids: [0; MAX_NODES],
-            len: 1,
-        };
-        o.ids[0] = local;
-        if node >= 0 {
-            return o;
+        NodeOrder {
+            local,
+            // No remote node when a node was asked for.
+            nr_nodes: if node >= 0 { 0 } else { self.nr_nodes as i32 },
+            next: NextNode::Local,
+            _platform: PhantomData,
         }
-        let mut dist = [0i32; MAX_NODES];
-        for n in 0..self.nr_nodes as i32 {
-            if n == local || !P::node_has_memory(n) {
-                continue;
-            }
-            let d = P::node_distance(local, n);
-            // Insertion sort after the local node: node counts are small.
-            let mut i = o.len;
-            while i > 1 && dist[i - 1] > d {
-                o.ids[i] = o.ids[i - 1];
-                dist[i] = dist[i - 1];
-                i -= 1;
-            }
-            o.ids[i] = n;
-            dist[i] = d;
-            o.len += 1;
-        }
-        o
     }
 
     /// Takes the lock of the CPU the caller runs on.
@@ -233,13 +281,13 @@ impl<P: Platform> Cache<P> {
     /// then from empty-slab caches. Returns the CPU slab's freelist or null.
     fn get_partial(&self, g: &mut CpuGuard<P>, node: i32) -> *mut u8 {
         let order = self.node_order(node);
-        for &nid in order.ids() {
+        for nid in order {
             let freelist = self.get_partial_node(g, nid);
             if !freelist.is_null() {
                 return freelist;
             }
         }
-        for &nid in order.ids() {
+        for nid in order {
             let slab = self.take_empty(nid);
             if !slab.is_null() {
                 g.stat(Stat::EmptyCacheHit);
@@ -390,5 +438,32 @@ impl<P: Platform> Cache<P> {
         }
         self.node(nid).nr_slabs.fetch_add(1, Ordering::Relaxed);
         slab
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nearest_after;
+
+    /// Walks the order from `local` the way `NodeOrder` does.
+    fn order(local: i32, dist: &[Option<i32>]) -> Vec<i32> {
+        let mut v = vec![local];
+        let mut after = None;
+        while let Some(k) = nearest_after(local, dist.len() as i32, after, |n| dist[n as usize]) {
+            v.push(k.1);
+            after = Some(k);
+        }
+        v
+    }
+
+    /// Nearest first, ties by id, memoryless nodes skipped, each node once.
+    #[test]
+    fn node_order_is_nearest_first_ties_by_id() {
+        let d = [Some(10), Some(30), Some(20), Some(20), None, Some(20)];
+        assert_eq!(order(0, &d), [0, 2, 3, 5, 1]);
+        // A memoryless local node still comes first (the table is read as
+        // distances from it).
+        assert_eq!(order(4, &d), [4, 0, 2, 3, 5, 1]);
+        assert_eq!(order(0, &[Some(10)]), [0]);
     }
 }

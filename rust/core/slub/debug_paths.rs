@@ -38,7 +38,7 @@ impl<P: Platform> Cache<P> {
         self.stat(Stat::AllocSlowpath);
         let order = self.node_order(node);
         loop {
-            for &nid in order.ids() {
+            for nid in order {
                 if (nid as usize) >= self.nr_nodes {
                     continue;
                 }
@@ -57,7 +57,7 @@ impl<P: Platform> Cache<P> {
             }
             // No partial slab: an empty cached one, else new pages.
             let mut slab = ptr::null_mut();
-            for &nid in order.ids() {
+            for nid in order {
                 slab = self.take_empty(nid);
                 if !slab.is_null() {
                     self.stat(Stat::EmptyCacheHit);
