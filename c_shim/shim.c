@@ -22,6 +22,7 @@
 #include <linux/shrinker.h>
 #include <linux/stacktrace.h>
 #include <linux/string.h>
+#include <linux/uaccess.h>
 #include <linux/nodemask.h>
 #include <linux/percpu.h>
 #include <linux/slab.h>
@@ -111,6 +112,11 @@ void rslub_shim_free_meta(void *p)
 bool rslub_shim_addr_has_page(const void *addr)
 {
 	return virt_addr_valid(addr);
+}
+
+bool rslub_shim_read_word_nofault(const void *src, unsigned long *word)
+{
+	return !copy_from_kernel_nofault(word, src, sizeof(*word));
 }
 
 bool rslub_shim_node_has_memory(int node)

@@ -69,6 +69,8 @@ int rslub_shim_addr_to_node(const void *addr);
 bool rslub_shim_addr_is_direct_mapped(const void *addr);
 /* The full check (virt_addr_valid: a struct page backs addr): debug caches. */
 bool rslub_shim_addr_has_page(const void *addr);
+/* Copies the word at src to *word; false (nothing read) if it would fault. */
+bool rslub_shim_read_word_nofault(const void *src, unsigned long *word);
 /* Zeroed memory for the allocator's own structures, preferably on node. */
 void *rslub_shim_alloc_meta(unsigned long size, int node);
 void rslub_shim_free_meta(void *p);

@@ -43,6 +43,14 @@ unsafe impl Platform for Kernel {
 
     crate::shim_platform_methods!(shim);
 
+    const FREED_PAGES_MAY_UNMAP: bool = cfg!(CONFIG_DEBUG_PAGEALLOC);
+
+    unsafe fn read_word_nofault(p: *const usize) -> Option<usize> {
+        let mut word = 0;
+        // SAFETY: a read that reports a fault instead of taking it.
+        unsafe { shim::rslub_shim_read_word_nofault(p.cast(), &mut word) }.then_some(word as usize)
+    }
+
     fn nr_cpu_ids() -> u32 {
         crate::consts().nr_cpu_ids
     }

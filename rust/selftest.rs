@@ -212,6 +212,24 @@ mod tests {
         Ok(())
     }
 
+    /// The read the lockless alloc uses on `DEBUG_PAGEALLOC` kernels:
+    /// a mapped word reads as itself, an address that would fault (the
+    /// first page, a non-canonical one) reads as None instead of oopsing.
+    #[test]
+    fn read_word_nofault() -> Result {
+        let word: usize = 0x5a5a_1234_a5a5_4321;
+        // SAFETY: a live, aligned local.
+        let got = unsafe { Kernel::read_word_nofault(&word) };
+        assert_eq!(got, Some(word));
+        for bad in [0x10usize, 0x8000_0000_0000_0000] {
+            // SAFETY: aligned; `read_word_nofault` copes with an unmapped
+            // address.
+            let got = unsafe { Kernel::read_word_nofault(bad as *const usize) };
+            assert_eq!(got, None);
+        }
+        Ok(())
+    }
+
     /// Every possible CPU's tid is its id modulo the step, a power of two
     /// at least `nr_cpu_ids`: on a new cache, after allocations and frees
     /// (fast and slow paths), after flushing and after shrinking.

@@ -101,6 +101,19 @@ pub unsafe trait Platform: Sized + 'static {
     /// Whether `gfp` allows sleeping (so page allocation runs with the CPU
     /// lock dropped).
     fn gfp_allows_blocking(gfp: u32) -> bool;
+    /// Whether the pages of a freed slab may be unmapped at once (the
+    /// kernel's `DEBUG_PAGEALLOC`): then the lockless alloc, which reads
+    /// the next pointer of an object another context may have taken and
+    /// whose slab it may have freed, reads it with `read_word_nofault`.
+    const FREED_PAGES_MAY_UNMAP: bool = false;
+    /// The word at `p`, or None if reading it would fault.
+    ///
+    /// # Safety
+    /// `p` is word aligned. Unless `FREED_PAGES_MAY_UNMAP`, it is mapped.
+    unsafe fn read_word_nofault(p: *const usize) -> Option<usize> {
+        // SAFETY: per the caller, mapped and aligned.
+        Some(unsafe { core::ptr::read_volatile(p) })
+    }
 
     /// Zeroed per-CPU area of `size` bytes aligned to `align`; 0 on failure.
     fn alloc_percpu(size: usize, align: usize) -> Pcpu;

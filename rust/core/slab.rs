@@ -338,6 +338,20 @@ pub unsafe fn get_free_pointer_as<const H: bool>(obj: *const u8, layout: &Layout
     (stored ^ fp_mix::<H>(layout, slot as usize)) as *mut u8
 }
 
+/// [`get_free_pointer_as`] with the word read by `read`, which may fail
+/// (None) instead of faulting: upstream's `get_freepointer_safe`. Safe:
+/// it touches no memory but through `read`.
+#[inline(always)]
+pub fn get_free_pointer_with<const H: bool>(
+    obj: *const u8,
+    layout: &Layout,
+    read: impl FnOnce(*const usize) -> Option<usize>,
+) -> Option<*mut u8> {
+    let slot = obj.wrapping_add(layout.free_offset);
+    let stored = read(slot.cast())?;
+    Some((stored ^ fp_mix::<H>(layout, slot as usize)) as *mut u8)
+}
+
 /// Writes (encoded) the free pointer of object `obj`, hardened (`H`) or not.
 ///
 /// # Safety

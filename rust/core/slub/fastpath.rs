@@ -8,7 +8,8 @@ use super::chain::Chain;
 use super::{Cache, CpuSlab, MODE_HARDENED, MODE_PLAIN, NO_NODE};
 use crate::platform::Platform;
 use crate::slab::{
-    free_pointer_ok, get_free_pointer_as, set_free_pointer_as, FreeError, SlabHeader,
+    free_pointer_ok, get_free_pointer_as, get_free_pointer_with, set_free_pointer_as, FreeError,
+    SlabHeader,
 };
 use crate::stat::Stat;
 use core::ptr;
@@ -178,9 +179,24 @@ impl<P: Platform> Cache<P> {
         if obj == 0 || !Self::node_match(slab, node) {
             return AllocTry::Miss;
         }
-        // SAFETY: `obj` was on this CPU's freelist; if it has been taken
-        // since, the value read is garbage but the cmpxchg below fails.
-        let next = unsafe { get_free_pointer_as::<H>(obj as *const u8, &self.layout) };
+        let next = if P::FREED_PAGES_MAY_UNMAP {
+            // `obj` may have been taken since and its slab freed and
+            // unmapped: a read that fails then (the cmpxchg would too).
+            let read = |p: *const usize| {
+                // SAFETY: the slot is word aligned; `read_word_nofault`
+                // copes with an unmapped one.
+                unsafe { P::read_word_nofault(p) }
+            };
+            match get_free_pointer_with::<H>(obj as *const u8, &self.layout, read) {
+                Some(next) => next,
+                None => return AllocTry::Lost,
+            }
+        } else {
+            // SAFETY: `obj` was on this CPU's freelist; if it has been taken
+            // since, the value read is garbage but the cmpxchg below fails,
+            // and its slab's pages stay mapped when freed.
+            unsafe { get_free_pointer_as::<H>(obj as *const u8, &self.layout) }
+        };
         // Hardened: a next pointer that is no object of the slab is either
         // a race (the object was taken meanwhile) or corruption; the slow
         // path tells them apart under the CPU lock.
