@@ -30,6 +30,7 @@ check() {	# check NAME PATTERN CMD...
 		sed 's/^/  | /' /tmp/rslabinfo.out | head -20
 	fi
 }
+echo "rslabinfo: plan 5"
 if [ $rc = 0 ] && insmod bench/rslub_bench.ko hold=1 workloads=pair sizes=64 ops=2000 rounds=1; then
 	check summary "rslub:rslub_bench_hold" $RSLABINFO
 	check in-tree "^kmem_cache " $RSLABINFO --slab-only
@@ -64,6 +65,7 @@ badparam() {	# badparam PARAM=VALUE LOG-PATTERN
 	fi
 }
 if [ $rc = 0 ]; then
+	echo "badparam: plan 10"
 	badparam debug=X "debug=X: unknown flag letter 'X'"
 	badparam cpu_partial=-5 "cpu_partial=-5: out of range -1..100000; not loading"
 	badparam cpu_partial=100001 "cpu_partial=100001: out of range -1..100000"

@@ -11,8 +11,9 @@
 #  - every holder unload logged "pages=0": rslub returned all its slab pages
 #    (pages); nothing of rslub is left loaded (unloaded); MemAvailable after
 #    sync and drop_caches is within 1% of the start (memory).
-# Prints 9 lines "lifecycle: PASS <check>" or "lifecycle: FAIL <check>: <why>"
-# (scripts/check.sh counts them); exit status 0 when all pass.
+# Prints "lifecycle: plan 9", then 9 lines "lifecycle: PASS <check>" or
+# "lifecycle: FAIL <check>: <why>" (scripts/check.sh counts them against
+# the plan); exit status 0 when all pass.
 #
 # Usage: scripts/guest-lifecycle.sh [CYCLES]
 cd "$(dirname "$0")/.." || exit 2
@@ -29,6 +30,7 @@ mem_available() {	# KiB
 	awk '/^MemAvailable:/ { print $2 }' /proc/meminfo
 }
 rc=0
+echo "lifecycle: plan 9"
 result() {	# result CHECK PROBLEM: PASS when PROBLEM is empty
 	if [ -z "$2" ]; then
 		echo "lifecycle: PASS $1"

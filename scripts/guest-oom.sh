@@ -98,6 +98,9 @@ case $mode in
 faults)
 	secs=${1:-10}
 	pct=${2:-10}
+	# rslub_oom.ko test=create's 4 (create, random_freelist, alloc, bulk),
+	# then stress, injected, log-lines.
+	echo "$mode: plan 7"
 	[ -d $FI/failslab ] || mount -t debugfs debugfs $FI 2>/dev/null
 	if [ ! -d $FI/failslab ] || [ ! -d $FI/fail_page_alloc ]; then
 		say FAIL setup "no $FI/failslab or fail_page_alloc (CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAULT_INJECTION_DEBUG_FS)"
@@ -166,6 +169,8 @@ faults)
 	;;
 pressure)
 	rounds=${1:-1}
+	# fill and shrinker for the first round and each of ROUNDS, memory.
+	echo "$mode: plan $((2 * rounds + 3))"
 	# The fill takes every page it can get on purpose: a program that needs
 	# a page right then starts the OOM killer, which is the kernel's policy,
 	# not rslub's. The VM's one daemon, systemd-udevd, does (it reads the
