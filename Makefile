@@ -47,7 +47,8 @@ RUST_SRC := $(wildcard rust/*.rs rust/core/*.rs rust/core/slub/*.rs)
 # stress/modcycle.c is userspace too, but kernel style.
 C_SRC := $(filter-out %.mod.c c_shim/host_shim.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c kunit/*.h bench/*.c stress/*.c include/*.h))
 
-.PHONY: all modules setup check bench bench-compare stress lint fmt vm kdir clean host-test mutants
+.PHONY: all modules setup check bench bench-compare stress lint fmt vm kdir clean host-test \
+	host-test-free-batch mutants
 
 all: modules
 
@@ -64,9 +65,18 @@ setup:
 host-test:
 	cd rust/core && cargo test --quiet
 
+# The core as the free_batch build variant compiles it (Kbuild
+# VARIANT=free_batch), in a target directory of its own: RUSTFLAGS would
+# otherwise rebuild the default one each time.
+FREE_BATCH_CARGO = RUSTFLAGS="--cfg rslub_free_batch" CARGO_TARGET_DIR=target/free_batch cargo
+
+host-test-free-batch:
+	cd rust/core && $(FREE_BATCH_CARGO) test --quiet
+
 lint:
 	$(KMAKE) CLIPPY=1 modules
 	cd rust/core && cargo clippy --quiet --all-targets -- -D warnings
+	cd rust/core && $(FREE_BATCH_CARGO) clippy --quiet --all-targets -- -D warnings
 	cd tools/rslabinfo && cargo clippy --quiet --all-targets -- -D warnings && cargo fmt --check
 	cd tools/rsbench && cargo clippy --quiet --all-targets -- -D warnings && cargo fmt --check
 	rustfmt --check --edition 2021 --config-path $(BUILD_KDIR)/.rustfmt.toml $(RUST_SRC)
