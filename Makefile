@@ -2,6 +2,8 @@
 # rslub: build, lint, test and run in a VM. See README.md.
 #
 #   make            build rslub.ko and kunit/rslub_kunit.ko against KDIR
+#                   (VARIANT=locked_cmpxchg|fill_ge|free_batch: a build variant,
+#                   one of the bench's experiments, never the default module)
 #   make check      setup if needed, host tests, lint, build, KUnit in VMs
 #   make bench      A/B benchmark: in-tree SLUB vs rslub vs a floor allocator
 #                   (QUICK=1, SUITE=max-empty|cpu-partial|fill|cmpxchg|hardening|free-batch|real, KVM=1)
@@ -9,6 +11,8 @@
 #   make stress     60 s of rslub_stress.ko on 4 CPUs / 2 NUMA nodes with CPU hotplug
 #   make setup      install the toolchain, build the cached test kernel
 #   make lint       clippy + rustfmt on the Rust, checkpatch on the C
+#   make host-test  the core's host tests (host-test-free-batch: as the
+#                   free_batch variant compiles it; make check runs both)
 #   make vm CMD=..  run CMD as root in a VM with the repo visible
 #   make -s kdir    print the kernel build directory
 #   make mutants    mutation testing of the core's host tests (cargo-mutants;
