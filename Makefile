@@ -2,6 +2,8 @@
 # rslub: build, lint, test and run in a VM. See README.md.
 #
 #   make            build rslub.ko and kunit/rslub_kunit.ko against KDIR
+#                   (VARIANT=locked_cmpxchg|fill_ge|free_batch: a build variant,
+#                   one of the bench's experiments, never the default module)
 #   make check      setup if needed, host tests, lint, build, KUnit in VMs
 #   make bench      A/B benchmark: in-tree SLUB vs rslub vs a floor allocator
 #                   (QUICK=1, SUITE=max-empty|cpu-partial|fill|cmpxchg|hardening|free-batch|real, KVM=1)
@@ -9,6 +11,8 @@
 #   make stress     60 s of rslub_stress.ko on 4 CPUs / 2 NUMA nodes with CPU hotplug
 #   make setup      install the toolchain, build the cached test kernel
 #   make lint       clippy + rustfmt on the Rust, checkpatch on the C
+#   make host-test  the core's host tests (host-test-free-batch: as the
+#                   free_batch variant compiles it; make check runs both)
 #   make vm CMD=..  run CMD as root in a VM with the repo visible
 #   make -s kdir    print the kernel build directory
 #   make mutants    mutation testing of the core's host tests (cargo-mutants;
@@ -47,7 +51,8 @@ RUST_SRC := $(wildcard rust/*.rs rust/core/*.rs rust/core/slub/*.rs)
 # stress/modcycle.c is userspace too, but kernel style.
 C_SRC := $(filter-out %.mod.c c_shim/host_shim.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c kunit/*.h bench/*.c stress/*.c include/*.h))
 
-.PHONY: all modules setup check bench bench-compare stress lint fmt vm kdir clean host-test mutants
+.PHONY: all modules setup check bench bench-compare stress lint fmt vm kdir clean host-test \
+	host-test-free-batch mutants
 
 all: modules
 
@@ -64,9 +69,18 @@ setup:
 host-test:
 	cd rust/core && cargo test --quiet
 
+# The core as the free_batch build variant compiles it (Kbuild
+# VARIANT=free_batch), in a target directory of its own: RUSTFLAGS would
+# otherwise rebuild the default one each time.
+FREE_BATCH_CARGO = RUSTFLAGS="--cfg rslub_free_batch" CARGO_TARGET_DIR=target/free_batch cargo
+
+host-test-free-batch:
+	cd rust/core && $(FREE_BATCH_CARGO) test --quiet
+
 lint:
 	$(KMAKE) CLIPPY=1 modules
 	cd rust/core && cargo clippy --quiet --all-targets -- -D warnings
+	cd rust/core && $(FREE_BATCH_CARGO) clippy --quiet --all-targets -- -D warnings
 	cd tools/rslabinfo && cargo clippy --quiet --all-targets -- -D warnings && cargo fmt --check
 	cd tools/rsbench && cargo clippy --quiet --all-targets -- -D warnings && cargo fmt --check
 	rustfmt --check --edition 2021 --config-path $(BUILD_KDIR)/.rustfmt.toml $(RUST_SRC)

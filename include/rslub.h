@@ -123,18 +123,20 @@ int rslub_cache_destroy(struct rslub_cache *s);
  * rslub_cache_get - read attribute @name: object_size, slab_size,
  *   objs_per_slab, order, align, objects, objects_partial, slabs, partial,
  *   cpu_slabs, slabs_cpu_partial, empty_slabs, cpu_partial, min_partial,
- *   max_empty, free_batch, free_batch_objects (freed objects waiting in CPU
- *   batches; not in "objects"), errors, hwcache_align. Counts are exact
- *   only while the cache is idle.
+ *   max_empty, errors, hwcache_align. Counts are exact only while the cache
+ *   is idle. The free_batch build variant (Kbuild VARIANT=free_batch) adds
+ *   free_batch and free_batch_objects (freed objects waiting in CPU
+ *   batches; not in "objects").
  *   Return: the value, or -EINVAL for an unknown name.
  * rslub_cache_set - set tunable @name: cpu_partial (objects, 0..100000),
  *   min_partial (0..1000), max_empty (0..1000; lowering it releases cached
- *   slabs), free_batch (0..32: frees that miss the CPU slab each CPU gathers
- *   before returning them to their slabs grouped by slab; 0 is classic
- *   SLUB; lowering it flushes the CPUs), random_freelist (0 or 1: new slabs
- *   thread their free objects in a random order, like in-tree
- *   CONFIG_SLAB_FREELIST_RANDOM; the first 1 allocates the cache's shuffled
- *   index sequence and sleeps). Safe on a live cache under load.
+ *   slabs), random_freelist (0 or 1: new slabs thread their free objects in
+ *   a random order, like in-tree CONFIG_SLAB_FREELIST_RANDOM; the first 1
+ *   allocates the cache's shuffled index sequence and sleeps); in the
+ *   free_batch build variant also free_batch (0..32: frees that miss the
+ *   CPU slab each CPU gathers before returning them to their slabs grouped
+ *   by slab; 0 is classic SLUB; lowering it flushes the CPUs). Safe on a
+ *   live cache under load.
  *   Return: 0, or -EINVAL for an unknown name or a value out of range
  *   (the tunable is then unchanged), -ENOMEM when random_freelist's
  *   sequence cannot be allocated.

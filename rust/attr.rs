@@ -149,8 +149,8 @@ fn set_random_freelist(c: &Cache, v: u32) -> c_int {
 }
 
 /// Every attribute, in sysfs index order (files first, then the
-/// `NO_FILE` ones).
-pub static ATTRS: [Attr; 29] = [
+/// `NO_FILE` ones). The `free_batch` build variant has two more.
+pub static ATTRS: &[Attr] = &[
     num(b"object_size\0", |c| c.layout.object_size),
     num(b"slab_size\0", |c| c.layout.stride),
     num(b"objs_per_slab\0", |c| c.layout.objects),
@@ -212,6 +212,7 @@ pub static ATTRS: [Attr; 29] = [
             0
         },
     ),
+    #[cfg(rslub_free_batch)]
     tunable(
         b"free_batch\0",
         RW,
@@ -222,6 +223,7 @@ pub static ATTRS: [Attr; 29] = [
             0
         },
     ),
+    #[cfg(rslub_free_batch)]
     counted(
         b"free_batch_objects\0",
         |u| u.batched_objects,

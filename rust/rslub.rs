@@ -59,37 +59,54 @@ pub mod shim {
 // The core's name limit is the C API's (include/rslub_limits.h).
 const _: () = assert!(slub::NAME_MAX == shim::RSLUB_NAME_MAX as usize);
 
-module! {
-    type: Rslub,
-    name: "rslub",
-    authors: ["rslub developers"],
-    description: "SLUB-variant slab allocator in Rust",
-    license: "GPL",
-    params: {
-        cpu_partial: i32 {
-            default: -1,
-            description: "Default cpu_partial (objects) of new caches; -1 picks by object size like upstream",
-        },
-        min_partial: i32 {
-            default: -1,
-            description: "Default min_partial of new caches; -1 picks by object size like upstream",
-        },
-        max_empty: i32 {
-            default: -1,
-            description: "Default max_empty (empty slabs cached per node) of new caches; 0 disables the cache; -1 picks by object size: room for the free objects the in-tree barn keeps (10 x 2 x cpu_partial), at least 2",
-        },
-        free_batch: u32 {
-            default: 0,
-            description: "Default free_batch of new caches: frees that miss the CPU slab gathered per CPU and returned to their slabs in groups (0..32; 0, the default: one at a time, classic SLUB)",
-        },
-        harden: bool {
-            default: true,
-            description: "Store free pointers obfuscated and check them before use (CONFIG_SLAB_FREELIST_HARDENED-like) in new caches",
-        },
-        random_freelist: bool {
-            default: false,
-            description: "Default of the random_freelist tunable of new caches (random initial freelist order)",
-        },
+/// The module's declaration; `$extra` are a build variant's own
+/// parameters, after the common ones (`module!` takes no `cfg` on a
+/// parameter).
+macro_rules! rslub_module {
+    ($($extra:tt)*) => {
+        module! {
+            type: Rslub,
+            name: "rslub",
+            authors: ["rslub developers"],
+            description: "SLUB-variant slab allocator in Rust",
+            license: "GPL",
+            params: {
+                cpu_partial: i32 {
+                    default: -1,
+                    description: "Default cpu_partial (objects) of new caches; -1 picks by object size like upstream",
+                },
+                min_partial: i32 {
+                    default: -1,
+                    description: "Default min_partial of new caches; -1 picks by object size like upstream",
+                },
+                max_empty: i32 {
+                    default: -1,
+                    description: "Default max_empty (empty slabs cached per node) of new caches; 0 disables the cache; -1 picks by object size: room for the free objects the in-tree barn keeps (10 x 2 x cpu_partial), at least 2",
+                },
+                harden: bool {
+                    default: true,
+                    description: "Store free pointers obfuscated and check them before use (CONFIG_SLAB_FREELIST_HARDENED-like) in new caches",
+                },
+                random_freelist: bool {
+                    default: false,
+                    description: "Default of the random_freelist tunable of new caches (random initial freelist order)",
+                },
+                $($extra)*
+            },
+        }
+    };
+}
+
+#[cfg(not(rslub_free_batch))]
+rslub_module! {}
+
+// The free_batch build variant (Kbuild VARIANT=free_batch): batching is on
+// unless the parameter says 0.
+#[cfg(rslub_free_batch)]
+rslub_module! {
+    free_batch: u32 {
+        default: 32,
+        description: "Default free_batch of new caches (free_batch build variant): frees that miss the CPU slab gathered per CPU and returned to their slabs in groups (0..32; 32 by default; 0: one at a time, classic SLUB)",
     },
 }
 
@@ -144,9 +161,24 @@ const BUILD_VARIANT: &str = if cfg!(rslub_locked_cmpxchg) {
     "; build variant locked_cmpxchg"
 } else if cfg!(rslub_fill_ge) {
     "; build variant fill_ge"
+} else if cfg!(rslub_free_batch) {
+    "; build variant free_batch"
 } else {
     ""
 };
+
+/// The end of the load line: the build variant, and in the `free_batch`
+/// variant the batch new caches get (`free_batch=`, 0: classic frees).
+struct LoadNote;
+
+impl kernel::fmt::Display for LoadNote {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(BUILD_VARIANT)?;
+        #[cfg(rslub_free_batch)]
+        write!(f, ", free_batch={}", module_parameters::free_batch.value())?;
+        Ok(())
+    }
+}
 
 /// What the module's parameters (and the bench's overrides,
 /// `experiments.rs`) ask of the caches created from now on; the one place
@@ -157,6 +189,7 @@ pub fn defaults() -> slub::Defaults {
         cpu_partial: module_parameters::cpu_partial.value(),
         min_partial: module_parameters::min_partial.value(),
         max_empty: module_parameters::max_empty.value(),
+        #[cfg(rslub_free_batch)]
         free_batch: module_parameters::free_batch.value(),
         harden: harden.unwrap_or(module_parameters::harden.value()),
         random_freelist: random.unwrap_or(module_parameters::random_freelist.value()),
@@ -171,6 +204,7 @@ fn check_params() -> Result {
         ("cpu_partial", i64::from(d.cpu_partial), -1),
         ("min_partial", i64::from(d.min_partial), -1),
         ("max_empty", i64::from(d.max_empty), -1),
+        #[cfg(rslub_free_batch)]
         ("free_batch", i64::from(d.free_batch), 0),
     ];
     for (name, v, min) in checks {
@@ -284,7 +318,7 @@ impl kernel::Module for Rslub {
             c.nr_cpu_ids,
             c.nr_node_ids,
             c.page_size,
-            BUILD_VARIANT
+            LoadNote
         );
         Ok(Rslub {
             cpuhp_state: state,

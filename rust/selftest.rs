@@ -17,7 +17,9 @@ mod tests {
     use crate::kplat::Kernel;
     use crate::platform::Platform;
     use crate::shim;
-    use crate::slub::{CpuSlab, FREE_BATCH_MAX};
+    use crate::slub::CpuSlab;
+    #[cfg(rslub_free_batch)]
+    use crate::slub::FREE_BATCH_MAX;
     use core::ptr;
     use core::sync::atomic::{AtomicUsize, Ordering};
     use kernel::bindings;
@@ -352,10 +354,11 @@ mod tests {
 
     /// A CPU going offline gives back what it held of every cache: its CPU
     /// slab (with the objects on its lockless freelist), its CPU partial
-    /// slabs and its free batch (objects freed there that wait to go back
-    /// to their slabs) go to the nodes, and no object is lost: the slabs
-    /// count in use exactly the objects the test still holds. Skipped, with the reason, when
-    /// there is no second CPU or the kernel refuses to take it down.
+    /// slabs and, in the `free_batch` build variant, its free batch
+    /// (objects freed there that wait to go back to their slabs) go to the
+    /// nodes, and no object is lost: the slabs count in use exactly the
+    /// objects the test still holds. Skipped, with the reason, when there
+    /// is no second CPU or the kernel refuses to take it down.
     #[test]
     fn offline_flushes_cpu() -> Result {
         // The highest online CPU goes offline (x86 keeps CPU 0), the test
@@ -388,8 +391,10 @@ mod tests {
         assert!(r.allocated);
         assert!(r.had_slab);
         assert!(r.had_partial);
+        #[cfg(rslub_free_batch)]
         assert!(r.had_batch);
         assert!(r.flushed);
+        #[cfg(rslub_free_batch)]
         assert_eq!(r.batched, 0);
         assert_eq!(r.live, r.held);
         assert_eq!(r.errors, 0);
@@ -401,18 +406,21 @@ mod tests {
     struct Offline {
         /// Every object the test meant to hold was allocated.
         allocated: bool,
-        /// `target` had a CPU slab, CPU partial slabs and a non-empty
-        /// free batch before going down.
+        /// `target` had a CPU slab, CPU partial slabs and (`free_batch`
+        /// variant) a non-empty free batch before going down.
         had_slab: bool,
         had_partial: bool,
+        #[cfg(rslub_free_batch)]
         had_batch: bool,
-        /// Its CPU slab, freelist, partial list and batch were empty while
-        /// down.
+        /// Its CPU slab, freelist, partial list (and batch) were empty
+        /// while down.
         flushed: bool,
         /// While it was down: objects in use by their slabs (live for
-        /// their users plus batched; `usage` tells them apart), and the
-        /// batched ones; and the objects the test held.
+        /// their users plus, in the `free_batch` variant, batched; `usage`
+        /// tells them apart), and the batched ones; and the objects the
+        /// test held.
         live: usize,
+        #[cfg(rslub_free_batch)]
         batched: usize,
         held: usize,
         /// `validate` after everything was freed.
@@ -433,13 +441,17 @@ mod tests {
         // On `target`, irqs off, with classic frees: allocate several slabs'
         // worth, then free one object of each earlier (now full) slab,
         // which puts that slab on the CPU's partial list, and the last few
-        // objects, which go back to the CPU slab's freelist. Then, with
-        // batched frees, a few more objects of the first slab: they miss
-        // the CPU slab and wait in the CPU's batch (fewer than it holds).
+        // objects, which go back to the CPU slab's freelist. Then, in the
+        // `free_batch` variant, with batched frees, a few more objects of
+        // the first slab: they miss the CPU slab and wait in the CPU's
+        // batch (fewer than it holds).
         let per_slab = cache.layout.objects;
         let shared: &Cache = &cache;
         let freed_classic = |i: usize| i.checked_rem(per_slab) == Some(0) || i + 3 >= n;
+        #[cfg(rslub_free_batch)]
         let freed_batched = |i: usize| (1..per_slab.min(5)).contains(&i);
+        #[cfg(not(rslub_free_batch))]
+        let freed_batched = |_: usize| false;
         let free_there = |which: &dyn Fn(usize) -> bool| {
             for (i, slot) in objs.iter().enumerate().take(n) {
                 let o = slot.load(Ordering::Relaxed) as *mut u8;
@@ -450,6 +462,7 @@ mod tests {
                 }
             }
         };
+        #[cfg(rslub_free_batch)]
         cache.set_free_batch(0);
         Kernel::for_each_cpu_locked(&|cpu| {
             if cpu == target {
@@ -459,12 +472,15 @@ mod tests {
                 free_there(&freed_classic);
             }
         });
-        cache.set_free_batch(FREE_BATCH_MAX as u32);
-        Kernel::for_each_cpu_locked(&|cpu| {
-            if cpu == target {
-                free_there(&freed_batched);
-            }
-        });
+        #[cfg(rslub_free_batch)]
+        {
+            cache.set_free_batch(FREE_BATCH_MAX as u32);
+            Kernel::for_each_cpu_locked(&|cpu| {
+                if cpu == target {
+                    free_there(&freed_batched);
+                }
+            });
+        }
         let freed_there = |i: usize| freed_classic(i) || freed_batched(i);
         let allocated = objs
             .iter()
@@ -478,18 +494,21 @@ mod tests {
         let (c, _) = cache.cpu_state(target);
         // SAFETY: racy reads of `target`'s state; nothing runs there now
         // that would touch this cache.
-        let (had_slab, had_partial, had_batch) = unsafe {
+        let (had_slab, had_partial) = unsafe {
             (
                 !ptr::read_volatile(ptr::addr_of!((*c).slab)).is_null(),
                 !ptr::read_volatile(ptr::addr_of!((*c).partial)).is_null(),
-                ptr::read_volatile(ptr::addr_of!((*c).batch_len)) != 0,
             )
         };
+        #[cfg(rslub_free_batch)]
+        // SAFETY: as above.
+        let had_batch = unsafe { ptr::read_volatile(ptr::addr_of!((*c).batch_len)) != 0 };
 
         // SAFETY: takes the hotplug locks itself; may sleep, as we can.
         let ret = unsafe { bindings::remove_cpu(target) };
         let mut flushed = false;
         let mut live = usize::MAX;
+        #[cfg(rslub_free_batch)]
         let mut batched = usize::MAX;
         let mut up = 0;
         if ret == 0 {
@@ -499,11 +518,16 @@ mod tests {
                     && (*c).slab.is_null()
                     && (*c).partial.is_null()
                     && (*c).partial_slabs == 0
-                    && (*c).batch_len == 0
             };
             let u = cache.usage();
-            live = u.live_objects + u.batched_objects;
-            batched = u.batched_objects;
+            live = u.live_objects;
+            #[cfg(rslub_free_batch)]
+            {
+                // SAFETY: as above.
+                flushed &= unsafe { (*c).batch_len == 0 };
+                live += u.batched_objects;
+                batched = u.batched_objects;
+            }
             // SAFETY: brings back the CPU taken down above.
             up = unsafe { bindings::add_cpu(target) };
         }
@@ -523,9 +547,11 @@ mod tests {
             allocated,
             had_slab,
             had_partial,
+            #[cfg(rslub_free_batch)]
             had_batch,
             flushed,
             live,
+            #[cfg(rslub_free_batch)]
             batched,
             held,
             errors,

@@ -33,12 +33,14 @@ fn file(index: usize) -> Option<File> {
 }
 
 /// Read-only files in `/sys/kernel/rslub/` itself: the module parameters'
-/// values, i.e. the defaults of new caches (-1: chosen by object size).
-/// No cache may take these names.
-pub const ROOT_FILES: [&[u8]; 4] = [
+/// values, i.e. the defaults of new caches (-1: chosen by object size);
+/// `default_free_batch` in the `free_batch` build variant only. No cache
+/// may take these names.
+pub const ROOT_FILES: &[&[u8]] = &[
     b"default_cpu_partial\0",
     b"default_min_partial\0",
     b"default_max_empty\0",
+    #[cfg(rslub_free_batch)]
     b"default_free_batch\0",
 ];
 
@@ -61,12 +63,10 @@ unsafe impl Sync for Root {}
 impl Root {
     /// Creates `/sys/kernel/rslub` with its defaults files.
     pub fn new() -> Result<Root> {
-        let names: [*const c_char; ROOT_FILES.len()] = [
-            ROOT_FILES[0].as_ptr().cast(),
-            ROOT_FILES[1].as_ptr().cast(),
-            ROOT_FILES[2].as_ptr().cast(),
-            ROOT_FILES[3].as_ptr().cast(),
-        ];
+        let mut names: [*const c_char; ROOT_FILES.len()] = [core::ptr::null(); ROOT_FILES.len()];
+        for (n, f) in names.iter_mut().zip(ROOT_FILES) {
+            *n = f.as_ptr().cast();
+        }
         // SAFETY: the names are 'static NUL-terminated strings.
         let p =
             unsafe { shim::rslub_shim_sysfs_root_create(names.as_ptr(), names.len() as c_uint) };
@@ -330,6 +330,7 @@ pub extern "C" fn rslub_rust_sysfs_root_show(index: c_uint, buf: *mut c_char) ->
         0 => writeln!(p, "{}", d.cpu_partial),
         1 => writeln!(p, "{}", d.min_partial),
         2 => writeln!(p, "{}", d.max_empty),
+        #[cfg(rslub_free_batch)]
         3 => writeln!(p, "{}", d.free_batch),
         _ => return c_long::from(EINVAL.to_errno()),
     };

@@ -68,9 +68,11 @@ hardening)
 	ALLOCS=rslub:harden=0,rslub:harden=1,rslub:harden=1:random_freelist=1
 	WORKLOADS_ICOUNT="pair repeat bulk remote" WORKLOADS_WALL=pair ;;
 free-batch)
-	# Classic frees (one slab update per free that misses the CPU slab)
-	# against batched ones, with the in-tree SLUB for scale.
-	ALLOCS=slub,rslub:free_batch=0,rslub:free_batch=8,rslub:free_batch=32
+	# Classic frees (the default module: one slab update per free that
+	# misses the CPU slab) against the free_batch build variant's batched
+	# ones (Kbuild VARIANT=free_batch) at two batch sizes, with the in-tree
+	# SLUB for scale.
+	ALLOCS=slub,rslub VARIANTS=free_batch VARIANT_ALLOCS=rslub:free_batch=8,rslub:free_batch=32
 	WORKLOADS_ICOUNT="pair repeat fifo shuffle remote" WORKLOADS_WALL="remote parallel" ;;
 *)
 	echo "bench: unknown SUITE '$SUITE' (max-empty, cpu-partial, fill, cmpxchg, hardening, free-batch, real)" >&2
@@ -135,7 +137,8 @@ run() {
 	VM_CPUS=$cpus VM_MEM=${VM_MEM:-3G} VM_QEMU_OPTS=$qopts VM_TIMEOUT=${VM_TIMEOUT:-2400} \
 		scripts/vm.sh "$BKDIR" "cd $BUILD && MODE=$mode WORKLOADS='$workloads' SIZES='$sizes' \
 BATCHES='$BATCHES' ALLOCS='$ALLOCS' OPS=$OPS ROUNDS=$rounds CHURN_ROUNDS=$CHURN_ROUNDS \
-MAX_CPUS=$cpus RSLUB_PARAMS='${RSLUB_PARAMS:-}' RSLUB_BUILDS='$RSLUB_BUILDS' scripts/guest-bench.sh" 2>&1 |
+MAX_CPUS=$cpus RSLUB_PARAMS='${RSLUB_PARAMS:-}' RSLUB_BUILDS='$RSLUB_BUILDS' \
+VARIANT_ALLOCS='${VARIANT_ALLOCS:-}' scripts/guest-bench.sh" 2>&1 |
 		tee "$log" | grep --line-buffered "^bench:" | sed -u 's/^/  /' || true
 	if grep -q "^bench: FAILED" "$log" || ! grep -q "^bench: guest done (rc 0)" "$log"; then
 		grep -E "^bench: FAILED|^vm:|rslub_bench: .*(FAILED|failed|cannot)" "$log" | head -n 10

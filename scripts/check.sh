@@ -2,11 +2,11 @@
 # make check: the setup-logic test, setup if needed, module build, then
 # three VMs at once: KUnit in two shapes (2 CPUs; 4 CPUs on 2 NUMA nodes),
 # with the module lifecycle test in the first and a short stress
-# (CHECK_STRESS_SECONDS, 15) with CPU hotplug and batched frees in the
-# second, and a small one (320 MB, 2 CPUs) for rslub out of memory:
+# (CHECK_STRESS_SECONDS, 15) with CPU hotplug in the second, and a small one (320 MB, 2 CPUs) for rslub out of memory:
 # injected failures and a short stress with them (CHECK_FAULT_SECONDS, 10),
 # and one round of real memory pressure with the shrinker
-# (scripts/guest-oom.sh). The host tests, tool tests and lint run beside the
+# (scripts/guest-oom.sh). The host tests (also those of the free_batch
+# build variant, --cfg rslub_free_batch), tool tests and lint run beside the
 # VMs. The VMs boot from a snapshot of the built tree ($OUT/tree), so lint's
 # rebuild cannot change what they load. CHECK_VMS=seq runs the VMs one after
 # the other instead. Fails on any failed,
@@ -97,9 +97,9 @@ start_shape() {
 	step "VM $name: $cpus CPUs, $numa NUMA node(s) (log: $log)"
 	local env=""
 	[ "$cycles" = 0 ] || env="$env RSLUB_LIFECYCLE=$cycles"
-	# The stress runs with batched frees (not the default): the batch,
-	# its flushes and CPU hotplug under load in every make check.
-	[ "$secs" = 0 ] || env="$env RSLUB_STRESS=$secs RSLUB_PARAMS=free_batch=32"
+	# The stress runs the module as built (batched frees are a build
+	# variant, tested on the host: the free_batch host tests below).
+	[ "$secs" = 0 ] || env="$env RSLUB_STRESS=$secs"
 	# Through a pipe: the guest tools reopen /dev/stdout, which on a plain
 	# file would start writing at offset 0 again.
 	(
@@ -237,6 +237,15 @@ step "host tests (cargo test, log: $OUT/host-test.log)"
 make -s host-test >"$OUT/host-test.log" 2>&1 || { tail -n 30 "$OUT/host-test.log"; fail "host tests"; }
 host_pass=$(grep -E "^test result" "$OUT/host-test.log" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" | paste -sd+ | bc)
 echo "  host: ${host_pass:-0} tests passed"
+
+# The build variants' logic that the default module leaves out: batched
+# frees (--cfg rslub_free_batch), in a target directory of its own.
+step "host tests, free_batch variant (cargo test --cfg rslub_free_batch, log: $OUT/host-test-free_batch.log)"
+make -s host-test-free-batch >"$OUT/host-test-free_batch.log" 2>&1 ||
+	{ tail -n 30 "$OUT/host-test-free_batch.log"; fail "host tests (free_batch variant)"; }
+fb_pass=$(grep -E "^test result" "$OUT/host-test-free_batch.log" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" | paste -sd+ | bc)
+echo "  host (free_batch): ${fb_pass:-0} tests passed"
+host_pass=$((${host_pass:-0} + ${fb_pass:-0}))
 
 step "tools: rslabinfo and rsbench, build and test (log: $OUT/tools.log)"
 (cd tools/rslabinfo && cargo build --release --quiet && cargo test --quiet &&

@@ -11,8 +11,10 @@
 # RSLUB_BUILDS ("LABEL=PATH ...", default "default=rslub.ko"): the builds
 # of rslub.ko to measure in turn, each after rmmod of the one before. The
 # first runs ALLOCS; each later one (a build variant, Kbuild VARIANT=) runs
-# ALLOCS' rslub entries only. With more than one build, rslub's entries are
-# labelled build=LABEL (the first build's columns are the baseline).
+# ALLOCS' rslub entries only, or VARIANT_ALLOCS when set (rslub entries
+# with knobs only a variant has, e.g. rslub:free_batch=8). With more than
+# one build, rslub's entries are labelled build=LABEL (the first build's
+# columns are the baseline).
 cd "$(dirname "$0")/.." || exit 2
 MODE=${MODE:-icount}
 WORKLOADS=${WORKLOADS:-pair repeat bulk remote churn}
@@ -111,6 +113,9 @@ first=1
 for b in $RSLUB_BUILDS; do
 	label=${b%%=*} ko=${b#*=}
 	ALLOCS=$all_allocs
+	if [ $first = 0 ] && [ -n "${VARIANT_ALLOCS:-}" ]; then
+		ALLOCS=$VARIANT_ALLOCS
+	fi
 	if [ "$nbuilds" -gt 1 ]; then
 		ALLOCS=$(label_allocs "$label" $first)
 		echo "$ALLOCS" | grep -q '^rslub\|,rslub' ||

@@ -7,7 +7,8 @@
 #   --dmesg  clear the kernel log first and print it at the end between
 #            ==RSLUB-DMESG-BEGIN== and ==RSLUB-DMESG-END== (scripts/stress.sh)
 # Environment: RSLUB_PARAMS, module parameters for rslub.ko when this script
-#   loads it (e.g. "free_batch=32": batched frees under the stress).
+#   loads it (e.g. "max_empty=0"; "free_batch=8" for an rslub.ko built as
+#   the free_batch variant, make VARIANT=free_batch).
 cd "$(dirname "$0")/.." || exit 2
 dump=0
 if [ "${1:-}" = --dmesg ]; then
@@ -32,8 +33,14 @@ if ! grep -q "^rslub " /proc/modules; then
 	# shellcheck disable=SC2086 # a list of parameters
 	if insmod rslub.ko ${RSLUB_PARAMS:-}; then loaded_rslub=1; else fail "insmod rslub.ko ${RSLUB_PARAMS:-} failed"; fi
 fi
-[ -r /sys/kernel/rslub/default_free_batch ] &&
-	echo "stress: rslub defaults: free_batch=$(cat /sys/kernel/rslub/default_free_batch) max_empty=$(cat /sys/kernel/rslub/default_max_empty)"
+# The defaults in force; default_free_batch exists in the free_batch build
+# variant only.
+if [ -r /sys/kernel/rslub/default_max_empty ]; then
+	defaults="max_empty=$(cat /sys/kernel/rslub/default_max_empty)"
+	[ -r /sys/kernel/rslub/default_free_batch ] &&
+		defaults="free_batch=$(cat /sys/kernel/rslub/default_free_batch) $defaults"
+	echo "stress: rslub defaults: $defaults"
+fi
 if [ $rc = 0 ]; then
 	t0=$(date +%s)
 	insmod stress/rslub_stress.ko duration="$secs" "$@"

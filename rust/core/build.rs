@@ -24,9 +24,11 @@ fn main() {
     );
     println!("cargo:rerun-if-env-changed=BINDGEN");
     println!("cargo::rustc-check-cfg=cfg(rslub_no_stats)");
-    // Build variants (Kbuild VARIANT=, make bench SUITE=cmpxchg|fill).
+    // Build variants (Kbuild VARIANT=, make bench
+    // SUITE=cmpxchg|fill|free-batch).
     println!("cargo::rustc-check-cfg=cfg(rslub_locked_cmpxchg)");
     println!("cargo::rustc-check-cfg=cfg(rslub_fill_ge)");
+    println!("cargo::rustc-check-cfg=cfg(rslub_free_batch)");
 
     cc::Build::new()
         .file(shim.join("host_shim.c"))

@@ -595,6 +595,7 @@ fn only_gfp_zero_zeroes_and_never_a_failed_allocation() {
         cpu_partial: 30,
         min_partial: 5,
         max_empty: 0,
+        #[cfg(rslub_free_batch)]
         free_batch: 0,
         gfp_zero: crate::test_util::GFP_ZERO,
         gfp_thisnode: crate::test_util::GFP_THISNODE,

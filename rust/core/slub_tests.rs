@@ -41,8 +41,10 @@ fn random_ops_match_model() {
     random_ops(0);
 }
 
-/// The same with batched frees: a batched object is not live (usage) and
-/// is never handed out while another user holds it.
+/// The same with batched frees (the `free_batch` build variant): a batched
+/// object is not live (usage) and is never handed out while another user
+/// holds it.
+#[cfg(rslub_free_batch)]
 #[test]
 fn random_ops_match_model_with_batched_frees() {
     random_ops(8);
@@ -53,7 +55,7 @@ fn random_ops(free_batch: u32) {
     let base = pages();
     for (size, seed) in [(8usize, 1u64), (48, 2), (192, 3), (1000, 4), (4096, 5)] {
         let c = TestCache::new(size, 13, 2, 2);
-        c.set_free_batch(free_batch);
+        c.batch_frees(free_batch);
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ seed);
         let mut live: HashMap<usize, u64> = HashMap::new();
         let mut seq = 0u64;
@@ -436,8 +438,10 @@ fn threads_with_remote_frees_and_migration() {
     threads_remote_frees(0);
 }
 
-/// The same with batched frees, and `flush_all` racing with the frees
-/// (thread 0 flushes now and then, as shrink and validate do).
+/// The same with batched frees (the `free_batch` build variant), and
+/// `flush_all` racing with the frees (thread 0 flushes now and then, as
+/// shrink and validate do).
+#[cfg(rslub_free_batch)]
 #[test]
 fn threads_with_batched_remote_frees_and_flushes() {
     threads_remote_frees(8);
@@ -447,7 +451,7 @@ fn threads_remote_frees(free_batch: u32) {
     let _m = machine();
     let base = pages();
     let c = Arc::new(TestCache::new(96, 13, 2, 2));
-    c.set_free_batch(free_batch);
+    c.batch_frees(free_batch);
     let handoff: Arc<Mutex<Vec<(usize, u64)>>> = Arc::new(Mutex::new(Vec::new()));
     // SAFETY: setter: migrate on about 1 in 8 this_cpu reads.
     unsafe { shim::rslub_host_set_migrate(8) };
@@ -1092,9 +1096,11 @@ fn free_bulk_catches_naive_double_frees() {
     c.destroy().unwrap();
 }
 
-/// Batched frees: a second free of a batched object is reported and does
-/// not enter the batch twice; the batch of a CPU that went down is returned
-/// by `flush_dead_cpu`; nothing leaks.
+/// Batched frees (the `free_batch` build variant): a second free of a
+/// batched object is reported and does not enter the batch twice; the
+/// batch of a CPU that went down is returned by `flush_dead_cpu`; nothing
+/// leaks.
+#[cfg(rslub_free_batch)]
 #[test]
 fn batched_double_free_is_reported_and_a_dead_cpu_batch_returned() {
     let _m = machine();
@@ -1165,6 +1171,7 @@ fn defaults_by_size_and_by_parameter() {
         cpu_partial: -1,
         min_partial: -1,
         max_empty: -1,
+        #[cfg(rslub_free_batch)]
         free_batch: 0,
         harden: true,
         random_freelist: false,
@@ -1177,16 +1184,16 @@ fn defaults_by_size_and_by_parameter() {
         cpu_partial: 0,
         min_partial: 7,
         max_empty: 0,
+        #[cfg(rslub_free_batch)]
         free_batch: 8,
         harden: false,
         random_freelist: true,
     };
     let p = set.params(64, 63, 4096, 3, (0, 0));
     assert_eq!((p.cpu_partial, p.min_partial, p.max_empty), (0, 7, 0));
-    assert_eq!(
-        (p.free_batch, p.debug, p.harden, p.random_freelist),
-        (8, 3, false, true)
-    );
+    assert_eq!((p.debug, p.harden, p.random_freelist), (3, false, true));
+    #[cfg(rslub_free_batch)]
+    assert_eq!(p.free_batch, 8);
     let p = Defaults {
         max_empty: -1,
         ..set

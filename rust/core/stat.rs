@@ -3,34 +3,35 @@
 //!
 //! Names and meanings follow the classic SLUB_STATS, plus the empty-slab
 //! cache's own. They are kept per CPU (one increment on the fast path) and
-//! summed when read.
+//! summed when read. A counter followed by `if cfg(...)` exists only in
+//! the builds with that cfg (a build variant's own events).
 
 macro_rules! stats {
-    ($($(#[$doc:meta])* $variant:ident = $name:literal,)*) => {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal $(if cfg($cfg:meta))?,)*) => {
         /// One counted event.
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         #[repr(usize)]
         pub enum Stat {
-            $($(#[$doc])* $variant,)*
+            $($(#[$doc])* $(#[cfg($cfg)])? $variant,)*
         }
 
         impl Stat {
             /// Every counter, in index order.
-            pub const ALL: &'static [Stat] = &[$(Stat::$variant,)*];
+            pub const ALL: &'static [Stat] = &[$($(#[cfg($cfg)])? Stat::$variant,)*];
             /// Number of counters.
             pub const COUNT: usize = Self::ALL.len();
 
             /// The counter's name (the sysfs file name of SLUB_STATS).
             pub fn name(self) -> &'static str {
                 match self {
-                    $(Stat::$variant => $name,)*
+                    $($(#[cfg($cfg)])? Stat::$variant => $name,)*
                 }
             }
 
             /// The counter's name, NUL-terminated (for C).
             pub fn c_name(self) -> &'static [u8] {
                 match self {
-                    $(Stat::$variant => concat!($name, "\0").as_bytes(),)*
+                    $($(#[cfg($cfg)])? Stat::$variant => concat!($name, "\0").as_bytes(),)*
                 }
             }
 
@@ -100,11 +101,11 @@ stats! {
     /// Cached empty slab returned to the page allocator (shrink, tunable).
     EmptyCacheRelease = "empty_cache_release",
     /// Free that missed the CPU slab, put in this CPU's batch.
-    FreeBatched = "free_batched",
+    FreeBatched = "free_batched" if cfg(rslub_free_batch),
     /// CPU batch returned to its slabs (full, or flushed).
-    FreeBatchFlush = "free_batch_flush",
+    FreeBatchFlush = "free_batch_flush" if cfg(rslub_free_batch),
     /// Allocation served by this CPU's free batch (its freelist was empty).
-    AllocFromBatch = "alloc_from_batch",
+    AllocFromBatch = "alloc_from_batch" if cfg(rslub_free_batch),
     /// Cached empty slab given back because the system was short of
     /// memory (the shrinker), below `max_empty` too.
     EmptyCacheReclaim = "empty_cache_reclaim",

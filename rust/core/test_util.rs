@@ -138,6 +138,7 @@ impl TestCache {
             min_partial,
             max_empty,
             // The classic policy unless a test turns batching on.
+            #[cfg(rslub_free_batch)]
             free_batch: 0,
             gfp_zero: GFP_ZERO,
             gfp_thisnode: GFP_THISNODE,
@@ -170,6 +171,16 @@ impl TestCache {
     pub(crate) fn free_bulk(&self, v: &mut [*mut u8]) {
         // SAFETY: as for `free`.
         unsafe { (**self).free_bulk(v) }
+    }
+
+    /// Sets `free_batch`: batched frees exist only in the `free_batch`
+    /// build variant (`--cfg rslub_free_batch`); without it 0, classic
+    /// frees, is all there is.
+    pub(crate) fn batch_frees(&self, free_batch: u32) {
+        #[cfg(rslub_free_batch)]
+        self.set_free_batch(free_batch);
+        #[cfg(not(rslub_free_batch))]
+        assert_eq!(free_batch, 0, "batched frees need --cfg rslub_free_batch");
     }
 }
 

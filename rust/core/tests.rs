@@ -187,6 +187,44 @@ fn slab_pair_is_16_byte_aligned() {
     assert_eq!(HEADER_SIZE % 16, 0);
 }
 
+/// What each CPU keeps per cache: the cmpxchg16b pair, the CPU slab and
+/// partial list, the partial count, and one word per counter; the
+/// `free_batch` build variant adds its batch (its length sits beside the
+/// partial count, its array of `FREE_BATCH_MAX` pointers after). Printed
+/// with `--nocapture`.
+#[test]
+fn cpu_slab_holds_the_batch_only_in_its_variant() {
+    use crate::slub::CpuSlab;
+    use crate::stat::Stat;
+    let batch = if cfg!(rslub_free_batch) { 32 } else { 0 };
+    let words = 4 + 1 + batch + Stat::COUNT;
+    let size = std::mem::size_of::<CpuSlab>();
+    println!("CpuSlab: {size} bytes ({} counters)", Stat::COUNT);
+    assert_eq!(size, (words * 8).next_multiple_of(16));
+    assert_eq!(std::mem::align_of::<CpuSlab>(), 16);
+    #[cfg(rslub_free_batch)]
+    assert_eq!(crate::slub::FREE_BATCH_MAX, batch);
+}
+
+/// The counter table: indices in order, names unique, and the batch's
+/// counters only in its build variant.
+#[test]
+fn stat_table_is_dense_and_batch_counters_are_the_variants() {
+    use crate::stat::Stat;
+    for (i, s) in Stat::ALL.iter().enumerate() {
+        assert_eq!(*s as usize, i);
+        assert_eq!(Stat::from_name(s.name().as_bytes()), Some(*s));
+        assert_eq!(s.c_name(), format!("{}\0", s.name()).as_bytes());
+    }
+    for name in ["free_batched", "free_batch_flush", "alloc_from_batch"] {
+        assert_eq!(
+            Stat::from_name(name.as_bytes()).is_some(),
+            cfg!(rslub_free_batch),
+            "{name}"
+        );
+    }
+}
+
 #[test]
 fn slab_list_matches_model() {
     let l = Layout::new(&req(4000, 0, false, false)).unwrap();

@@ -117,6 +117,8 @@ impl<P: Platform> Cache<P> {
     pub(super) fn alloc_slow(&self, gfp: u32, node: i32) -> *mut u8 {
         let mut g = self.cpu_lock();
         g.stat(Stat::AllocSlowpath);
+        // The free_batch variant: the most recently batched object first.
+        #[cfg(rslub_free_batch)]
         if let Some(obj) = self.batch_pop(&mut g, node) {
             return obj;
         }

@@ -141,7 +141,7 @@ impl<P: Platform> Cache<P> {
         // SAFETY: per the caller; each chain is of one validated slab.
         unsafe {
             self.group_by_slab::<H, false>(objs, |slab, ch| {
-                self.free_chain::<H, false>(slab, ch);
+                self.free_chain::<H>(slab, ch);
             });
         }
     }

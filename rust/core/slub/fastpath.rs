@@ -13,7 +13,6 @@ use crate::slab::{
 };
 use crate::stat::Stat;
 use core::ptr;
-use core::sync::atomic::Ordering;
 
 /// What one try at the lockless alloc (`alloc_try`) came to.
 enum AllocTry {
@@ -350,34 +349,43 @@ impl<P: Platform> Cache<P> {
         }
     }
 
-    /// A single free of an object that is not of this CPU's slab (as
-    /// `free_chain` finds it; no second look): to this CPU's batch when
-    /// batching is on, else straight to its slab.
+    /// A single free of an object that is not of this CPU's slab (as the
+    /// fast path or `free_miss` found it; no second look): straight to its
+    /// slab, or, in the `free_batch` build variant with batching on, to
+    /// this CPU's batch (`free_batch.rs`).
     ///
     /// # Safety
     /// `slab` is a slab of this cache validated by `object_slab`; `obj` is
     /// one of its objects, handed over by the caller.
     #[inline(never)]
     unsafe fn free_off_cpu_slab<const H: bool>(&self, slab: *mut SlabHeader, obj: *mut u8) {
-        let limit = self.free_batch.load(Ordering::Relaxed);
-        // SAFETY: per the caller.
-        unsafe {
+        #[cfg(rslub_free_batch)]
+        {
+            let limit = self.free_batch();
             if limit != 0 {
-                return self.free_batched::<H>(obj, limit);
+                // SAFETY: per the caller.
+                return unsafe { self.free_batched::<H>(obj, limit) };
             }
-            self.slab_free(slab, Chain::one(obj), true)
         }
+        // SAFETY: per the caller.
+        unsafe { self.slab_free(slab, Chain::one(obj), true) }
     }
 
-    /// The rest of a single free that the fast path could not finish: the
-    /// chain of one `obj` of the validated `slab`.
+    /// The rest of a single free whose cmpxchg the fast path lost: the
+    /// lockless push again while `slab` is still the CPU slab, else the
+    /// single free's way off the CPU slab.
     ///
     /// # Safety
-    /// As for `free_chain` with the chain of `obj` alone.
+    /// As for `free_off_cpu_slab`.
     #[inline(never)]
     unsafe fn free_miss<const H: bool>(&self, slab: *mut SlabHeader, obj: *mut u8) {
-        // SAFETY: per the caller.
-        unsafe { self.free_chain::<H, true>(slab, Chain::one(obj)) }
+        // SAFETY: per the caller, the chain of `obj` alone is a chain of
+        // `slab` handed over; `obj` stays ours if the push is not made.
+        unsafe {
+            if !self.cpu_slab_push::<H>(slab, &Chain::one(obj)) {
+                self.free_off_cpu_slab::<H>(slab, obj);
+            }
+        }
     }
 
     /// `free` of a debug cache: the full address check, then the locked
@@ -405,31 +413,44 @@ impl<P: Platform> Cache<P> {
 
     /// Frees the chain `ch` of `slab`: the lockless push onto this CPU's
     /// freelist when `slab` is this CPU's slab (one per-CPU cmpxchg16b),
-    /// else `slab_free`. A single free is a chain of one; hardened (`H`) or
-    /// plain free pointers. A chain member that heads the freelist (another
-    /// context freed it too) is reported and the chain dropped (`chain.rs`). With `BATCH` (single frees)
-    /// and batching on, a single object that misses goes to this CPU's
-    /// batch (`free_batch.rs`) instead.
+    /// else `slab_free`. Hardened (`H`) or plain free pointers.
     ///
     /// # Safety
     /// `slab` is a slab of this cache validated by `object_slab`; `ch` is
     /// a chain of its objects owned by the caller, linked the `H` way, none
     /// twice.
     #[inline(always)]
-    pub(super) unsafe fn free_chain<const H: bool, const BATCH: bool>(
-        &self,
-        slab: *mut SlabHeader,
-        ch: Chain,
-    ) {
+    pub(super) unsafe fn free_chain<const H: bool>(&self, slab: *mut SlabHeader, ch: Chain) {
+        // SAFETY: per the caller.
+        unsafe {
+            if !self.cpu_slab_push::<H>(slab, &ch) {
+                self.slab_free(slab, ch, true);
+            }
+        }
+    }
+
+    /// Pushes the chain `ch` of `slab` onto this CPU's freelist while
+    /// `slab` is this CPU's slab, retrying lost cmpxchgs. A chain member
+    /// that heads the freelist (another context freed it too) is reported
+    /// and the chain dropped (`chain.rs`). True when the chain was pushed
+    /// or dropped; false when `slab` is not (or no longer) the CPU slab:
+    /// the chain is still the caller's (a lost try may have written its
+    /// tail's free pointer, which every push writes anew).
+    ///
+    /// # Safety
+    /// As for `free_chain`.
+    #[inline(always)]
+    unsafe fn cpu_slab_push<const H: bool>(&self, slab: *mut SlabHeader, ch: &Chain) -> bool {
         loop {
             let (freelist, tid, cpu_slab) = self.cpu_snapshot();
             if cpu_slab != slab {
-                break;
+                return false;
             }
             // SAFETY: per the caller.
-            if unsafe { self.chain_has(slab, &ch, freelist) } {
+            if unsafe { self.chain_has(slab, ch, freelist) } {
                 // Freed meanwhile by another context: drop the chain.
-                return self.report(freelist as *const u8, FreeError::DoubleFree);
+                self.report(freelist as *const u8, FreeError::DoubleFree);
+                return true;
             }
             // SAFETY: per the caller, `ch.tail` is ours until the cmpxchg
             // publishes it.
@@ -439,19 +460,9 @@ impl<P: Platform> Cache<P> {
                 [ch.head as usize, tid.wrapping_add(Self::TID_STEP)],
             ) {
                 self.stat(Stat::FreeFastpath);
-                return;
+                return true;
             }
             self.stat(Stat::CmpxchgDoubleCpuFail);
         }
-        if BATCH {
-            let limit = self.free_batch.load(Ordering::Relaxed);
-            if limit != 0 {
-                // SAFETY: per the caller, `ch.head` (a chain of one) is a
-                // validated object handed over.
-                return unsafe { self.free_batched::<H>(ch.head, limit) };
-            }
-        }
-        // SAFETY: per the caller.
-        unsafe { self.slab_free(slab, ch, true) };
     }
 }

@@ -9,8 +9,8 @@ use crate::stat::Stat;
 use core::ptr;
 
 impl<P: Platform> Cache<P> {
-    /// Returns the CPU slab, CPU partial list and free batch of the CPU `g`
-    /// holds to the nodes.
+    /// Returns the CPU slab, CPU partial list (and, in the `free_batch`
+    /// build variant, free batch) of the CPU `g` holds to the nodes.
     fn flush_cpu(&self, g: &mut CpuGuard<P, false>) {
         if !g.slab.is_null() {
             g.stat(Stat::CpuslabFlush);
@@ -25,6 +25,7 @@ impl<P: Platform> Cache<P> {
         }
         // After the CPU slab is gone: no batched object takes the lockless
         // push onto a CPU freelist under this guard.
+        #[cfg(rslub_free_batch)]
         self.flush_batch(g);
     }
 

@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Batched frees: the policy for frees that miss the CPU slab.
 //!
+//! An experiment that lost every benchmark row against classic frees
+//! (docs/benchmarks.md), so it is a build variant: compiled only with
+//! `--cfg rslub_free_batch` (Kbuild `VARIANT=free_batch`, `make bench
+//! SUITE=free-batch`), where the `free_batch` module parameter defaults to
+//! 32. The default module has no batch, tunable or counter of it.
+//!
 //! Classic SLUB returns such a free to its slab at once, one locked
 //! cmpxchg16b per object (`free_slow.rs`): the cost upstream's sheaves
 //! removed. With `free_batch` = N > 0 a CPU instead keeps up to N of them
@@ -15,9 +21,10 @@
 //! a second free of it is reported instead of entering a batch twice.
 //! An allocation that misses the CPU freelist takes the most recently
 //! batched object first (LIFO, like a sheaf, or SLQB's per-CPU queues), so
-//! batched objects are reused at once. Batches go back to their slabs when full, on `flush_all` (shrink,
-//! validate, destroy, lowering `free_batch`) and when their CPU goes
-//! offline; `usage` counts them apart from live objects.
+//! batched objects are reused at once. Batches go back to their slabs when
+//! full, on `flush_all` (shrink, validate, destroy, lowering `free_batch`)
+//! and when their CPU goes offline; `usage` counts them apart from live
+//! objects.
 
 use super::chain::Chain;
 use super::{Cache, CpuGuard, MODE_HARDENED, MODE_PLAIN};
@@ -145,7 +152,7 @@ impl<P: Platform> Cache<P> {
         unsafe {
             self.group_by_slab::<H, true>(objs, |slab, ch| {
                 if on_cpu {
-                    self.free_chain::<H, false>(slab, ch);
+                    self.free_chain::<H>(slab, ch);
                 } else {
                     self.slab_free(slab, ch, false);
                 }

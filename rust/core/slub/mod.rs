@@ -7,7 +7,9 @@
 //! - `fastpath.rs`: `alloc` and `free`, the lockless per-CPU paths;
 //! - `alloc_slow.rs`: an allocation that misses the CPU freelist;
 //! - `free_batch.rs`: the batched-free policy for frees that miss the CPU
-//!   slab (gathered per CPU, returned to their slabs in groups);
+//!   slab (gathered per CPU, returned to their slabs in groups), in the
+//!   `free_batch` build variant only (`--cfg rslub_free_batch`, Kbuild
+//!   `VARIANT=free_batch`);
 //! - `free_slow.rs`: a free that misses the CPU slab, one slab at a time;
 //! - `partial.rs`: node partial lists, `deactivate_slab`,
 //!   `unfreeze_partials`, the empty-slab cache;
@@ -31,10 +33,11 @@
 //! - *Debug full* (debug caches only): not frozen, on its node's `full`
 //!   list, no free object; debug caches list every slab so `validate` sees
 //!   it.
-//! - An object freed while batching is on (`free_batch` > 0) and its slab
-//!   is not the CPU slab waits in that CPU's batch (`CpuSlab::batch`): its
-//!   slab still counts it in use until the batch is returned (full batch,
-//!   flush, shrink, validate, destroy, CPU offline).
+//! - In the `free_batch` build variant, an object freed while batching is
+//!   on (`free_batch` > 0) and its slab is not the CPU slab waits in that
+//!   CPU's batch (`CpuSlab::batch`): its slab still counts it in use until
+//!   the batch is returned (full batch, flush, shrink, validate, destroy,
+//!   CPU offline). The default build has no batch.
 //! - *Isolated*: a corruption was found in it. Frozen (so a racing free
 //!   only pushes onto its freelist), its magic changed to the isolated
 //!   value (so later frees of its objects are dropped), on no list and
@@ -87,6 +90,7 @@ use core::marker::PhantomData;
 use core::mem::{size_of, ManuallyDrop};
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
+#[cfg(rslub_free_batch)]
 pub use free_batch::FREE_BATCH_MAX;
 pub use tunables::{auto_max_empty, size_defaults, Defaults, MIN_OBJECTS};
 
@@ -110,10 +114,12 @@ pub struct CpuSlab {
     /// Slabs on the CPU partial list.
     pub partial_slabs: u32,
     /// Objects in `batch`.
+    #[cfg(rslub_free_batch)]
     pub batch_len: u32,
     /// Freed objects that missed the CPU slab, not yet returned to their
     /// slabs (`free_batch.rs`); `batch[..batch_len]` are validated objects
     /// of this cache, each marked as batched in its free pointer slot.
+    #[cfg(rslub_free_batch)]
     pub batch: [*mut u8; FREE_BATCH_MAX],
     /// Event counters.
     pub stats: [usize; Stat::COUNT],
@@ -160,6 +166,7 @@ pub struct Params {
     pub max_empty: u32,
     /// Frees that miss the CPU slab batched per CPU before they are
     /// returned to their slabs (`0..=FREE_BATCH_MAX`); 0: one at a time.
+    #[cfg(rslub_free_batch)]
     pub free_batch: u32,
     /// `__GFP_ZERO`.
     pub gfp_zero: u32,
@@ -203,6 +210,7 @@ pub struct Usage {
     pub live_objects: usize,
     /// Freed objects waiting in CPU batches (`free_batch.rs`): not live,
     /// still in use for their slabs.
+    #[cfg(rslub_free_batch)]
     pub batched_objects: usize,
 }
 
@@ -233,6 +241,7 @@ pub struct Cache<P: Platform> {
     min_partial: AtomicU32,
     max_empty: AtomicU32,
     /// Batched frees per CPU (`free_batch.rs`); 0: classic.
+    #[cfg(rslub_free_batch)]
     free_batch: AtomicU32,
     /// Problems detected (bad frees, corruption).
     errors: AtomicUsize,
@@ -474,6 +483,7 @@ impl<P: Platform> Cache<P> {
                 cpu_partial_slabs: AtomicU32::new(0),
                 min_partial: AtomicU32::new(params.min_partial),
                 max_empty: AtomicU32::new(params.max_empty),
+                #[cfg(rslub_free_batch)]
                 free_batch: AtomicU32::new(params.free_batch.min(FREE_BATCH_MAX as u32)),
                 errors: AtomicUsize::new(0),
                 debug: params.debug,
@@ -713,6 +723,7 @@ mod chain;
 mod debug_paths;
 mod fastpath;
 mod flush;
+#[cfg(rslub_free_batch)]
 mod free_batch;
 mod free_slow;
 mod partial;

@@ -151,7 +151,8 @@ pub struct Defaults {
     pub min_partial: i32,
     /// `max_empty`, or negative.
     pub max_empty: i32,
-    /// `free_batch`.
+    /// `free_batch` (the `free_batch` build variant).
+    #[cfg(rslub_free_batch)]
     pub free_batch: u32,
     /// Obfuscated, checked free pointers.
     pub harden: bool,
@@ -194,6 +195,7 @@ impl Defaults {
             min_partial: u32::try_from(self.min_partial).unwrap_or(min_partial),
             max_empty: u32::try_from(self.max_empty)
                 .unwrap_or_else(|_| auto_max_empty(cpu_partial, objects_per_slab)),
+            #[cfg(rslub_free_batch)]
             free_batch: self.free_batch,
             gfp_zero: gfp.0,
             gfp_thisnode: gfp.1,

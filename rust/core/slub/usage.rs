@@ -2,7 +2,9 @@
 //! What a cache reports: its event counters summed over the CPUs, and
 //! `usage()`, the slab and object counts behind sysfs and `destroy`.
 
-use super::{Cache, CpuSlab, Usage, FREE_BATCH_MAX, MAX_NODES};
+#[cfg(rslub_free_batch)]
+use super::FREE_BATCH_MAX;
+use super::{Cache, CpuSlab, Usage, MAX_NODES};
 use crate::platform::{Pcpu, Platform};
 use crate::slab::{get_free_pointer, inuse, SlabHeader};
 use crate::stat::Stat;
@@ -72,6 +74,7 @@ impl<P: Platform> Cache<P> {
             cpu_partial_slabs: 0,
             empty_slabs: 0,
             live_objects: 0,
+            #[cfg(rslub_free_batch)]
             batched_objects: 0,
         };
         let per_slab = self.layout.objects;
@@ -85,6 +88,7 @@ impl<P: Platform> Cache<P> {
         // Slabs held by CPUs (CPU slab or CPU partial), per node.
         let mut held = [0usize; MAX_NODES];
         // Objects in CPU batches, per node of their slab.
+        #[cfg(rslub_free_batch)]
         let mut batched = [0usize; MAX_NODES];
         // A node id read racily from a slab header, kept in bounds.
         let last = self.nr_nodes.saturating_sub(1);
@@ -101,12 +105,15 @@ impl<P: Platform> Cache<P> {
             let c = P::per_cpu_ptr(self.pcpu, cpu).cast::<CpuSlab>();
             // SAFETY: racy reads of another CPU's state, for reporting.
             unsafe {
-                let n = ptr::read_volatile(ptr::addr_of!((*c).batch_len)) as usize;
-                for i in 0..n.min(FREE_BATCH_MAX) {
-                    let obj = ptr::read_volatile(ptr::addr_of!((*c).batch[i]));
-                    if !obj.is_null() {
-                        u.batched_objects += 1;
-                        batched[nid_of(SlabHeader::of(obj, &self.layout))] += 1;
+                #[cfg(rslub_free_batch)]
+                {
+                    let n = ptr::read_volatile(ptr::addr_of!((*c).batch_len)) as usize;
+                    for i in 0..n.min(FREE_BATCH_MAX) {
+                        let obj = ptr::read_volatile(ptr::addr_of!((*c).batch[i]));
+                        if !obj.is_null() {
+                            u.batched_objects += 1;
+                            batched[nid_of(SlabHeader::of(obj, &self.layout))] += 1;
+                        }
                     }
                 }
                 let slab = ptr::read_volatile(ptr::addr_of!((*c).slab));
@@ -183,9 +190,12 @@ impl<P: Platform> Cache<P> {
             u.node_objects[n] += live;
         }
         // Batched objects are freed for their users.
-        u.live_objects = u.live_objects.saturating_sub(u.batched_objects);
-        for (objects, b) in u.node_objects.iter_mut().zip(batched) {
-            *objects = objects.saturating_sub(b);
+        #[cfg(rslub_free_batch)]
+        {
+            u.live_objects = u.live_objects.saturating_sub(u.batched_objects);
+            for (objects, b) in u.node_objects.iter_mut().zip(batched) {
+                *objects = objects.saturating_sub(b);
+            }
         }
         u
     }
