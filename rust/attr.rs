@@ -21,7 +21,7 @@ pub const WO: c_ushort = 0o200;
 /// No sysfs file (reached through `rslub_cache_set` only).
 pub const NO_FILE: c_ushort = 0;
 
-/// How a value from [`Cache::usage`] is shown in sysfs.
+/// How a value from [`Cache::usage_into`] is shown in sysfs.
 #[derive(Clone, Copy)]
 pub enum Format {
     /// The number.
@@ -39,7 +39,7 @@ pub enum Format {
 pub enum Get {
     /// A number kept by the cache.
     Cache(fn(&Cache) -> usize),
-    /// A number counted by [`Cache::usage`] (walks the cache).
+    /// A number counted by [`Cache::usage_into`] (walks the cache).
     Usage(fn(&Usage) -> usize, Format),
     /// The constructor's symbol; sysfs only (not a number).
     Ctor,
@@ -104,7 +104,7 @@ const fn num(c_name: &'static [u8], get: fn(&Cache) -> usize) -> Attr {
     ro(c_name, Get::Cache(get))
 }
 
-/// A read-only number counted by `usage()`.
+/// A read-only number counted by `Cache::usage_into`.
 const fn counted(c_name: &'static [u8], get: fn(&Usage) -> usize, format: Format) -> Attr {
     ro(c_name, Get::Usage(get, format))
 }
@@ -268,12 +268,26 @@ pub fn tunable_max(name: &[u8]) -> Option<u32> {
     }
 }
 
-/// The value of a readable numeric attribute (None for the ctor and for
-/// write-only ones).
+/// `c`'s [`Usage`] in a heap box: about 2.5 KB, too much for a kernel
+/// stack.
+pub fn usage_of(c: &Cache) -> Result<KBox<Usage>> {
+    let mut b = KBox::<Usage>::new_uninit(GFP_KERNEL)?;
+    // SAFETY: every field of `Usage` is an integer or an array of them, so
+    // all zero bytes are a valid value; `usage_into` overwrites them.
+    let mut u = unsafe {
+        core::ptr::write_bytes(b.as_mut_ptr(), 0, 1);
+        b.assume_init()
+    };
+    c.usage_into(&mut u);
+    Ok(u)
+}
+
+/// The value of a readable numeric attribute (None for the ctor, for
+/// write-only ones, and when no memory could be had for the count).
 pub fn value(a: &Attr, c: &Cache) -> Option<usize> {
     match a.get {
         Get::Cache(f) => Some(f(c)),
-        Get::Usage(f, _) => Some(f(&c.usage())),
+        Get::Usage(f, _) => usage_of(c).ok().map(|u| f(&u)),
         Get::Ctor | Get::None => None,
     }
 }

@@ -334,7 +334,7 @@ mod tests {
             unsafe { cache.free(again) };
         }
         let errors = cache.validate();
-        let live = cache.usage().live_objects;
+        let live = cache.totals().live_objects;
         drop(cache);
 
         assert!(!warm.is_null());
@@ -519,7 +519,7 @@ mod tests {
                     && (*c).partial.is_null()
                     && (*c).partial_slabs == 0
             };
-            let u = cache.usage();
+            let u = cache.totals();
             live = u.live_objects;
             #[cfg(rslub_free_batch)]
             {

@@ -390,7 +390,7 @@ fn reap_locked(list: &mut ServedList) {
             continue;
         }
         cache.flush_all();
-        if cache.usage().live_objects != 0 {
+        if cache.totals().live_objects != 0 {
             i += 1;
             continue;
         }
@@ -553,7 +553,7 @@ pub unsafe extern "C" fn rslub_served_objects(name: *const c_char) -> c_long {
         let c = unsafe { &*e.cache };
         if c.name() == name {
             c.flush_all();
-            return c.usage().live_objects as c_long;
+            return c.totals().live_objects as c_long;
         }
     }
     c_long::from(ENOENT.to_errno())

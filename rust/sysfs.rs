@@ -180,7 +180,7 @@ fn show(c: &Cache, index: usize, p: &mut Page<'_>) -> Result {
     let _ = match a.get {
         Get::Cache(f) => writeln!(p, "{}", f(c)),
         Get::Usage(f, shown) => {
-            let u = c.usage();
+            let u = attr::usage_of(c)?;
             match shown {
                 Format::Plain => writeln!(p, "{}", f(&u)),
                 Format::PerNode(nodes) => {

@@ -120,8 +120,36 @@ fn random_ops(free_batch: u32) {
             u.node_cpu_slabs[..u.nr_nodes].iter().sum::<usize>(),
             u.cpu_slabs
         );
+        assert_eq!(
+            u.node_cpu_partial[..u.nr_nodes].iter().sum::<usize>(),
+            u.cpu_partial_slabs
+        );
+        // The totals alone (destroy's and the serve glue's count) agree.
+        let t = c.totals();
+        assert_eq!(
+            (
+                t.live_objects,
+                t.slabs,
+                t.partial,
+                t.cpu_slabs,
+                t.cpu_partial_slabs,
+                t.empty_slabs,
+                t.objects_partial
+            ),
+            (
+                u.live_objects,
+                u.slabs,
+                u.partial,
+                u.cpu_slabs,
+                u.cpu_partial_slabs,
+                u.empty_slabs,
+                u.objects_partial
+            ),
+            "totals() and usage() disagree"
+        );
         c.flush_all();
         assert_eq!(c.usage().live_objects, live.len());
+        assert_eq!(c.totals().live_objects, live.len());
         for &k in live.keys() {
             on_cpu(rng.below(CPUS as usize) as u32, || c.free(k as *mut u8));
         }

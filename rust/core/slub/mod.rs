@@ -194,6 +194,8 @@ pub struct Usage {
     pub node_objects: [usize; MAX_NODES],
     /// CPU slabs per node.
     pub node_cpu_slabs: [usize; MAX_NODES],
+    /// CPU partial slabs per node.
+    pub node_cpu_partial: [usize; MAX_NODES],
     /// Slabs, all states.
     pub slabs: usize,
     /// Slabs on node partial lists.
@@ -212,6 +214,76 @@ pub struct Usage {
     /// still in use for their slabs.
     #[cfg(rslub_free_batch)]
     pub batched_objects: usize,
+    /// Batched objects per node of their slab.
+    #[cfg(rslub_free_batch)]
+    pub node_batched: [usize; MAX_NODES],
+}
+
+/// The totals of a [`Usage`] without its per-node counts: a few words.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Totals {
+    /// Slabs, all states.
+    pub slabs: usize,
+    /// Slabs on node partial lists.
+    pub partial: usize,
+    /// Objects in node partial slabs that are in use.
+    pub objects_partial: usize,
+    /// CPU slabs.
+    pub cpu_slabs: usize,
+    /// Slabs on CPU partial lists.
+    pub cpu_partial_slabs: usize,
+    /// Slabs in the empty-slab caches.
+    pub empty_slabs: usize,
+    /// Objects allocated and not freed (exact only when nothing runs).
+    pub live_objects: usize,
+    /// Freed objects waiting in CPU batches.
+    #[cfg(rslub_free_batch)]
+    pub batched_objects: usize,
+}
+
+impl Usage {
+    /// All counts zero.
+    pub const EMPTY: Usage = Usage {
+        nr_nodes: 0,
+        node_slabs: [0; MAX_NODES],
+        node_partial: [0; MAX_NODES],
+        node_objects: [0; MAX_NODES],
+        node_cpu_slabs: [0; MAX_NODES],
+        node_cpu_partial: [0; MAX_NODES],
+        slabs: 0,
+        partial: 0,
+        objects_partial: 0,
+        cpu_slabs: 0,
+        cpu_partial_slabs: 0,
+        empty_slabs: 0,
+        live_objects: 0,
+        #[cfg(rslub_free_batch)]
+        batched_objects: 0,
+        #[cfg(rslub_free_batch)]
+        node_batched: [0; MAX_NODES],
+    };
+
+    /// Sets every count to zero in place (no `Usage` on the stack).
+    pub fn clear(&mut self) {
+        self.nr_nodes = 0;
+        self.node_slabs.fill(0);
+        self.node_partial.fill(0);
+        self.node_objects.fill(0);
+        self.node_cpu_slabs.fill(0);
+        self.node_cpu_partial.fill(0);
+        self.slabs = 0;
+        self.partial = 0;
+        self.objects_partial = 0;
+        self.cpu_slabs = 0;
+        self.cpu_partial_slabs = 0;
+        self.empty_slabs = 0;
+        self.live_objects = 0;
+        #[cfg(rslub_free_batch)]
+        {
+            self.batched_objects = 0;
+            self.node_batched.fill(0);
+        }
+    }
 }
 
 /// Longest cache name, in bytes, without a NUL. The C API refuses longer
@@ -703,11 +775,11 @@ impl<P: Platform> Cache<P> {
                 unsafe { cache.flush_dead_cpu(cpu) };
             }
         }
-        let u = cache.usage();
-        if u.live_objects != 0 {
+        let live = cache.totals().live_objects;
+        if live != 0 {
             cache.errors.fetch_add(1, Ordering::Relaxed);
             cache.report_live_objects();
-            return Err(u.live_objects);
+            return Err(live);
         }
         cache.shrink();
         cache.free_state();

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 //! What a cache reports: its event counters summed over the CPUs, and
-//! `usage()`, the slab and object counts behind sysfs and `destroy`.
+//! `usage_into()` and `totals()`, the slab and object counts behind sysfs
+//! and `destroy`.
 
 #[cfg(rslub_free_batch)]
 use super::FREE_BATCH_MAX;
-use super::{Cache, CpuSlab, Usage, MAX_NODES};
+use super::{Cache, CpuSlab, Totals, Usage};
 use crate::platform::{Pcpu, Platform};
 use crate::slab::{get_free_pointer, inuse, SlabHeader};
 use crate::stat::Stat;
@@ -59,24 +60,34 @@ impl<P: Platform> Cache<P> {
         self.pcpu
     }
 
-    /// Current counts. Exact only when no CPU is using the cache.
+    /// Current counts, by value: about 2.5 KB, for tests. Kernel code
+    /// fills a `Usage` it allocated with [`Cache::usage_into`], or asks
+    /// for the [`Totals`] alone.
+    #[cfg(test)]
     pub fn usage(&self) -> Usage {
-        let mut u = Usage {
-            nr_nodes: self.nr_nodes,
-            node_slabs: [0; MAX_NODES],
-            node_partial: [0; MAX_NODES],
-            node_objects: [0; MAX_NODES],
-            node_cpu_slabs: [0; MAX_NODES],
-            slabs: 0,
-            partial: 0,
-            objects_partial: 0,
-            cpu_slabs: 0,
-            cpu_partial_slabs: 0,
-            empty_slabs: 0,
-            live_objects: 0,
-            #[cfg(rslub_free_batch)]
-            batched_objects: 0,
-        };
+        let mut u = Usage::EMPTY;
+        self.usage_into(&mut u);
+        u
+    }
+
+    /// Current counts into `u`, all of it overwritten, with nothing but a
+    /// few words on the stack. Exact only when no CPU is using the cache.
+    pub fn usage_into(&self, u: &mut Usage) {
+        u.clear();
+        u.nr_nodes = self.nr_nodes;
+        self.walk(u);
+    }
+
+    /// The totals of [`Cache::usage_into`] without the per-node counts:
+    /// a few words, by value (`destroy`, the serve glue).
+    pub fn totals(&self) -> Totals {
+        let mut t = Totals::default();
+        self.walk(&mut t);
+        t
+    }
+
+    /// Walks the CPUs' slabs, then each node's lists, into `t`.
+    fn walk<T: Tally>(&self, t: &mut T) {
         let per_slab = self.layout.objects;
         // A bound for walking a CPU partial list that its owner may be
         // changing: no list is longer than the cache has slabs (the current
@@ -85,11 +96,6 @@ impl<P: Platform> Cache<P> {
             .map(|n| self.node(n as i32).nr_slabs.load(Ordering::Relaxed))
             .sum::<usize>()
             + 1;
-        // Slabs held by CPUs (CPU slab or CPU partial), per node.
-        let mut held = [0usize; MAX_NODES];
-        // Objects in CPU batches, per node of their slab.
-        #[cfg(rslub_free_batch)]
-        let mut batched = [0usize; MAX_NODES];
         // A node id read racily from a slab header, kept in bounds.
         let last = self.nr_nodes.saturating_sub(1);
         let nid_of = |slab: *mut SlabHeader| {
@@ -111,17 +117,12 @@ impl<P: Platform> Cache<P> {
                     for i in 0..n.min(FREE_BATCH_MAX) {
                         let obj = ptr::read_volatile(ptr::addr_of!((*c).batch[i]));
                         if !obj.is_null() {
-                            u.batched_objects += 1;
-                            batched[nid_of(SlabHeader::of(obj, &self.layout))] += 1;
+                            t.batched(nid_of(SlabHeader::of(obj, &self.layout)));
                         }
                     }
                 }
                 let slab = ptr::read_volatile(ptr::addr_of!((*c).slab));
                 if !slab.is_null() {
-                    let nid = nid_of(slab);
-                    u.cpu_slabs += 1;
-                    u.node_cpu_slabs[nid] += 1;
-                    held[nid] += 1;
                     let mut free = 0;
                     let mut cur = ptr::read_volatile(ptr::addr_of!((*c).freelist));
                     // The owner may be changing this list: follow it only
@@ -141,8 +142,7 @@ impl<P: Platform> Cache<P> {
                     let slab_free_objs =
                         per_slab.saturating_sub(inuse((*slab).read_pair()[1]) as usize);
                     let live = per_slab.saturating_sub(free + slab_free_objs);
-                    u.live_objects += live;
-                    u.node_objects[nid] += live;
+                    t.held(nid_of(slab), true, live);
                 }
                 // Racing with the owner CPU: follow only live slabs of this
                 // cache, and no more than the list can hold.
@@ -154,25 +154,14 @@ impl<P: Platform> Cache<P> {
                     && (*p).is_live_for(self.owner())
                 {
                     seen += 1;
-                    let nid = nid_of(p);
-                    let live = inuse((*p).read_pair()[1]) as usize;
-                    u.cpu_partial_slabs += 1;
-                    held[nid] += 1;
-                    u.live_objects += live;
-                    u.node_objects[nid] += live;
+                    t.held(nid_of(p), false, inuse((*p).read_pair()[1]) as usize);
                     p = ptr::read_volatile(ptr::addr_of!((*p).next));
                 }
             }
         }
-        for (n, &held_here) in held.iter().enumerate().take(self.nr_nodes) {
+        for n in 0..self.nr_nodes {
             let node = self.node(n as i32);
             let lists = P::node_lock(&node.lists);
-            let slabs = node.nr_slabs.load(Ordering::Relaxed);
-            u.slabs += slabs;
-            u.node_slabs[n] = slabs;
-            u.node_partial[n] = lists.partial.len();
-            u.partial += lists.partial.len();
-            u.empty_slabs += lists.empty.len();
             let mut cur = lists.partial.first();
             let mut partial_inuse = 0;
             while !cur.is_null() {
@@ -182,21 +171,125 @@ impl<P: Platform> Cache<P> {
                     cur = (*cur).next;
                 }
             }
-            u.objects_partial += partial_inuse;
-            // Slabs on no node list and not held by a CPU are full.
-            let full = slabs.saturating_sub(lists.partial.len() + lists.empty.len() + held_here);
-            let live = partial_inuse + full * per_slab;
-            u.live_objects += live;
-            u.node_objects[n] += live;
+            t.node(
+                n,
+                NodeCounts {
+                    slabs: node.nr_slabs.load(Ordering::Relaxed),
+                    partial: lists.partial.len(),
+                    empty: lists.empty.len(),
+                    partial_inuse,
+                },
+                per_slab,
+            );
         }
+        t.finish(per_slab);
+    }
+}
+
+/// What one node's lists hold, read under its list lock.
+struct NodeCounts {
+    slabs: usize,
+    partial: usize,
+    empty: usize,
+    /// Objects in use in its partial slabs.
+    partial_inuse: usize,
+}
+
+/// What a walk of a cache's slabs counts into: a whole [`Usage`], or the
+/// [`Totals`] alone.
+trait Tally {
+    /// A slab on node `nid` held by a CPU (its CPU slab when `cpu_slab`,
+    /// else on its CPU partial list), with `live` objects in use.
+    fn held(&mut self, nid: usize, cpu_slab: bool, live: usize);
+    /// An object waiting in a CPU batch, its slab on node `nid`.
+    #[cfg(rslub_free_batch)]
+    fn batched(&mut self, nid: usize);
+    /// Node `n`'s lists (after every CPU was walked).
+    fn node(&mut self, n: usize, c: NodeCounts, per_slab: usize);
+    /// The walk is over.
+    fn finish(&mut self, per_slab: usize);
+}
+
+impl Tally for Usage {
+    fn held(&mut self, nid: usize, cpu_slab: bool, live: usize) {
+        if cpu_slab {
+            self.cpu_slabs += 1;
+            self.node_cpu_slabs[nid] += 1;
+        } else {
+            self.cpu_partial_slabs += 1;
+            self.node_cpu_partial[nid] += 1;
+        }
+        self.live_objects += live;
+        self.node_objects[nid] += live;
+    }
+
+    #[cfg(rslub_free_batch)]
+    fn batched(&mut self, nid: usize) {
+        self.batched_objects += 1;
+        self.node_batched[nid] += 1;
+    }
+
+    fn node(&mut self, n: usize, c: NodeCounts, per_slab: usize) {
+        self.slabs += c.slabs;
+        self.node_slabs[n] = c.slabs;
+        self.node_partial[n] = c.partial;
+        self.partial += c.partial;
+        self.empty_slabs += c.empty;
+        self.objects_partial += c.partial_inuse;
+        // Slabs on no node list and not held by a CPU are full.
+        let held = self.node_cpu_slabs[n] + self.node_cpu_partial[n];
+        let full = c.slabs.saturating_sub(c.partial + c.empty + held);
+        let live = c.partial_inuse + full * per_slab;
+        self.live_objects += live;
+        self.node_objects[n] += live;
+    }
+
+    fn finish(&mut self, _per_slab: usize) {
         // Batched objects are freed for their users.
         #[cfg(rslub_free_batch)]
         {
-            u.live_objects = u.live_objects.saturating_sub(u.batched_objects);
-            for (objects, b) in u.node_objects.iter_mut().zip(batched) {
+            self.live_objects = self.live_objects.saturating_sub(self.batched_objects);
+            for (objects, b) in self.node_objects.iter_mut().zip(self.node_batched) {
                 *objects = objects.saturating_sub(b);
             }
         }
-        u
+    }
+}
+
+impl Tally for Totals {
+    fn held(&mut self, _nid: usize, cpu_slab: bool, live: usize) {
+        if cpu_slab {
+            self.cpu_slabs += 1;
+        } else {
+            self.cpu_partial_slabs += 1;
+        }
+        self.live_objects += live;
+    }
+
+    #[cfg(rslub_free_batch)]
+    fn batched(&mut self, _nid: usize) {
+        self.batched_objects += 1;
+    }
+
+    fn node(&mut self, _n: usize, c: NodeCounts, _per_slab: usize) {
+        self.slabs += c.slabs;
+        self.partial += c.partial;
+        self.empty_slabs += c.empty;
+        self.objects_partial += c.partial_inuse;
+        self.live_objects += c.partial_inuse;
+    }
+
+    fn finish(&mut self, per_slab: usize) {
+        // Full slabs over all nodes at once (`Usage` counts them per node:
+        // the same number unless racing CPUs made a node's count negative).
+        let held = self.cpu_slabs + self.cpu_partial_slabs;
+        let full = self
+            .slabs
+            .saturating_sub(self.partial + self.empty_slabs + held);
+        self.live_objects += full * per_slab;
+        #[cfg(rslub_free_batch)]
+        {
+            self.live_objects = self.live_objects.saturating_sub(self.batched_objects);
+        }
     }
 }
