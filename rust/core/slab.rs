@@ -270,7 +270,7 @@ impl SlabHeader {
 ///
 /// # Safety
 /// As for [`SlabHeader::init`].
-unsafe fn thread_freelist<const H: bool>(
+unsafe fn thread_freelist<const HARDENED: bool>(
     base: *mut u8,
     layout: &Layout,
     seq: &[u32],
@@ -284,7 +284,7 @@ unsafe fn thread_freelist<const H: bool>(
         // and its free pointer slot is word aligned.
         unsafe {
             let obj = base.add(layout.object_offset(idx));
-            set_free_pointer_as::<H>(obj, layout, next);
+            set_free_pointer_as::<HARDENED>(obj, layout, next);
             next = obj;
         }
     };
@@ -312,10 +312,10 @@ unsafe fn thread_freelist<const H: bool>(
 
 /// The free pointer codec, the only place it is written: what a free
 /// pointer stored at `slot` is XORed with, `key ^ swab(slot)` in a hardened
-/// cache (`H`), nothing otherwise.
+/// cache (`HARDENED`), nothing otherwise.
 #[inline(always)]
-fn fp_mix<const H: bool>(layout: &Layout, slot: usize) -> usize {
-    if H {
+fn fp_mix<const HARDENED: bool>(layout: &Layout, slot: usize) -> usize {
+    if HARDENED {
         layout.fp_key ^ slot.swap_bytes()
     } else {
         0
@@ -323,45 +323,52 @@ fn fp_mix<const H: bool>(layout: &Layout, slot: usize) -> usize {
 }
 
 /// Reads (and decodes) the free pointer of free object `obj` in a cache
-/// known to be hardened (`H`) or not: the fast paths' form, one branch-free
+/// known to be hardened (`HARDENED`) or not: the fast paths' form, one branch-free
 /// path per mode. The result is not validated: see `Layout::object_index`.
 ///
 /// # Safety
 /// `obj` points into a slab laid out with `layout` (its contents may be
 /// stale: the caller validates the result with a cmpxchg16b).
 #[inline(always)]
-pub unsafe fn get_free_pointer_as<const H: bool>(obj: *const u8, layout: &Layout) -> *mut u8 {
+pub unsafe fn get_free_pointer_as<const HARDENED: bool>(
+    obj: *const u8,
+    layout: &Layout,
+) -> *mut u8 {
     // SAFETY: per the caller, the slot is inside mapped slab memory.
     let slot = unsafe { obj.add(layout.free_offset) };
     // SAFETY: as the line above says, mapped; the slot is word aligned.
     let stored = unsafe { ptr::read_volatile(slot.cast::<usize>()) };
-    (stored ^ fp_mix::<H>(layout, slot as usize)) as *mut u8
+    (stored ^ fp_mix::<HARDENED>(layout, slot as usize)) as *mut u8
 }
 
 /// [`get_free_pointer_as`] with the word read by `read`, which may fail
 /// (None) instead of faulting: upstream's `get_freepointer_safe`. Safe:
 /// it touches no memory but through `read`.
 #[inline(always)]
-pub fn get_free_pointer_with<const H: bool>(
+pub fn get_free_pointer_with<const HARDENED: bool>(
     obj: *const u8,
     layout: &Layout,
     read: impl FnOnce(*const usize) -> Option<usize>,
 ) -> Option<*mut u8> {
     let slot = obj.wrapping_add(layout.free_offset);
     let stored = read(slot.cast())?;
-    Some((stored ^ fp_mix::<H>(layout, slot as usize)) as *mut u8)
+    Some((stored ^ fp_mix::<HARDENED>(layout, slot as usize)) as *mut u8)
 }
 
-/// Writes (encoded) the free pointer of object `obj`, hardened (`H`) or not.
+/// Writes (encoded) the free pointer of object `obj`, hardened (`HARDENED`) or not.
 ///
 /// # Safety
 /// The caller owns `obj` (it is allocated to the caller or being built
 /// into a freelist).
 #[inline(always)]
-pub unsafe fn set_free_pointer_as<const H: bool>(obj: *mut u8, layout: &Layout, next: *mut u8) {
+pub unsafe fn set_free_pointer_as<const HARDENED: bool>(
+    obj: *mut u8,
+    layout: &Layout,
+    next: *mut u8,
+) {
     // SAFETY: per the caller, the slot is inside an object the caller owns.
     let slot = unsafe { obj.add(layout.free_offset) };
-    let stored = next as usize ^ fp_mix::<H>(layout, slot as usize);
+    let stored = next as usize ^ fp_mix::<HARDENED>(layout, slot as usize);
     // SAFETY: the slot is the caller's and word aligned.
     unsafe { ptr::write_volatile(slot.cast::<usize>(), stored) };
 }

@@ -37,9 +37,9 @@ impl<P: Platform> Cache<P> {
         }
     }
 
-    /// `alloc_bulk` for non-debug caches, hardened (`H`) or not.
+    /// `alloc_bulk` for non-debug caches, hardened (`HARDENED`) or not.
     #[inline(always)]
-    fn alloc_bulk_fast<const H: bool>(&self, gfp: u32, out: &mut [*mut u8]) -> bool {
+    fn alloc_bulk_fast<const HARDENED: bool>(&self, gfp: u32, out: &mut [*mut u8]) -> bool {
         let mut g = self.cpu_lock();
         let n = out.len();
         let mut i = 0;
@@ -54,8 +54,8 @@ impl<P: Platform> Cache<P> {
             while !obj.is_null() {
                 // SAFETY: `obj` is on the locked CPU's freelist, so it is an
                 // object of the CPU slab, which stays mapped.
-                let next = unsafe { get_free_pointer_as::<H>(obj, &self.layout) };
-                if H && !free_pointer_ok(next, slab, &self.layout) {
+                let next = unsafe { get_free_pointer_as::<HARDENED>(obj, &self.layout) };
+                if HARDENED && !free_pointer_ok(next, slab, &self.layout) {
                     corrupt = true;
                     break;
                 }
@@ -132,16 +132,16 @@ impl<P: Platform> Cache<P> {
         }
     }
 
-    /// `free_bulk` for non-debug caches, hardened (`H`) or not.
+    /// `free_bulk` for non-debug caches, hardened (`HARDENED`) or not.
     ///
     /// # Safety
     /// As for [`Cache::free_bulk`].
     #[inline(always)]
-    unsafe fn free_bulk_fast<const H: bool>(&self, objs: &mut [*mut u8]) {
+    unsafe fn free_bulk_fast<const HARDENED: bool>(&self, objs: &mut [*mut u8]) {
         // SAFETY: per the caller; each chain is of one validated slab.
         unsafe {
-            self.group_by_slab::<H, false>(objs, |slab, ch| {
-                self.free_chain::<H>(slab, ch);
+            self.group_by_slab::<HARDENED, false>(objs, |slab, ch| {
+                self.free_chain::<HARDENED>(slab, ch);
             });
         }
     }
@@ -160,9 +160,9 @@ impl<P: Platform> Cache<P> {
     /// # Safety
     /// The objects of `objs` are handed over by the caller (with `CHECKED`,
     /// validated objects of this cache); `sink` may assume its chain is
-    /// objects of the validated `slab`, linked the `H` way, none twice.
+    /// objects of the validated `slab`, linked the `HARDENED` way, none twice.
     #[inline(always)]
-    pub(super) unsafe fn group_by_slab<const H: bool, const CHECKED: bool>(
+    pub(super) unsafe fn group_by_slab<const HARDENED: bool, const CHECKED: bool>(
         &self,
         objs: &mut [*mut u8],
         mut sink: impl FnMut(*mut SlabHeader, Chain),
@@ -193,13 +193,13 @@ impl<P: Platform> Cache<P> {
             };
             // SAFETY: per the caller.
             let (mut ch, k, unsure) =
-                unsafe { self.gather::<H, CHECKED>(objs, slab, ch, end, &mut filter) };
+                unsafe { self.gather::<HARDENED, CHECKED>(objs, slab, ch, end, &mut filter) };
             if unsure {
                 // Long chains of small objects: the exact set.
                 // SAFETY: `ch` is a chain of `slab` being freed by us.
                 let mut map = unsafe { self.chain_bitmap(slab, ch) };
                 // SAFETY: per the caller.
-                ch = unsafe { self.gather::<H, CHECKED>(objs, slab, ch, k, &mut map) }.0;
+                ch = unsafe { self.gather::<HARDENED, CHECKED>(objs, slab, ch, k, &mut map) }.0;
             }
             sink(slab, ch);
         }
@@ -216,7 +216,7 @@ impl<P: Platform> Cache<P> {
     /// As for `group_by_slab`; `ch` is a chain of `slab`, and `set` holds
     /// its object indices.
     #[inline(always)]
-    unsafe fn gather<const H: bool, const CHECKED: bool>(
+    unsafe fn gather<const HARDENED: bool, const CHECKED: bool>(
         &self,
         objs: &mut [*mut u8],
         slab: *mut SlabHeader,
@@ -244,7 +244,7 @@ impl<P: Platform> Cache<P> {
                         Seen::New => {
                             // SAFETY: `o` is an object of `slab` being freed
                             // by us.
-                            unsafe { set_free_pointer_as::<H>(o, &self.layout, ch.head) };
+                            unsafe { set_free_pointer_as::<HARDENED>(o, &self.layout, ch.head) };
                             ch.head = o;
                             // At most `objs.len()`: no overflow to check.
                             ch.cnt = ch.cnt.wrapping_add(1);

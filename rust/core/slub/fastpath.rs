@@ -85,13 +85,13 @@ impl<P: Platform> Cache<P> {
     /// it returns its argument, the caller would keep `obj` in a saved
     /// register across a call instead of making this a tail call.
     #[inline(never)]
-    fn zeroed(&self, obj: *mut u8) -> *mut u8 {
+    fn zero_fill(&self, obj: *mut u8) -> *mut u8 {
         // SAFETY: `obj` is a freshly allocated object of `object_size` bytes.
         unsafe { ptr::write_bytes(obj, 0, self.layout.object_size) };
         core::hint::black_box(obj)
     }
 
-    /// The slow path of a hardened (`H`) or plain cache, zeroing included.
+    /// The slow path of a hardened (`HARDENED`) or plain cache, zeroing included.
     #[inline(never)]
     fn alloc_miss(&self, gfp: u32, node: i32) -> *mut u8 {
         let obj = self.alloc_slow(gfp, node);
@@ -100,8 +100,8 @@ impl<P: Platform> Cache<P> {
 
     /// After a lost cmpxchg: the fast path again, in a loop.
     #[inline(never)]
-    fn alloc_retry<const H: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
-        let obj = self.alloc_inner::<H>(gfp, node);
+    fn alloc_retry<const HARDENED: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
+        let obj = self.alloc_inner::<HARDENED>(gfp, node);
         self.zero_if_asked(gfp, obj)
     }
 
@@ -173,7 +173,7 @@ impl<P: Platform> Cache<P> {
 
     /// One try at the lockless alloc from this CPU's freelist.
     #[inline(always)]
-    fn alloc_try<const H: bool>(&self, node: i32) -> AllocTry {
+    fn alloc_try<const HARDENED: bool>(&self, node: i32) -> AllocTry {
         let (obj, tid, slab) = self.cpu_snapshot();
         if obj == 0 || !Self::node_match(slab, node) {
             return AllocTry::Miss;
@@ -186,7 +186,7 @@ impl<P: Platform> Cache<P> {
                 // copes with an unmapped one.
                 unsafe { P::read_word_nofault(p) }
             };
-            match get_free_pointer_with::<H>(obj as *const u8, &self.layout, read) {
+            match get_free_pointer_with::<HARDENED>(obj as *const u8, &self.layout, read) {
                 Some(next) => next,
                 None => return AllocTry::Lost,
             }
@@ -194,12 +194,12 @@ impl<P: Platform> Cache<P> {
             // SAFETY: `obj` was on this CPU's freelist; if it has been taken
             // since, the value read is garbage but the cmpxchg below fails,
             // and its slab's pages stay mapped when freed.
-            unsafe { get_free_pointer_as::<H>(obj as *const u8, &self.layout) }
+            unsafe { get_free_pointer_as::<HARDENED>(obj as *const u8, &self.layout) }
         };
         // Hardened: a next pointer that is no object of the slab is either
         // a race (the object was taken meanwhile) or corruption; the slow
         // path tells them apart under the CPU lock.
-        if H && !free_pointer_ok(next, slab, &self.layout) {
+        if HARDENED && !free_pointer_ok(next, slab, &self.layout) {
             return AllocTry::Miss;
         }
         if !self.cpu_cmpxchg(
@@ -215,21 +215,21 @@ impl<P: Platform> Cache<P> {
     /// The lockless alloc: the object, or a tail call to what continues
     /// (slow path, retry, zeroing).
     #[inline(always)]
-    fn alloc_fast<const H: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
-        match self.alloc_try::<H>(node) {
-            AllocTry::Got(obj) if gfp & self.gfp_zero != 0 => self.zeroed(obj),
+    fn alloc_fast<const HARDENED: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
+        match self.alloc_try::<HARDENED>(node) {
+            AllocTry::Got(obj) if gfp & self.gfp_zero != 0 => self.zero_fill(obj),
             AllocTry::Got(obj) => obj,
             AllocTry::Miss => self.alloc_miss(gfp, node),
-            AllocTry::Lost => self.alloc_retry::<H>(gfp, node),
+            AllocTry::Lost => self.alloc_retry::<HARDENED>(gfp, node),
         }
     }
 
     /// The lockless alloc in a loop (after a lost cmpxchg), without zeroing.
     #[inline(always)]
-    fn alloc_inner<const H: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
+    fn alloc_inner<const HARDENED: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
         loop {
             self.stat(Stat::CmpxchgDoubleCpuFail);
-            match self.alloc_try::<H>(node) {
+            match self.alloc_try::<HARDENED>(node) {
                 AllocTry::Got(obj) => return obj,
                 AllocTry::Miss => return self.alloc_slow(gfp, node),
                 AllocTry::Lost => {}
@@ -301,7 +301,7 @@ impl<P: Platform> Cache<P> {
         }
     }
 
-    /// The lockless free of a hardened (`H`) or plain cache: validation
+    /// The lockless free of a hardened (`HARDENED`) or plain cache: validation
     /// inline, then the push onto this CPU's freelist when `obj` is of the
     /// CPU slab. Like `alloc_fast` it makes only tail calls: a refused
     /// pointer, a miss of the CPU slab and a lost cmpxchg continue out of
@@ -310,7 +310,7 @@ impl<P: Platform> Cache<P> {
     /// # Safety
     /// As for `free`.
     #[inline(always)]
-    unsafe fn free_fast<const H: bool>(&self, obj: *mut u8) {
+    unsafe fn free_fast<const HARDENED: bool>(&self, obj: *mut u8) {
         // Null is refused too, and told apart in `free_refused`.
         let Some(slab) = self.valid_object_slab(obj) else {
             return self.free_refused(obj);
@@ -319,7 +319,7 @@ impl<P: Platform> Cache<P> {
         if cpu_slab != slab {
             // SAFETY: `slab` was validated just now and the caller gives up
             // `obj`.
-            return unsafe { self.free_off_cpu_slab::<H>(slab, obj) };
+            return unsafe { self.free_off_cpu_slab::<HARDENED>(slab, obj) };
         }
         // Two branches, not one `||`: the compiler would compute both
         // compares into flags and OR them.
@@ -328,14 +328,14 @@ impl<P: Platform> Cache<P> {
         }
         // SAFETY: the caller gives up `obj`, ours until the cmpxchg
         // publishes it.
-        unsafe { set_free_pointer_as::<H>(obj, &self.layout, freelist as *mut u8) };
+        unsafe { set_free_pointer_as::<HARDENED>(obj, &self.layout, freelist as *mut u8) };
         if !self.cpu_cmpxchg(
             [freelist, tid],
             [obj as usize, tid.wrapping_add(Self::TID_STEP)],
         ) {
             self.stat(Stat::CmpxchgDoubleCpuFail);
             // SAFETY: as above.
-            return unsafe { self.free_miss::<H>(slab, obj) };
+            return unsafe { self.free_miss::<HARDENED>(slab, obj) };
         }
         self.stat(Stat::FreeFastpath);
     }
@@ -358,13 +358,13 @@ impl<P: Platform> Cache<P> {
     /// `slab` is a slab of this cache validated by `object_slab`; `obj` is
     /// one of its objects, handed over by the caller.
     #[inline(never)]
-    unsafe fn free_off_cpu_slab<const H: bool>(&self, slab: *mut SlabHeader, obj: *mut u8) {
+    unsafe fn free_off_cpu_slab<const HARDENED: bool>(&self, slab: *mut SlabHeader, obj: *mut u8) {
         #[cfg(rslub_free_batch)]
         {
             let limit = self.free_batch();
             if limit != 0 {
                 // SAFETY: per the caller.
-                return unsafe { self.free_batched::<H>(obj, limit) };
+                return unsafe { self.free_batched::<HARDENED>(obj, limit) };
             }
         }
         // SAFETY: per the caller.
@@ -378,12 +378,12 @@ impl<P: Platform> Cache<P> {
     /// # Safety
     /// As for `free_off_cpu_slab`.
     #[inline(never)]
-    unsafe fn free_miss<const H: bool>(&self, slab: *mut SlabHeader, obj: *mut u8) {
+    unsafe fn free_miss<const HARDENED: bool>(&self, slab: *mut SlabHeader, obj: *mut u8) {
         // SAFETY: per the caller, the chain of `obj` alone is a chain of
         // `slab` handed over; `obj` stays ours if the push is not made.
         unsafe {
-            if !self.cpu_slab_push::<H>(slab, &Chain::one(obj)) {
-                self.free_off_cpu_slab::<H>(slab, obj);
+            if !self.cpu_slab_push::<HARDENED>(slab, &Chain::one(obj)) {
+                self.free_off_cpu_slab::<HARDENED>(slab, obj);
             }
         }
     }
@@ -413,17 +413,17 @@ impl<P: Platform> Cache<P> {
 
     /// Frees the chain `ch` of `slab`: the lockless push onto this CPU's
     /// freelist when `slab` is this CPU's slab (one per-CPU cmpxchg16b),
-    /// else `slab_free`. Hardened (`H`) or plain free pointers.
+    /// else `slab_free`. Hardened (`HARDENED`) or plain free pointers.
     ///
     /// # Safety
     /// `slab` is a slab of this cache validated by `object_slab`; `ch` is
-    /// a chain of its objects owned by the caller, linked the `H` way, none
+    /// a chain of its objects owned by the caller, linked the `HARDENED` way, none
     /// twice.
     #[inline(always)]
-    pub(super) unsafe fn free_chain<const H: bool>(&self, slab: *mut SlabHeader, ch: Chain) {
+    pub(super) unsafe fn free_chain<const HARDENED: bool>(&self, slab: *mut SlabHeader, ch: Chain) {
         // SAFETY: per the caller.
         unsafe {
-            if !self.cpu_slab_push::<H>(slab, &ch) {
+            if !self.cpu_slab_push::<HARDENED>(slab, &ch) {
                 self.slab_free(slab, ch, true);
             }
         }
@@ -440,7 +440,11 @@ impl<P: Platform> Cache<P> {
     /// # Safety
     /// As for `free_chain`.
     #[inline(always)]
-    unsafe fn cpu_slab_push<const H: bool>(&self, slab: *mut SlabHeader, ch: &Chain) -> bool {
+    unsafe fn cpu_slab_push<const HARDENED: bool>(
+        &self,
+        slab: *mut SlabHeader,
+        ch: &Chain,
+    ) -> bool {
         loop {
             let (freelist, tid, cpu_slab) = self.cpu_snapshot();
             if cpu_slab != slab {
@@ -454,7 +458,7 @@ impl<P: Platform> Cache<P> {
             }
             // SAFETY: per the caller, `ch.tail` is ours until the cmpxchg
             // publishes it.
-            unsafe { set_free_pointer_as::<H>(ch.tail, &self.layout, freelist as *mut u8) };
+            unsafe { set_free_pointer_as::<HARDENED>(ch.tail, &self.layout, freelist as *mut u8) };
             if self.cpu_cmpxchg(
                 [freelist, tid],
                 [ch.head as usize, tid.wrapping_add(Self::TID_STEP)],

@@ -63,15 +63,15 @@ impl<P: Platform> Cache<P> {
     ///
     /// # Safety
     /// `obj` is an object of this cache validated by `object_slab` and
-    /// handed over by the caller; free pointers are written the `H` way.
+    /// handed over by the caller; free pointers are written the `HARDENED` way.
     #[inline(never)]
-    pub(super) unsafe fn free_batched<const H: bool>(&self, obj: *mut u8, limit: u32) {
+    pub(super) unsafe fn free_batched<const HARDENED: bool>(&self, obj: *mut u8, limit: u32) {
         // SAFETY: a validated object: its free pointer slot is mapped.
-        if unsafe { get_free_pointer_as::<H>(obj, &self.layout) } as usize == BATCHED {
+        if unsafe { get_free_pointer_as::<HARDENED>(obj, &self.layout) } as usize == BATCHED {
             return self.report(obj, FreeError::DoubleFree);
         }
         // SAFETY: per the caller, `obj` is ours now.
-        unsafe { set_free_pointer_as::<H>(obj, &self.layout, BATCHED as *mut u8) };
+        unsafe { set_free_pointer_as::<HARDENED>(obj, &self.layout, BATCHED as *mut u8) };
         let mut g = self.cpu_lock();
         let n = g.batch_len as usize;
         // A batch is returned as soon as it holds `limit <= FREE_BATCH_MAX`
@@ -87,7 +87,7 @@ impl<P: Platform> Cache<P> {
         g.batch_len += 1;
         g.stat(Stat::FreeBatched);
         if (n as u32) + 1 >= limit {
-            self.batch_full::<H>(g);
+            self.batch_full::<HARDENED>(g);
         }
     }
 
@@ -95,13 +95,13 @@ impl<P: Platform> Cache<P> {
     /// dropped. Out of line: the common batched free needs no room for the
     /// copy.
     #[inline(never)]
-    fn batch_full<const H: bool>(&self, mut g: CpuGuard<P>) {
+    fn batch_full<const HARDENED: bool>(&self, mut g: CpuGuard<P>) {
         let mut out = [ptr::null_mut(); FREE_BATCH_MAX];
         let out = Self::take_batch(&mut g, &mut out);
         drop(g);
         // SAFETY: the batch was this CPU's, detached under its lock:
         // validated objects of this cache, handed over by their freers.
-        unsafe { self.release_batch::<H>(out, true) };
+        unsafe { self.release_batch::<HARDENED>(out, true) };
     }
 
     /// Takes the most recently batched object of the CPU `g` guards for an
@@ -123,8 +123,8 @@ impl<P: Platform> Cache<P> {
 
     /// Moves the batch of the CPU `g` guards into `out`; returns the part
     /// of `out` it fills.
-    fn take_batch<'a, const OWN: bool>(
-        g: &mut CpuGuard<P, OWN>,
+    fn take_batch<'a, const HOLDS_LOCK: bool>(
+        g: &mut CpuGuard<P, HOLDS_LOCK>,
         out: &'a mut [*mut u8; FREE_BATCH_MAX],
     ) -> &'a mut [*mut u8] {
         let n = (g.batch_len as usize).min(FREE_BATCH_MAX);
@@ -145,14 +145,14 @@ impl<P: Platform> Cache<P> {
     ///
     /// # Safety
     /// `objs` are validated objects of this cache, handed over, their free
-    /// pointers written the `H` way.
-    unsafe fn release_batch<const H: bool>(&self, objs: &mut [*mut u8], on_cpu: bool) {
+    /// pointers written the `HARDENED` way.
+    unsafe fn release_batch<const HARDENED: bool>(&self, objs: &mut [*mut u8], on_cpu: bool) {
         // SAFETY: per the caller; every chain the grouping makes is of
         // objects of one validated slab.
         unsafe {
-            self.group_by_slab::<H, true>(objs, |slab, ch| {
+            self.group_by_slab::<HARDENED, true>(objs, |slab, ch| {
                 if on_cpu {
-                    self.free_chain::<H>(slab, ch);
+                    self.free_chain::<HARDENED>(slab, ch);
                 } else {
                     self.slab_free(slab, ch, false);
                 }
@@ -162,7 +162,7 @@ impl<P: Platform> Cache<P> {
 
     /// Returns the batch of the CPU `g` guards to the slabs (a flush: the
     /// lock is held by the caller or the CPU is dead).
-    pub(super) fn flush_batch<const OWN: bool>(&self, g: &mut CpuGuard<P, OWN>) {
+    pub(super) fn flush_batch<const HOLDS_LOCK: bool>(&self, g: &mut CpuGuard<P, HOLDS_LOCK>) {
         let mut out = [ptr::null_mut(); FREE_BATCH_MAX];
         let out = Self::take_batch(g, &mut out);
         // SAFETY: detached from the guarded CPU: validated objects of this

@@ -353,13 +353,13 @@ unsafe impl<P: Platform> Send for Cache<P> {}
 /// `c` is the `CpuSlab` of a possible CPU of the cache. While the guard
 /// exists no other code writes that `CpuSlab` except the per-CPU event
 /// counter increments made by this same context: either this guard holds
-/// that CPU's lock (`OWN`: taken with `token`; irqs off, the task pinned,
+/// that CPU's lock (`HOLDS_LOCK`: taken with `token`; irqs off, the task pinned,
 /// so no fast path or interrupt runs there), or its creator holds the lock
 /// for the guard's whole life, or the CPU is dead. Other CPUs only read it
 /// racily (volatile loads, for reporting).
-struct CpuGuard<P: Platform, const OWN: bool = true> {
+struct CpuGuard<P: Platform, const HOLDS_LOCK: bool = true> {
     c: *mut CpuSlab,
-    /// The lock's token when `OWN` (handed back on drop); unused otherwise.
+    /// The lock's token when `HOLDS_LOCK` (handed back on drop); unused otherwise.
     token: ManuallyDrop<CpuToken>,
     _p: PhantomData<P>,
 }
@@ -405,14 +405,14 @@ impl<P: Platform> CpuGuard<P, false> {
         // INVARIANT: per the caller, nothing else writes `cpu`'s state.
         Self {
             c: P::per_cpu_ptr(pcpu, cpu).cast(),
-            // SAFETY: never handed to `cpu_unlock`: the guard is not `OWN`.
+            // SAFETY: never handed to `cpu_unlock`: the guard is not `HOLDS_LOCK`.
             token: ManuallyDrop::new(unsafe { CpuToken::new(0) }),
             _p: PhantomData,
         }
     }
 }
 
-impl<P: Platform, const OWN: bool> CpuGuard<P, OWN> {
+impl<P: Platform, const HOLDS_LOCK: bool> CpuGuard<P, HOLDS_LOCK> {
     /// Counts an event on the guarded CPU.
     #[inline(always)]
     fn stat(&mut self, s: Stat) {
@@ -425,7 +425,7 @@ impl<P: Platform, const OWN: bool> CpuGuard<P, OWN> {
     }
 }
 
-impl<P: Platform, const OWN: bool> core::ops::Deref for CpuGuard<P, OWN> {
+impl<P: Platform, const HOLDS_LOCK: bool> core::ops::Deref for CpuGuard<P, HOLDS_LOCK> {
     type Target = CpuSlab;
 
     #[inline(always)]
@@ -436,7 +436,7 @@ impl<P: Platform, const OWN: bool> core::ops::Deref for CpuGuard<P, OWN> {
     }
 }
 
-impl<P: Platform, const OWN: bool> core::ops::DerefMut for CpuGuard<P, OWN> {
+impl<P: Platform, const HOLDS_LOCK: bool> core::ops::DerefMut for CpuGuard<P, HOLDS_LOCK> {
     #[inline(always)]
     fn deref_mut(&mut self) -> &mut CpuSlab {
         // SAFETY: by the type invariant `c` is valid and only this guard
@@ -445,11 +445,11 @@ impl<P: Platform, const OWN: bool> core::ops::DerefMut for CpuGuard<P, OWN> {
     }
 }
 
-impl<P: Platform, const OWN: bool> Drop for CpuGuard<P, OWN> {
+impl<P: Platform, const HOLDS_LOCK: bool> Drop for CpuGuard<P, HOLDS_LOCK> {
     #[inline(always)]
     fn drop(&mut self) {
-        if OWN {
-            // SAFETY: an `OWN` guard's token is its lock's, taken out once,
+        if HOLDS_LOCK {
+            // SAFETY: an `HOLDS_LOCK` guard's token is its lock's, taken out once,
             // here, as the guard goes.
             P::cpu_unlock(unsafe { ManuallyDrop::take(&mut self.token) });
         }

@@ -99,7 +99,10 @@ impl<P: Platform> Cache<P> {
     }
 
     /// Detaches the locked CPU's slab and returns it to its node.
-    pub(super) fn deactivate_cpu_slab<const OWN: bool>(&self, g: &mut CpuGuard<P, OWN>) {
+    pub(super) fn deactivate_cpu_slab<const HOLDS_LOCK: bool>(
+        &self,
+        g: &mut CpuGuard<P, HOLDS_LOCK>,
+    ) {
         let (slab, freelist) = (g.slab, g.freelist);
         g.slab = ptr::null_mut();
         g.freelist = ptr::null_mut();
