@@ -83,7 +83,8 @@ impl<P: Platform> Cache<P> {
     /// `zero_if_asked` for the fast path's hit, out of line. The result
     /// is `obj` passed through `black_box`: were the compiler to see that
     /// it returns its argument, the caller would keep `obj` in a saved
-    /// register across a call instead of making this a tail call.
+    /// register across a call instead of making this a tail call (the
+    /// push and pop `scripts/fastpath-shape.py` counts in `make check`).
     #[inline(never)]
     fn zero_fill(&self, obj: *mut u8) -> *mut u8 {
         // SAFETY: `obj` is a freshly allocated object of `object_size` bytes.
