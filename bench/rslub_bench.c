@@ -387,12 +387,11 @@ static int parse_allocs(void)
 }
 
 /*
- * Applies "knob=v:knob=v" of an rslub variant: with @create, the create-time
- * defaults (harden=) before the cache exists; else the tunables, through
- * rslub_cache_set, to the fresh cache. build= names the rslub.ko build
- * variant loaded (a label).
+ * Applies "knob=v:knob=v" of an rslub variant to its fresh cache, through
+ * rslub_cache_set. build= names the rslub.ko build (or load) measured, a
+ * label; create-time choices (harden=) are module parameters of that load.
  */
-static int apply_knobs(struct subject *s, bool create)
+static int apply_knobs(struct subject *s)
 {
 	char *list, *cur, *tok;
 	int ret = 0;
@@ -417,12 +416,7 @@ static int apply_knobs(struct subject *s, bool create)
 		ret = kstrtoll(val, 0, &v);
 		if (ret)
 			break;
-		if (!strcmp(tok, "harden")) {
-			if (create)
-				ret = rslub_new_cache_default(tok, v);
-		} else if (!create) {
-			ret = rslub_cache_set(s->cache, tok, v);
-		}
+		ret = rslub_cache_set(s->cache, tok, v);
 	}
 	if (ret)
 		pr_err("rslub_bench: rslub variant '%s': bad knob (%d)\n", s->variant, ret);
@@ -440,13 +434,8 @@ static int create_caches(const char *workload, unsigned int size, unsigned int c
 
 		snprintf(s->name, sizeof(s->name), "rsb_%s_%s_%u_%u", workload,
 			 s->ops->name, size, k);
-		if (apply_knobs(s, true)) {
-			rslub_new_cache_default("harden", -1);
-			return -EINVAL;
-		}
 		s->cache = s->ops->create(s->name, size);
-		rslub_new_cache_default("harden", -1);
-		if (!s->cache || apply_knobs(s, false)) {
+		if (!s->cache || apply_knobs(s)) {
 			pr_err("rslub_bench: cannot create cache %s\n", s->name);
 			return -ENOMEM;
 		}

@@ -22,6 +22,5 @@ EXPORT_SYMBOL_GPL(rslub_cache_get);
 EXPORT_SYMBOL_GPL(rslub_cache_set);
 EXPORT_SYMBOL_GPL(rslub_pages_allocated);
 EXPORT_SYMBOL_GPL(rslub_cache_validate);
-EXPORT_SYMBOL_GPL(rslub_new_cache_default);
 EXPORT_SYMBOL_GPL(rslub_serve);
 EXPORT_SYMBOL_GPL(rslub_served_objects);

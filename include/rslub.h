@@ -190,17 +190,6 @@ long rslub_pages_allocated(void);
 int rslub_cache_validate(struct rslub_cache *s);
 
 /*
- * rslub_new_cache_default - override a create-time default for caches
- * created from now on (existing caches keep theirs): "harden" (freelist
- * hardening, module parameter harden) or "random_freelist". @value: 0 or 1,
- * or -1 to go back to the module parameter. For experiments such as the
- * bench's "hardening" suite, which compares both in one boot.
- * Return: 0, or -EINVAL (logged) for a NULL or unknown name or a value out
- * of range; the default is then unchanged.
- */
-int rslub_new_cache_default(const char *name, int value);
-
-/*
  * Serving the kernel's own caches (a test kernel with CONFIG_SLAB_BACKEND,
  * rslub's patches/0001; see docs/design.md, "Serving kernel caches").
  *

@@ -331,28 +331,6 @@ static void destroy_refuses_non_caches(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
 }
 
-static void new_cache_default_refuses_bad_input(struct kunit *test)
-{
-	struct rslub_cache *s;
-
-	KUNIT_EXPECT_EQ(test, rslub_new_cache_default(NULL, 0), -EINVAL);
-	KUNIT_EXPECT_EQ(test, rslub_new_cache_default("", 0), -EINVAL);
-	KUNIT_EXPECT_EQ(test, rslub_new_cache_default("hardened", 0), -EINVAL);
-	KUNIT_EXPECT_EQ(test, rslub_new_cache_default("cpu_partial", 0), -EINVAL);
-	KUNIT_EXPECT_EQ(test, rslub_new_cache_default("harden", 2), -EINVAL);
-	KUNIT_EXPECT_EQ(test, rslub_new_cache_default("harden", -2), -EINVAL);
-	KUNIT_EXPECT_EQ(test, rslub_new_cache_default("random_freelist", 2),
-			-EINVAL);
-	/* The defaults are unchanged: the module's (harden=1, random off). */
-	s = make(test, "rslub-b-default", 64, 0, 0, NULL);
-	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "freelist_harden"), 1);
-	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "random_freelist"), 0);
-	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
-	/* -1 (back to the parameter) is accepted. */
-	KUNIT_EXPECT_EQ(test, rslub_new_cache_default("harden", -1), 0);
-	KUNIT_EXPECT_EQ(test, rslub_new_cache_default("random_freelist", -1), 0);
-}
-
 /* The pages rslub holds come back to where they were. */
 static void pages_count_returns_to_start(struct kunit *test)
 {
@@ -375,7 +353,6 @@ static struct kunit_case rslub_badinput_cases[] = {
 	KUNIT_CASE(bulk_calls_with_bad_arrays),
 	KUNIT_CASE(a_flood_of_bad_frees_is_counted),
 	KUNIT_CASE(destroy_refuses_non_caches),
-	KUNIT_CASE(new_cache_default_refuses_bad_input),
 	KUNIT_CASE(pages_count_returns_to_start),
 	{}
 };

@@ -6,8 +6,7 @@
 //! glue: `kplat` (the kernel platform), `api` (the C API of
 //! include/rslub.h), `registry` (the live caches, the shrinker, CPU
 //! hotplug), `attr` (the table of cache attributes) and `sysfs`, `serve`
-//! (serving the kernel's own caches) and `experiments` (the bench's knobs
-//! that reach every cache). The C shim (c_shim/) does what Rust cannot from
+//! (serving the kernel's own caches). The C shim (c_shim/) does what Rust cannot from
 //! a module and exports the API. The KUnit suites of the C API live in
 //! rslub_kunit.ko; `selftest` holds the one that needs the core's insides
 //! (per-CPU operations, tids, CPU hotplug), which kunit runs when this
@@ -31,7 +30,6 @@ pub mod stat;
 
 pub mod api;
 pub mod attr;
-pub mod experiments;
 pub mod kplat;
 pub mod names;
 pub mod registry;
@@ -180,19 +178,17 @@ impl kernel::fmt::Display for LoadNote {
     }
 }
 
-/// What the module's parameters (and the bench's overrides,
-/// `experiments.rs`) ask of the caches created from now on; the one place
-/// that turns them into a cache's tunables is `Defaults::params`.
+/// What the module's parameters ask of the caches created from now on; the
+/// one place that turns them into a cache's tunables is `Defaults::params`.
 pub fn defaults() -> slub::Defaults {
-    let (harden, random) = experiments::new_cache_overrides();
     slub::Defaults {
         cpu_partial: module_parameters::cpu_partial.value(),
         min_partial: module_parameters::min_partial.value(),
         max_empty: module_parameters::max_empty.value(),
         #[cfg(rslub_free_batch)]
         free_batch: module_parameters::free_batch.value(),
-        harden: harden.unwrap_or(module_parameters::harden.value()),
-        random_freelist: random.unwrap_or(module_parameters::random_freelist.value()),
+        harden: module_parameters::harden.value(),
+        random_freelist: module_parameters::random_freelist.value(),
     }
 }
 

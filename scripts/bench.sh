@@ -65,7 +65,9 @@ cmpxchg)
 	WORKLOADS_ICOUNT="pair repeat" WORKLOADS_WALL="pair parallel"
 	note="cmpxchg: icount counts instructions and the lock prefix adds none, so the icount rows of the two builds should match; only the wall rows (TCG emulates a locked cmpxchg16b differently) and real hardware (KVM=1, or insmod on a test machine) can show the cost of the lock itself." ;;
 hardening)
-	ALLOCS=rslub:harden=0,rslub:harden=1,rslub:harden=1:random_freelist=1
+	# The default (hardened) load, then rslub.ko harden=0: hardening is
+	# fixed at a cache's creation, so it is a module parameter of the load.
+	ALLOCS=rslub,rslub:random_freelist=1 LOADS=plain=harden=0
 	WORKLOADS_ICOUNT="pair repeat bulk remote" WORKLOADS_WALL=pair ;;
 free-batch)
 	# Classic frees (the default module: one slab update per free that
@@ -116,6 +118,12 @@ for v in ${VARIANTS:-}; do
 	echo "bench: building the $v variant of rslub.ko in $vdir"
 	make -s -C "$vdir" KDIR="$BKDIR" STATS=0 VARIANT="$v" modules
 	RSLUB_BUILDS="$RSLUB_BUILDS $v=$vdir/rslub.ko"
+done
+# Loads (LOADS, a suite's: "LABEL=PARAM,PARAM ..."): the default build
+# loaded again with other module parameters, for choices fixed when a
+# cache is created (harden=).
+for l in ${LOADS:-}; do
+	RSLUB_BUILDS="$RSLUB_BUILDS ${l%%=*}=$BUILD/rslub.ko?${l#*=}"
 done
 # The hit paths the numbers rest on (docs/design.md, "Fast-path cost"); a
 # regression is said here, before the numbers show it.

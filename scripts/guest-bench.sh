@@ -8,8 +8,9 @@
 #
 # Environment: MODE (icount|wall), WORKLOADS, SIZES, BATCHES, ALLOCS, OPS,
 # ROUNDS, CHURN_ROUNDS, MAX_CPUS, REMOTE_BATCH, RSLUB_PARAMS (for rslub.ko),
-# RSLUB_BUILDS ("LABEL=PATH ...", default "default=rslub.ko"): the builds
-# of rslub.ko to measure in turn, each after rmmod of the one before. The
+# RSLUB_BUILDS ("LABEL=PATH[?PARAM,PARAM] ...", default "default=rslub.ko"):
+# the builds of rslub.ko to measure in turn, each after rmmod of the one
+# before, loaded with RSLUB_PARAMS and its own PARAMs (a suite's LOADS). The
 # first runs ALLOCS; each later one (a build variant, Kbuild VARIANT=) runs
 # ALLOCS' rslub entries only, or VARIANT_ALLOCS when set (rslub entries
 # with knobs only a variant has, e.g. rslub:free_batch=8). With more than
@@ -111,7 +112,8 @@ all_allocs=$ALLOCS
 nbuilds=$(echo "$RSLUB_BUILDS" | wc -w)
 first=1
 for b in $RSLUB_BUILDS; do
-	label=${b%%=*} ko=${b#*=}
+	label=${b%%=*} ko=${b#*=} params=
+	case $ko in *\?*) params=$(echo "${ko#*\?}" | tr ',' ' ') ko=${ko%%\?*} ;; esac
 	ALLOCS=$all_allocs
 	if [ $first = 0 ] && [ -n "${VARIANT_ALLOCS:-}" ]; then
 		ALLOCS=$VARIANT_ALLOCS
@@ -122,8 +124,9 @@ for b in $RSLUB_BUILDS; do
 			{ echo "bench: FAILED: no rslub entry in ALLOCS for the $label build"; rc=1; break; }
 	fi
 	first=0
-	# shellcheck disable=SC2086 # RSLUB_PARAMS: several parameters
-	insmod "$ko" ${RSLUB_PARAMS:-} || { echo "bench: FAILED: insmod $ko ${RSLUB_PARAMS:-}"; rc=1; break; }
+	# shellcheck disable=SC2086 # several parameters each
+	insmod "$ko" ${RSLUB_PARAMS:-} $params ||
+		{ echo "bench: FAILED: insmod $ko ${RSLUB_PARAMS:-} $params"; rc=1; break; }
 	echo "bench: rslub.ko build '$label' ($ko): $(dmesg | grep -o 'rslub: loaded.*' | tail -n 1)"
 	workloads
 	rmmod rslub || { echo "bench: FAILED: rmmod rslub"; rc=1; break; }
