@@ -181,21 +181,9 @@ pub struct Params {
     pub random_freelist: bool,
 }
 
-/// Counts a cache can report.
-#[derive(Debug, Clone, Copy)]
-pub struct Usage {
-    /// Node ids covered by the per-node arrays.
-    pub nr_nodes: usize,
-    /// Slabs per node.
-    pub node_slabs: [usize; MAX_NODES],
-    /// Node partial slabs per node.
-    pub node_partial: [usize; MAX_NODES],
-    /// Live objects per node (the node of their slab).
-    pub node_objects: [usize; MAX_NODES],
-    /// CPU slabs per node.
-    pub node_cpu_slabs: [usize; MAX_NODES],
-    /// CPU partial slabs per node.
-    pub node_cpu_partial: [usize; MAX_NODES],
+/// The totals a cache can report (`Cache::totals`): a few words.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Totals {
     /// Slabs, all states.
     pub slabs: usize,
     /// Slabs on node partial lists.
@@ -214,42 +202,11 @@ pub struct Usage {
     /// still in use for their slabs.
     #[cfg(rslub_free_batch)]
     pub batched_objects: usize,
-    /// Batched objects per node of their slab.
-    #[cfg(rslub_free_batch)]
-    pub node_batched: [usize; MAX_NODES],
 }
 
-/// The totals of a [`Usage`] without its per-node counts: a few words.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Totals {
-    /// Slabs, all states.
-    pub slabs: usize,
-    /// Slabs on node partial lists.
-    pub partial: usize,
-    /// Objects in node partial slabs that are in use.
-    pub objects_partial: usize,
-    /// CPU slabs.
-    pub cpu_slabs: usize,
-    /// Slabs on CPU partial lists.
-    pub cpu_partial_slabs: usize,
-    /// Slabs in the empty-slab caches.
-    pub empty_slabs: usize,
-    /// Objects allocated and not freed (exact only when nothing runs).
-    pub live_objects: usize,
-    /// Freed objects waiting in CPU batches.
-    #[cfg(rslub_free_batch)]
-    pub batched_objects: usize,
-}
-
-impl Usage {
-    /// All counts zero.
-    pub const EMPTY: Usage = Usage {
-        nr_nodes: 0,
-        node_slabs: [0; MAX_NODES],
-        node_partial: [0; MAX_NODES],
-        node_objects: [0; MAX_NODES],
-        node_cpu_slabs: [0; MAX_NODES],
-        node_cpu_partial: [0; MAX_NODES],
+impl Totals {
+    /// All zero (`Default` is not `const`).
+    const ZERO: Totals = Totals {
         slabs: 0,
         partial: 0,
         objects_partial: 0,
@@ -259,30 +216,71 @@ impl Usage {
         live_objects: 0,
         #[cfg(rslub_free_batch)]
         batched_objects: 0,
+    };
+}
+
+/// Everything a cache can report (`Cache::usage_into`): its [`Totals`]
+/// (read through the `Usage` itself) and per-node counts, about 2.5 KB.
+#[derive(Debug, Clone, Copy)]
+pub struct Usage {
+    /// The totals over all nodes.
+    pub totals: Totals,
+    /// Node ids covered by the per-node arrays.
+    pub nr_nodes: usize,
+    /// Slabs per node.
+    pub node_slabs: [usize; MAX_NODES],
+    /// Node partial slabs per node.
+    pub node_partial: [usize; MAX_NODES],
+    /// Live objects per node (the node of their slab).
+    pub node_objects: [usize; MAX_NODES],
+    /// CPU slabs per node.
+    pub node_cpu_slabs: [usize; MAX_NODES],
+    /// CPU partial slabs per node.
+    pub node_cpu_partial: [usize; MAX_NODES],
+    /// Batched objects per node of their slab.
+    #[cfg(rslub_free_batch)]
+    pub node_batched: [usize; MAX_NODES],
+}
+
+impl core::ops::Deref for Usage {
+    type Target = Totals;
+
+    fn deref(&self) -> &Totals {
+        &self.totals
+    }
+}
+
+impl core::ops::DerefMut for Usage {
+    fn deref_mut(&mut self) -> &mut Totals {
+        &mut self.totals
+    }
+}
+
+impl Usage {
+    /// All counts zero.
+    pub const EMPTY: Usage = Usage {
+        totals: Totals::ZERO,
+        nr_nodes: 0,
+        node_slabs: [0; MAX_NODES],
+        node_partial: [0; MAX_NODES],
+        node_objects: [0; MAX_NODES],
+        node_cpu_slabs: [0; MAX_NODES],
+        node_cpu_partial: [0; MAX_NODES],
         #[cfg(rslub_free_batch)]
         node_batched: [0; MAX_NODES],
     };
 
     /// Sets every count to zero in place (no `Usage` on the stack).
     pub fn clear(&mut self) {
+        self.totals = Totals::ZERO;
         self.nr_nodes = 0;
         self.node_slabs.fill(0);
         self.node_partial.fill(0);
         self.node_objects.fill(0);
         self.node_cpu_slabs.fill(0);
         self.node_cpu_partial.fill(0);
-        self.slabs = 0;
-        self.partial = 0;
-        self.objects_partial = 0;
-        self.cpu_slabs = 0;
-        self.cpu_partial_slabs = 0;
-        self.empty_slabs = 0;
-        self.live_objects = 0;
         #[cfg(rslub_free_batch)]
-        {
-            self.batched_objects = 0;
-            self.node_batched.fill(0);
-        }
+        self.node_batched.fill(0);
     }
 }
 
