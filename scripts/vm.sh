@@ -34,6 +34,13 @@ if [ "$numa" -gt 1 ]; then
 		last=$((n == numa - 1 ? cpus - 1 : first + per_cpu - 1))
 		args+=(--numa "${per_mem}M,cpus=$first-$last")
 	done
+	# One socket per node: QEMU's default puts every CPU in one socket
+	# (one LLC), and the kernel warns (topology_sane) when a CPU comes
+	# online with an LLC sibling on another node, as CPU hotplug in the
+	# stress runs does. QEMU merges this -smp with vng's.
+	if [ $((cpus % numa)) = 0 ]; then
+		args+=(--qemu-opts="-smp $cpus,sockets=$numa,cores=$per_cpu,threads=1")
+	fi
 fi
 [ -z "${VM_APPEND:-}" ] || args+=(--append "$VM_APPEND")
 [ -z "${VM_RWDIR:-}" ] || args+=(--rwdir="$VM_RWDIR")
