@@ -323,7 +323,8 @@ impl<P: Platform> Cache<P> {
             return unsafe { self.free_off_cpu_slab::<HARDENED>(slab, obj) };
         }
         // Two branches, not one `||`: the compiler would compute both
-        // compares into flags and OR them.
+        // compares into flags and OR them (more instructions on the hit
+        // path, which scripts/fastpath-shape.py counts).
         if freelist == obj as usize {
             return self.report(obj, FreeError::DoubleFree);
         }
