@@ -2,7 +2,8 @@
 # make check: the setup-logic test, setup if needed, module build, then
 # three VMs at once: KUnit in two shapes (2 CPUs; 4 CPUs on 2 NUMA nodes),
 # with the module lifecycle test in the first and a short stress
-# (CHECK_STRESS_SECONDS, 15) with CPU hotplug in the second, and a small one (320 MB, 2 CPUs) for rslub out of memory:
+# (CHECK_STRESS_SECONDS, 15) with CPU hotplug in the second, and a small
+# one (320 MB, 2 CPUs) for rslub out of memory:
 # injected failures and a short stress with them (CHECK_FAULT_SECONDS, 10),
 # and one round of real memory pressure with the shrinker
 # (scripts/guest-oom.sh). The host tests (also those of the free_batch
