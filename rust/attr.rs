@@ -8,7 +8,7 @@
 
 use crate::debug;
 use crate::kplat::Cache;
-use crate::slub::Usage;
+use crate::slub::{Totals, Usage};
 use core::ffi::{c_int, c_ushort};
 use kernel::prelude::*;
 
@@ -39,8 +39,9 @@ pub enum Format {
 pub enum Get {
     /// A number kept by the cache.
     Cache(fn(&Cache) -> usize),
-    /// A number counted by [`Cache::usage_into`] (walks the cache).
-    Usage(fn(&Usage) -> usize, Format),
+    /// A total counted by [`Cache::totals`] (walks the cache; the per-node
+    /// counts of `Format::PerNode` come from [`Cache::usage_into`]).
+    Usage(fn(&Totals) -> usize, Format),
     /// The constructor's symbol; sysfs only (not a number).
     Ctor,
     /// Not readable.
@@ -104,8 +105,8 @@ const fn num(c_name: &'static [u8], get: fn(&Cache) -> usize) -> Attr {
     ro(c_name, Get::Cache(get))
 }
 
-/// A read-only number counted by `Cache::usage_into`.
-const fn counted(c_name: &'static [u8], get: fn(&Usage) -> usize, format: Format) -> Attr {
+/// A read-only total counted by `Cache::totals`.
+const fn counted(c_name: &'static [u8], get: fn(&Totals) -> usize, format: Format) -> Attr {
     ro(c_name, Get::Usage(get, format))
 }
 
@@ -282,12 +283,13 @@ pub fn usage_of(c: &Cache) -> Result<KBox<Usage>> {
     Ok(u)
 }
 
-/// The value of a readable numeric attribute (None for the ctor, for
-/// write-only ones, and when no memory could be had for the count).
+/// The value of a readable numeric attribute (None for the ctor and for
+/// write-only ones).
 pub fn value(a: &Attr, c: &Cache) -> Option<usize> {
     match a.get {
         Get::Cache(f) => Some(f(c)),
-        Get::Usage(f, _) => usage_of(c).ok().map(|u| f(&u)),
+        // The totals alone: a few words, no allocation that could fail.
+        Get::Usage(f, _) => Some(f(&c.totals())),
         Get::Ctor | Get::None => None,
     }
 }

@@ -179,20 +179,19 @@ fn show(c: &Cache, index: usize, p: &mut Page<'_>) -> Result {
     };
     let _ = match a.get {
         Get::Cache(f) => writeln!(p, "{}", f(c)),
-        Get::Usage(f, shown) => {
-            let u = attr::usage_of(c)?;
-            match shown {
-                Format::Plain => writeln!(p, "{}", f(&u)),
-                Format::PerNode(nodes) => {
-                    per_node(p, f(&u), &nodes(&u)[..u.nr_nodes]);
-                    Ok(())
-                }
-                Format::ObjectsOfSlabs => {
-                    let s = f(&u);
-                    writeln!(p, "{}({})", s * c.layout.objects, s)
-                }
+        Get::Usage(f, shown) => match shown {
+            Format::Plain => writeln!(p, "{}", f(&c.totals())),
+            Format::PerNode(nodes) => {
+                // The per-node counts: a `Usage` on the heap.
+                let u = attr::usage_of(c)?;
+                per_node(p, f(&u.totals), &nodes(&u)[..u.nr_nodes]);
+                Ok(())
             }
-        }
+            Format::ObjectsOfSlabs => {
+                let s = f(&c.totals());
+                writeln!(p, "{}({})", s * c.layout.objects, s)
+            }
+        },
         Get::Ctor => {
             if let Some(f) = c.ctor() {
                 let mut sym = [0u8; 128];
