@@ -1276,3 +1276,113 @@ fn owner_reports_list_the_objects_and_their_owners() {
         );
     }
 }
+
+/// `n` slabs of `c` filled on CPU `cpu` and flushed (full, on no list):
+/// the objects of each.
+fn full_slabs(c: &TestCache, cpu: u32, n: usize) -> Vec<Vec<*mut u8>> {
+    let per = c.layout.objects;
+    let objs: Vec<*mut u8> = on_cpu(cpu, || {
+        (0..n * per).map(|_| c.alloc(GFP_KERNEL, -1)).collect()
+    });
+    c.flush_all();
+    let mut slabs: Vec<(*mut SlabHeader, Vec<*mut u8>)> = Vec::new();
+    for o in objs {
+        let s = SlabHeader::of(o, &c.layout);
+        match slabs.iter_mut().find(|(h, _)| *h == s) {
+            Some((_, v)) => v.push(o),
+            None => slabs.push((s, vec![o])),
+        }
+    }
+    assert_eq!(slabs.len(), n);
+    slabs.into_iter().map(|(_, v)| v).collect()
+}
+
+/// A CPU's partial list drains when it holds its bound (upstream's `>=`),
+/// not one slab later: with room for 4 slabs, the first frees of 4 full
+/// slabs freeze them onto the list and the 5th drains it first. Asserted at
+/// every step (an off-by-one shows only in the counters and list lengths).
+#[test]
+fn cpu_partial_list_drains_at_its_bound_not_past_it() {
+    let _m = machine();
+    let c = TestCache::new(256, 0, 5, 0);
+    let per = c.layout.objects as u32;
+    // cpu_partial objects -> slabs as upstream: ceil(2 * objects / per).
+    c.set_cpu_partial(2 * per);
+    let bound = 4;
+    let slabs = full_slabs(&c, 0, bound + 1);
+    for (i, objs) in slabs.iter().enumerate() {
+        on_cpu(2, || c.free(objs[0]));
+        let k = i + 1;
+        let (drains, len) = if k <= bound { (0, k) } else { (1, 1) };
+        assert_eq!(
+            c.stat(Stat::CpuPartialDrain),
+            drains,
+            "after the first free of {k} full slabs (bound {bound})"
+        );
+        assert_eq!(cpu_view(&c, 2).partial_slabs as usize, len, "after {k}");
+    }
+    for objs in &slabs {
+        for &o in &objs[1..] {
+            on_cpu(0, || c.free(o));
+        }
+    }
+    c.destroy().unwrap();
+}
+
+/// An emptied slab goes to the node's empty cache only while the node's
+/// partial list is under `min_partial + max_empty` slabs: one slab short of
+/// it the slab is cached, at it the slab is freed.
+#[test]
+fn empty_slab_is_cached_only_under_min_partial_plus_max_empty() {
+    let _m = machine();
+    let (min, max) = (2u32, 2u32);
+    let limit = (min + max) as usize;
+    for (partials, cached) in [(limit - 1, 1), (limit, 0)] {
+        let c = TestCache::new(256, 0, min, max);
+        let slabs = full_slabs(&c, 0, partials + 1);
+        // `partials` node partial slabs: one object freed from each.
+        for objs in &slabs[..partials] {
+            on_cpu(2, || c.free(objs[0]));
+        }
+        assert_eq!(c.usage().partial, partials);
+        // The last slab emptied.
+        for &o in &slabs[partials] {
+            on_cpu(2, || c.free(o));
+        }
+        assert_eq!(
+            c.stat(Stat::EmptyCacheAdd),
+            cached,
+            "{partials} partial slabs beside it (min_partial {min} + max_empty {max})"
+        );
+        assert_eq!(c.usage().empty_slabs, cached);
+        assert_eq!(c.usage().partial, partials);
+        for objs in &slabs[..partials] {
+            for &o in &objs[1..] {
+                on_cpu(0, || c.free(o));
+            }
+        }
+        c.destroy().unwrap();
+    }
+}
+
+/// A plain (unhardened) cache's allocations take the plain fast path: a
+/// slab's worth is one slow path (the first, which installs the slab) and
+/// the rest fast, as in a hardened cache. Sent down the hardened path by
+/// mistake, each plain next pointer would decode as garbage, be refused,
+/// and send the allocation to the slow path, which quietly serves it: only
+/// the counters show it.
+#[test]
+fn plain_and_hardened_allocations_stay_on_their_fast_paths() {
+    let _m = machine();
+    for harden in [false, true] {
+        let c = TestCache::with(256, 0, 5, 0, 0, harden);
+        let per = c.layout.objects;
+        let objs: Vec<*mut u8> = on_cpu(0, || (0..per).map(|_| c.alloc(GFP_KERNEL, -1)).collect());
+        assert_eq!(c.stat(Stat::AllocSlowpath), 1, "harden {harden}");
+        assert_eq!(c.stat(Stat::AllocFastpath), per - 1, "harden {harden}");
+        for o in objs {
+            on_cpu(0, || c.free(o));
+        }
+        c.destroy().unwrap();
+    }
+}
