@@ -9,7 +9,8 @@
  * keeps allocating and freeing, validate is clean afterwards).
  *
  * Object layouts the cases rely on (docs/design.md): without debug
- * features the free pointer is an object's first word; with SLAB_POISON it
+ * features the free pointer is the word half-way into the object
+ * (FREE_PTR_WORD: word 4 of a 64-byte object, as in-tree); with SLAB_POISON it
  * follows the object (at the object size rounded up to a word, when there
  * are no red zones); with SLAB_RED_ZONE the byte right after the object is
  * red zone.
@@ -22,6 +23,9 @@
 
 #include "rslub.h"
 #include "rslub_kunit.h"
+
+/* The free pointer's word in a 64-byte object without debug features. */
+#define FREE_PTR_WORD (64 / 2 / sizeof(unsigned long))
 
 #define DEBUG_ALL (SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON | \
 		   SLAB_STORE_USER)
@@ -114,7 +118,7 @@ static void corrupt_free_pointer_detected(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, q);
 	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "freelist_harden"), 1);
 	rslub_cache_free(s, p);
-	*p ^= 0xff;	/* the stored free pointer */
+	p[FREE_PTR_WORD] ^= 0xff;	/* the stored free pointer */
 	KUNIT_EXPECT_EQ(test, rslub_cache_validate(s), 1);
 	KUNIT_EXPECT_EQ(test, errors(s), 1);
 	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "isolated_slabs"), 1);
@@ -134,7 +138,7 @@ static void corrupt_free_pointer_detected_on_alloc(struct kunit *test)
 	p = rslub_cache_alloc(s, GFP_ATOMIC);
 	if (p) {
 		rslub_cache_free(s, p);
-		*p ^= 0xff;
+		p[FREE_PTR_WORD] ^= 0xff;
 	}
 	x = rslub_cache_alloc(s, GFP_ATOMIC);
 	preempt_enable();

@@ -1154,7 +1154,10 @@ fn corrupt_free_pointer_report_shows_the_object() {
         let keep = c.alloc(GFP_KERNEL, -1);
         c.free(a);
         // SAFETY: a is free and ours to corrupt on purpose (its free pointer).
-        unsafe { (a as *mut usize).write_volatile((a as *const usize).read_volatile() ^ 0xff) };
+        unsafe {
+            let slot = a.add(c.layout.free_offset).cast::<usize>();
+            slot.write_volatile(slot.read_volatile() ^ 0xff);
+        }
         let r0 = crate::test_util::reports();
         let o = c.alloc(GFP_KERNEL, -1);
         assert_ne!(o, a);

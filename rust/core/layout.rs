@@ -16,10 +16,14 @@
 //! ```text
 //!  -red_left      0            object_size   inuse    free_offset   track_offset
 //!  | left red zone| object      | right red zone |[free pointer] [alloc track, free track] pad |
+//!
+//! (the free pointer after the object is the ctor/poison case; otherwise it
+//! is inside the object, at `free_pointer_middle(object_size)`)
 //! ```
 //!
 //! Without debug features only the object is there, and the free pointer is
-//! its first word. The red zones (`SLAB_RED_ZONE`) are `red_left` bytes
+//! the word half-way into it (`object_size / 2` aligned down to a word, as
+//! in-tree; the first word of objects under 16 bytes). The red zones (`SLAB_RED_ZONE`) are `red_left` bytes
 //! before the object and `inuse - object_size` bytes after it (at least a
 //! word). The free pointer moves after the object (and its red zone) when a
 //! constructor owns the object's bytes or when free objects are poisoned
@@ -27,6 +31,12 @@
 //! The next object's left red zone closes the stride.
 //!
 //! Platform-free: no kernel types; compiled into the module and the host crate.
+
+/// Where the free pointer sits in an object of `object_size` bytes that
+/// keeps it inside: half-way, aligned down to a word (0 below two words).
+pub const fn free_pointer_middle(object_size: usize) -> usize {
+    object_size / 2 / WORD * WORD
+}
 
 /// Size of a machine word; the free pointer is one.
 pub const WORD: usize = core::mem::size_of::<usize>();
@@ -186,7 +196,11 @@ impl Layout {
             let off = round_up(inuse, WORD);
             (off, off + WORD)
         } else {
-            (0, inuse.max(WORD))
+            // In the middle of the object, like in-tree (`object_size / 2`
+            // aligned down to a word): a small underflow from the object
+            // before, or a read of the first bytes of a fresh object, does
+            // not meet the free pointer first.
+            (free_pointer_middle(req.object_size), inuse.max(WORD))
         };
         let track_offset = if req.store_user {
             let off = round_up(raw, WORD);

@@ -646,8 +646,10 @@ fn hardened_free_pointers_are_stored_obfuscated() {
             c.free(b);
             c.free(a);
             // a heads the CPU freelist, its free pointer names b.
+            // Half-way into the 64-byte object, like in-tree.
+            assert_eq!(c.layout.free_offset, 32);
             // SAFETY: a is a free object of ours (test inspection).
-            let stored = unsafe { (a as *const usize).read_volatile() };
+            let stored = unsafe { (a.add(32) as *const usize).read_volatile() };
             if harden {
                 assert_ne!(stored, b as usize, "stored plain while hardened");
             } else {
@@ -674,7 +676,7 @@ fn corrupt_free_pointer_is_detected_and_the_cache_keeps_working() {
         let a = c.alloc(GFP_KERNEL, -1);
         let b = c.alloc(GFP_KERNEL, -1);
         c.free(a);
-        flip(a, 0, 0xff); // the low byte of the stored free pointer
+        flip(a, c.layout.free_offset as isize, 0xff); // the stored free pointer's low byte
         let x = c.alloc(GFP_KERNEL, -1);
         assert!(!x.is_null());
         assert_ne!(
@@ -706,7 +708,7 @@ fn corrupt_free_pointer_is_detected_and_the_cache_keeps_working() {
         let a = c.alloc(GFP_KERNEL, -1);
         let keep = c.alloc(GFP_KERNEL, -1);
         c.free(a);
-        flip(a, 0, 0xff);
+        flip(a, c.layout.free_offset as isize, 0xff);
         assert_eq!(c.validate(), 1);
         assert_eq!(c.isolated_slabs(), 1);
         c.free(keep);
@@ -1085,7 +1087,7 @@ fn alloc_bulk_stops_at_a_corrupt_free_pointer() {
     on_cpu(0, || {
         let a = c.alloc(GFP_KERNEL, -1);
         c.free(a);
-        flip(a, 0, 0xff);
+        flip(a, c.layout.free_offset as isize, 0xff);
         let mut objs = [std::ptr::null_mut(); 8];
         assert!(c.alloc_bulk(GFP_KERNEL, &mut objs));
         assert!(objs.iter().all(|&o| o != a && !o.is_null()));

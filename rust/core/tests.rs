@@ -85,7 +85,12 @@ fn layout_invariants_hold_for_every_size_and_align() {
                     );
                     assert!(l.free_offset + WORD <= l.stride);
                 } else {
-                    assert_eq!(l.free_offset, 0);
+                    // Half-way into the object, a whole word inside it.
+                    assert_eq!(l.free_offset, size / 2 / WORD * WORD, "{size}");
+                    assert!(l.free_offset + WORD <= size.max(WORD), "{size}");
+                    if size >= 2 * WORD {
+                        assert!(l.free_offset >= WORD, "{size}: not the first word");
+                    }
                 }
             }
         }
