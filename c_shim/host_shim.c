@@ -27,6 +27,8 @@
 #define HOST_PAGE_SIZE 4096UL
 #define HOST_MAX_ORDER 4
 #define TABLE_SIZE (1 << 18)
+/* The order recorded for an alloc_meta block (beyond any page order). */
+#define META_ORDER 0xffffu
 
 static unsigned int nr_cpus = 4, nr_nodes = 2;
 #define HOST_PCPU_STRIDE 4096UL
@@ -315,12 +317,46 @@ static size_t slot_of(uintptr_t base)
 	return (base >> 12) * 0x9e3779b97f4a7c15ULL >> (64 - 18);
 }
 
+/* Finds base's slot; caller holds table_lock. */
+static struct block *lookup(uintptr_t base)
+{
+	for (size_t i = slot_of(base); table[i].base; i = (i + 1) % TABLE_SIZE)
+		if (table[i].base == base)
+			return &table[i];
+	return NULL;
+}
+
+/* Deletes b with backward shift (probe chains stay intact); holds table_lock. */
+static void table_delete(struct block *b)
+{
+	size_t i = b - table, j, k;
+
+	table[i].base = 0;
+	for (j = (i + 1) % TABLE_SIZE; table[j].base; j = (j + 1) % TABLE_SIZE) {
+		k = slot_of(table[j].base);
+		if ((j > i && (k <= i || k > j)) || (j < i && k <= i && k > j)) {
+			table[i] = table[j];
+			table[j].base = 0;
+			i = j;
+		}
+	}
+}
+
+/* Adds a block; caller holds table_lock. */
+static void table_insert(uintptr_t base, int node, unsigned int order, void *owner)
+{
+	size_t i;
+
+	for (i = slot_of(base); table[i].base; i = (i + 1) % TABLE_SIZE)
+		;
+	table[i] = (struct block){ base, node, order, owner };
+}
+
 void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order,
 			     void *owner)
 {
 	size_t bytes = HOST_PAGE_SIZE << order;
 	void *p;
-	size_t i;
 
 	irq_point();
 	__atomic_store_n(&last_page_gfp, gfp, __ATOMIC_RELAXED);
@@ -332,28 +368,16 @@ void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order,
 	if (node < 0 || node >= (int)nr_nodes)
 		node = cur_cpu % nr_nodes;
 	pthread_mutex_lock(&table_lock);
-	for (i = slot_of((uintptr_t)p); table[i].base; i = (i + 1) % TABLE_SIZE)
-		;
-	table[i] = (struct block){ (uintptr_t)p, node, order, owner };
+	table_insert((uintptr_t)p, node, order, owner);
 	pthread_mutex_unlock(&table_lock);
 	__atomic_fetch_add(&pages_in_use, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&bytes_in_use, (long)bytes, __ATOMIC_RELAXED);
 	return p;
 }
 
-/* Finds base's slot; caller holds table_lock. */
-static struct block *lookup(uintptr_t base)
-{
-	for (size_t i = slot_of(base); table[i].base; i = (i + 1) % TABLE_SIZE)
-		if (table[i].base == base)
-			return &table[i];
-	return NULL;
-}
-
 void rslub_shim_free_pages(void *addr, unsigned int order, void *owner)
 {
 	struct block *b;
-	size_t i, j, k;
 
 	irq_point();
 	pthread_mutex_lock(&table_lock);
@@ -361,17 +385,7 @@ void rslub_shim_free_pages(void *addr, unsigned int order, void *owner)
 	/* The core freed something it did not allocate, or not so. */
 	if (!b || b->order != order || b->owner != owner)
 		abort();
-	/* Delete with backward shift so probe chains stay intact. */
-	i = b - table;
-	table[i].base = 0;
-	for (j = (i + 1) % TABLE_SIZE; table[j].base; j = (j + 1) % TABLE_SIZE) {
-		k = slot_of(table[j].base);
-		if ((j > i && (k <= i || k > j)) || (j < i && k <= i && k > j)) {
-			table[i] = table[j];
-			table[j].base = 0;
-			i = j;
-		}
-	}
+	table_delete(b);
 	pthread_mutex_unlock(&table_lock);
 	__atomic_fetch_sub(&pages_in_use, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&bytes_in_use, (long)(HOST_PAGE_SIZE << order), __ATOMIC_RELAXED);
@@ -423,8 +437,23 @@ void *rslub_shim_alloc_meta(unsigned long size, int node)
 	if (posix_memalign(&p, 64, size))
 		return NULL;
 	memset(p, 0, size);
+	pthread_mutex_lock(&table_lock);
+	table_insert((uintptr_t)p, node, META_ORDER, NULL);
+	pthread_mutex_unlock(&table_lock);
 	__atomic_fetch_add(&meta_in_use, 1, __ATOMIC_RELAXED);
 	return p;
+}
+
+bool rslub_host_meta_is_live(const void *p)
+{
+	struct block *b;
+	bool live;
+
+	pthread_mutex_lock(&table_lock);
+	b = lookup((uintptr_t)p);
+	live = b && b->order == META_ORDER;
+	pthread_mutex_unlock(&table_lock);
+	return live;
 }
 
 long rslub_host_meta_in_use(void)
@@ -434,9 +463,19 @@ long rslub_host_meta_in_use(void)
 
 void rslub_shim_free_meta(void *p)
 {
+	struct block *b;
+
 	irq_point();
-	if (p)
+	if (p) {
+		pthread_mutex_lock(&table_lock);
+		b = lookup((uintptr_t)p);
+		/* The core freed metadata it did not allocate. */
+		if (!b || b->order != META_ORDER)
+			abort();
+		table_delete(b);
+		pthread_mutex_unlock(&table_lock);
 		__atomic_fetch_sub(&meta_in_use, 1, __ATOMIC_RELAXED);
+	}
 	free(p);
 }
 

@@ -68,6 +68,11 @@ long rslub_host_cpus_recovered(void);
 /* Page blocks currently allocated, and their total bytes. */
 long rslub_host_pages_in_use(void);
 long rslub_host_bytes_in_use(void);
+/*
+ * Whether p is the start of a live alloc_meta block: the host's form of
+ * "p is kmalloc memory of the direct map", for Platform::meta_addr_valid.
+ */
+bool rslub_host_meta_is_live(const void *p);
 /* Bookkeeping blocks (alloc_meta and per-CPU areas) not freed yet. */
 long rslub_host_meta_in_use(void);
 /* Problems reported through the platform's report(). */

@@ -80,6 +80,11 @@ unsafe impl Platform for Host {
 
     crate::shim_platform_methods!(shim);
 
+    fn meta_addr_valid(p: *const u8) -> bool {
+        // SAFETY: a table lookup, no dereference.
+        unsafe { shim::rslub_host_meta_is_live(p.cast()) }
+    }
+
     fn nr_cpu_ids() -> u32 {
         let mut c = shim::rslub_shim_consts::default();
         // SAFETY: valid out-pointer.

@@ -98,6 +98,13 @@ pub unsafe trait Platform: Sized + 'static {
     /// The full form of `addr_valid` (a page backs `p`), for debug caches:
     /// dearer, and it catches more bad pointers.
     fn addr_has_page(p: *const u8) -> bool;
+    /// Whether `p` may be read as the start of a block `alloc_meta` could
+    /// have returned (the word there is only compared): in the kernel,
+    /// `alloc_meta` is `kzalloc`, whose memory is in the direct map, so
+    /// the cheap `addr_valid` answers.
+    fn meta_addr_valid(p: *const u8) -> bool {
+        Self::addr_valid(p)
+    }
     /// Whether `gfp` allows sleeping (so page allocation runs with the CPU
     /// lock dropped).
     fn gfp_allows_blocking(gfp: u32) -> bool;

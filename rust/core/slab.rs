@@ -23,13 +23,11 @@
 use crate::layout::Layout;
 use core::cell::UnsafeCell;
 use core::ptr;
+use core::sync::atomic::{AtomicU32, Ordering};
 
-/// Marks a live slab header; XORed with the owner so a slab of one cache
-/// does not validate against another.
-const SLAB_MAGIC: usize = 0x5e1f_51ab_0c0f_fee5_u64 as usize;
-
-/// Marks an isolated slab (corruption found in it): its memory stays
-/// allocated and none of its objects is handed out again.
+/// XORed into a live slab's magic to mark it isolated (corruption found
+/// in it): its memory stays allocated and none of its objects is handed
+/// out again. Even, so an isolated magic is odd like a live one, never 0.
 const SLAB_BROKEN: usize = 0xb20c_e45a_ab5e_1f00_u64 as usize;
 
 /// The frozen bit in the counters word: the slab belongs to one CPU (as its
@@ -46,7 +44,9 @@ pub const fn inuse(counters: usize) -> u32 {
 pub struct SlabHeader {
     /// `[freelist, counters]`, the cmpxchg16b pair.
     pair: UnsafeCell<[usize; 2]>,
-    /// `SLAB_MAGIC ^ owner` while the slab is live; 0 once it is freed.
+    /// `secret ^ (address of this header)` while the slab is live, with
+    /// the owning cache's random `secret` (`live_magic`); that value
+    /// `^ SLAB_BROKEN` once isolated; 0 once the slab is freed.
     magic: usize,
     /// Identity of the owning cache.
     owner: usize,
@@ -56,6 +56,8 @@ pub struct SlabHeader {
     pub node: i32,
     /// Whether the slab is on its node's partial list or empty cache.
     pub on_list: bool,
+    /// The `generation` of the list it was put on (`SlabList::holds`).
+    list_gen: u32,
     /// Previous slab on a node list.
     pub prev: *mut SlabHeader,
     /// Next slab on a node list or the CPU partial list.
@@ -100,15 +102,22 @@ impl SlabHeader {
         ((obj as usize) & layout.slab_mask) as *mut SlabHeader
     }
 
-    /// Writes a header at `base` and threads every object onto the freelist
-    /// in address order.
+    /// Writes a header at `base` for the cache at `owner`, whose slab
+    /// secret is `secret` (odd: see [`SlabHeader::live_magic`]), and threads
+    /// every object onto the freelist in address order.
     ///
     /// # Safety
     /// `base` is `layout.slab_bytes` bytes of writable memory, aligned to
     /// `layout.slab_bytes`, owned by the caller.
-    pub unsafe fn init(base: *mut u8, layout: &Layout, owner: usize, node: i32) -> *mut SlabHeader {
+    pub unsafe fn init(
+        base: *mut u8,
+        layout: &Layout,
+        owner: usize,
+        secret: usize,
+        node: i32,
+    ) -> *mut SlabHeader {
         // SAFETY: per the caller (same contract).
-        unsafe { Self::init_shuffled(base, layout, owner, node, &[], 0) }
+        unsafe { Self::init_shuffled(base, layout, owner, secret, node, &[], 0) }
     }
 
     /// Like [`SlabHeader::init`], but when `seq` holds a permutation of the
@@ -121,6 +130,7 @@ impl SlabHeader {
         base: *mut u8,
         layout: &Layout,
         owner: usize,
+        secret: usize,
         node: i32,
         seq: &[u32],
         start: usize,
@@ -139,11 +149,12 @@ impl SlabHeader {
         unsafe {
             hdr.write(SlabHeader {
                 pair: UnsafeCell::new([next as usize, 0]),
-                magic: Self::live_magic(owner),
+                magic: Self::live_magic(secret, base as usize),
                 owner,
                 objects: layout.objects as u32,
                 node,
                 on_list: false,
+                list_gen: 0,
                 prev: ptr::null_mut(),
                 next: ptr::null_mut(),
             });
@@ -178,34 +189,34 @@ impl SlabHeader {
         unsafe { self.pair.get().write(pair) };
     }
 
-    /// The `magic` of a live slab of `owner`: it holds the owner too, a
-    /// value no pointer or small number takes by chance, so one compare
-    /// (`has_magic`) tells a live slab of `owner`; the `owner` field is
-    /// kept for the reports that tell a foreign or dead slab apart.
-    pub const fn live_magic(owner: usize) -> usize {
-        SLAB_MAGIC ^ owner
-    }
-
-    /// Whether `magic` is `live` (a `live_magic`).
+    /// The `magic` of a live slab at `at` of the cache whose slab secret
+    /// is `secret`. The secret is random per cache (`Cache::create`) and
+    /// odd, and `at` is slab aligned, so the magic is never 0 (a freed
+    /// slab's): a header is only taken for a live slab of a cache by
+    /// someone who knows that cache's secret, and a header copied from one
+    /// slab does not validate at another address.
     #[inline(always)]
-    pub fn has_magic(&self, live: usize) -> bool {
-        self.magic == live
+    pub const fn live_magic(secret: usize, at: usize) -> usize {
+        secret ^ at
     }
 
-    /// The owner (`Cache` address) of this header's live slab; 0 if the
-    /// slab is not live (or the header was overwritten).
-    pub fn live_owner(&self) -> usize {
-        if self.magic == Self::live_magic(self.owner) {
-            self.owner
-        } else {
-            0
-        }
-    }
-
-    /// Whether this header belongs to a live slab of `owner`.
+    /// Whether this header belongs to a live slab of the cache whose slab
+    /// secret is `secret`: one XOR and one compare, on the free fast path.
     #[inline(always)]
-    pub fn is_live_for(&self, owner: usize) -> bool {
-        self.has_magic(Self::live_magic(owner))
+    pub fn is_live_with(&self, secret: usize) -> bool {
+        self.magic == Self::live_magic(secret, ptr::from_ref(self) as usize)
+    }
+
+    /// The owner field (a `Cache` address) as written at `init`; trusted
+    /// only after [`SlabHeader::is_live_with`] with that cache's secret.
+    pub fn owner(&self) -> usize {
+        self.owner
+    }
+
+    /// Overwrites the owner word, as an overflow into the header would.
+    #[cfg(test)]
+    pub(crate) fn forge_owner(&mut self, owner: usize) {
+        self.owner = owner;
     }
 
     /// Marks the slab dead, so stale pointers into it are refused.
@@ -213,46 +224,46 @@ impl SlabHeader {
         self.magic = 0;
     }
 
-    /// Whether this slab of `owner` was isolated.
-    pub fn is_isolated_for(&self, owner: usize) -> bool {
-        self.magic == SLAB_BROKEN ^ owner && self.owner == owner
+    /// Whether this slab of the cache with `secret` was isolated.
+    pub fn is_isolated_with(&self, secret: usize) -> bool {
+        self.magic == Self::live_magic(secret, ptr::from_ref(self) as usize) ^ SLAB_BROKEN
     }
 
-    /// Marks the slab isolated: frees of its objects are ignored from now
-    /// on, and it is never freed or reused.
+    /// Marks the slab, of the cache with `secret`, isolated: frees of its
+    /// objects are ignored from now on, and it is never freed or reused.
     ///
     /// # Safety
     /// The caller has taken the slab off every list (or it is on none).
-    pub unsafe fn mark_isolated(slab: *mut SlabHeader) {
+    pub unsafe fn mark_isolated(slab: *mut SlabHeader, secret: usize) {
+        let magic = Self::live_magic(secret, slab as usize) ^ SLAB_BROKEN;
         // SAFETY: per the caller; racing readers of `magic` only compare it.
-        unsafe {
-            let owner = (*slab).owner;
-            ptr::write_volatile(ptr::addr_of_mut!((*slab).magic), SLAB_BROKEN ^ owner);
-        }
+        unsafe { ptr::write_volatile(ptr::addr_of_mut!((*slab).magic), magic) };
     }
 
-    /// Why a header that is not live for `owner` refuses a free.
+    /// Why a header that is not live for the cache with `secret` refuses
+    /// a free.
     #[cold]
     #[inline(never)]
-    fn not_live(&self, owner: usize) -> FreeError {
-        if self.is_isolated_for(owner) {
+    fn not_live(&self, secret: usize) -> FreeError {
+        if self.is_isolated_with(secret) {
             FreeError::Isolated
         } else {
             FreeError::NotOurSlab
         }
     }
 
-    /// Checks that `obj` is an object start of this live slab of `owner`.
-    /// Inlined on the free fast path; the failure is told apart out of line.
+    /// Checks that `obj` is an object start of this live slab of the
+    /// cache whose slab secret is `secret`. Inlined on the free fast path;
+    /// the failure is told apart out of line.
     #[inline(always)]
     pub fn check_object(
         &self,
         obj: *const u8,
         layout: &Layout,
-        owner: usize,
+        secret: usize,
     ) -> Result<(), FreeError> {
-        if !self.is_live_for(owner) {
-            return Err(self.not_live(owner));
+        if !self.is_live_with(secret) {
+            return Err(self.not_live(secret));
         }
         // An `obj` below the header wraps to a huge offset, which
         // `object_index` refuses.
@@ -421,7 +432,15 @@ pub(crate) struct SlabList {
     head: *mut SlabHeader,
     tail: *mut SlabHeader,
     len: usize,
+    /// Written into each slab put on the list; a new one, never used
+    /// before, once the list forgets its slabs (`remove`), so that those
+    /// slabs, still marked `on_list`, are known not to be on it.
+    generation: u32,
 }
+
+/// The next list generation `SlabList::forget` hands out (0 is every new
+/// list's).
+static NEXT_GENERATION: AtomicU32 = AtomicU32::new(1);
 
 impl SlabList {
     /// An empty list.
@@ -430,6 +449,7 @@ impl SlabList {
             head: ptr::null_mut(),
             tail: ptr::null_mut(),
             len: 0,
+            generation: 0,
         }
     }
 
@@ -453,6 +473,7 @@ impl SlabList {
             (*slab).prev = ptr::null_mut();
             (*slab).next = self.head;
             (*slab).on_list = true;
+            (*slab).list_gen = self.generation;
             if self.head.is_null() {
                 self.tail = slab;
             } else {
@@ -473,6 +494,7 @@ impl SlabList {
             (*slab).next = ptr::null_mut();
             (*slab).prev = self.tail;
             (*slab).on_list = true;
+            (*slab).list_gen = self.generation;
             if self.tail.is_null() {
                 self.head = slab;
             } else {
@@ -483,14 +505,52 @@ impl SlabList {
         self.len += 1;
     }
 
-    /// Unlinks `slab`.
+    /// Whether `slab`, which the caller's state says is on this list or on
+    /// none, is on it: not when it was on it before the list forgot its
+    /// slabs (`remove`).
     ///
     /// # Safety
-    /// `slab` is on this list.
-    pub(crate) unsafe fn remove(&mut self, slab: *mut SlabHeader) {
-        // SAFETY: `slab` and its neighbours are members of this list.
+    /// `slab` is a live header.
+    pub(crate) unsafe fn holds(&self, slab: *const SlabHeader) -> bool {
+        // SAFETY: per the caller.
+        unsafe { (*slab).on_list && (*slab).list_gen == self.generation }
+    }
+
+    /// Unlinks `slab`, once its links agree with its neighbours' (as
+    /// `CONFIG_DEBUG_LIST` checks): the previous slab's `next` and the next
+    /// slab's `prev` must name it (the list's head and tail at the ends).
+    /// A link that does not agree means a header was overwritten, and
+    /// following it would write to wherever it points; then nothing is
+    /// written through any link: the list forgets all its slabs (they stay
+    /// allocated and are never used again) and says so.
+    ///
+    /// # Safety
+    /// `slab` is a live header the caller found on this list.
+    pub(crate) unsafe fn remove(&mut self, slab: *mut SlabHeader) -> Result<(), BrokenList> {
+        // SAFETY: `slab` is live per the caller; its neighbours are read
+        // only after the list's own pointers vouch for them or they are
+        // members (a neighbour's link is read, never followed, before the
+        // check passes).
         unsafe {
+            if (*slab).list_gen != self.generation {
+                // On the list before it forgot its slabs: on none now.
+                (*slab).on_list = false;
+                return Ok(());
+            }
             let (prev, next) = ((*slab).prev, (*slab).next);
+            let prev_ok = if prev.is_null() {
+                self.head == slab
+            } else {
+                (*prev).next == slab
+            };
+            let next_ok = if next.is_null() {
+                self.tail == slab
+            } else {
+                (*next).prev == slab
+            };
+            if !(prev_ok && next_ok) {
+                return Err(self.forget(slab));
+            }
             if prev.is_null() {
                 self.head = next;
             } else {
@@ -506,15 +566,44 @@ impl SlabList {
             (*slab).on_list = false;
         }
         self.len -= 1;
+        Ok(())
     }
 
-    /// Unlinks and returns the first slab, or null.
-    pub(crate) fn pop_front(&mut self) -> *mut SlabHeader {
+    /// Drops every slab from the list without touching them (their links
+    /// are not trusted; they keep `on_list`, and a new generation tells
+    /// they are not on the list), but `at`, taken off it; for `remove`'s
+    /// report.
+    ///
+    /// # Safety
+    /// `at` is a live header.
+    #[cold]
+    unsafe fn forget(&mut self, at: *mut SlabHeader) -> BrokenList {
+        let lost = self.len;
+        *self = Self::new();
+        self.generation = NEXT_GENERATION.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: per the caller.
+        unsafe { (*at).on_list = false };
+        BrokenList { at, lost }
+    }
+
+    /// Unlinks and returns the first slab, or null; a broken link as for
+    /// [`SlabList::remove`].
+    pub(crate) fn pop_front(&mut self) -> Result<*mut SlabHeader, BrokenList> {
         let slab = self.head;
         if !slab.is_null() {
             // SAFETY: `slab` is the head of this list.
-            unsafe { self.remove(slab) };
+            unsafe { self.remove(slab)? };
         }
-        slab
+        Ok(slab)
     }
+}
+
+/// A node list found with links that do not agree (`SlabList::remove`):
+/// the slab being unlinked, and how many slabs the list forgot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BrokenList {
+    /// The slab whose links did not agree with its neighbours'.
+    pub(crate) at: *mut SlabHeader,
+    /// Slabs the list held, `at` among them: all leaked.
+    pub(crate) lost: usize,
 }

@@ -1467,3 +1467,102 @@ fn served_slabs_carry_their_owner_and_objects_are_found() {
     on_cpu(0, || objs.iter().for_each(|&o| c.free(o)));
     c.destroy().unwrap();
 }
+
+/// `of_slab` does not trust a served slab header's owner word (an overflow
+/// from the page before reaches it): an owner naming another live cache, a
+/// byte copy of the right cache elsewhere, or memory that is no cache
+/// finds nothing, and the header's own value finds the cache again.
+#[test]
+fn served_slab_headers_with_a_forged_owner_are_refused() {
+    use crate::platform::Platform;
+    use core::ptr;
+    let _m = machine();
+    let (c, other) = (TestCache::new(96, 30, 5, 0), TestCache::new(96, 30, 5, 0));
+    let o = on_cpu(0, || c.alloc(GFP_KERNEL, -1));
+    let hdr = crate::slab::SlabHeader::of(o, &c.layout);
+    let base = hdr as *const u8;
+    let size = size_of::<Cache<Host>>();
+    let copy = Host::alloc_meta(size, -1);
+    assert!(!copy.is_null());
+    // SAFETY: `copy` has room for a cache; a byte copy, never used as one
+    // but by the lookup below, which only compares its seal word.
+    unsafe { ptr::copy_nonoverlapping(ptr::from_ref(&*c).cast::<u8>(), copy, size) };
+    let stack_word = 0usize;
+    for forged in [
+        ptr::from_ref(&*other) as usize,
+        copy as usize,
+        ptr::from_ref(&stack_word) as usize,
+        base as usize,
+        0,
+    ] {
+        // SAFETY: `hdr` is the header of a live slab of `c`; only the
+        // owner word is changed, and restored below.
+        unsafe { (*hdr).forge_owner(forged) };
+        // SAFETY: a slab of this module whose true cache is live.
+        let found = unsafe { Cache::<Host>::of_slab(base) };
+        assert!(found.is_none(), "owner {forged:#x}");
+    }
+    // SAFETY: as above.
+    unsafe { (*hdr).forge_owner(ptr::from_ref(&*c) as usize) };
+    // SAFETY: as above.
+    let found = unsafe { Cache::<Host>::of_slab(base) }.expect("the header's own owner");
+    assert!(ptr::eq(found, &*c));
+    // SAFETY: allocated above, a plain byte copy.
+    unsafe { Host::free_meta(copy) };
+    on_cpu(0, || c.free(o));
+    c.destroy().unwrap();
+    other.destroy().unwrap();
+}
+
+/// A node partial list whose links were overwritten (as an overflow into a
+/// slab header would) is reported once, with nothing written through the
+/// bad link, and dropped: its slabs are leaked, allocations go on from a
+/// new slab, and frees into the leaked slabs are safe.
+#[test]
+fn a_broken_node_list_is_reported_and_dropped() {
+    let _m = machine();
+    let c = TestCache::new(256, 0, 5, 0);
+    let keep = partial_slabs(&c, 4);
+    assert_eq!(c.usage().partial, 4);
+    let per = c.layout.objects;
+    // The partial list's second slab (slabs are listed in the order they
+    // got their free object): its `prev` now names a slab of another cache.
+    let second = crate::slab::SlabHeader::of(keep[per - 1], &c.layout);
+    let other = TestCache::new(256, 0, 5, 0);
+    let decoy = on_cpu(0, || other.alloc(GFP_KERNEL, -1));
+    let decoy_slab = crate::slab::SlabHeader::of(decoy, &other.layout);
+    // SAFETY: a live partial slab of `c`; only its link word is changed.
+    unsafe { (*second).prev = decoy_slab };
+    let (errors, logged) = (c.errors(), reports());
+    let before = decoy_slab.cast::<[u8; HEADER_SIZE]>();
+    // SAFETY: a live slab header of `other`, read as bytes.
+    let decoy_before = unsafe { before.read() };
+    // The CPU slab is empty of free objects: the next allocation asks the
+    // partial list, finds the head's neighbour disagreeing, and takes a
+    // new slab.
+    let o = on_cpu(0, || c.alloc(GFP_KERNEL, -1));
+    assert!(!o.is_null());
+    assert_eq!(c.errors(), errors + 1);
+    assert_eq!(reports(), logged + 1);
+    assert_eq!(c.usage().partial, 0, "the list is dropped");
+    // SAFETY: as above.
+    let decoy_after = unsafe { before.read() };
+    assert_eq!(
+        decoy_after, decoy_before,
+        "nothing written through the bad link"
+    );
+    // Objects of the dropped slabs can still be freed, and the cache works.
+    on_cpu(1, || keep.iter().for_each(|&k| c.free(k)));
+    let more: Vec<*mut u8> = on_cpu(0, || {
+        (0..3 * per).map(|_| c.alloc(GFP_KERNEL, -1)).collect()
+    });
+    assert!(more.iter().all(|p| !p.is_null()));
+    on_cpu(0, || more.iter().for_each(|&m| c.free(m)));
+    on_cpu(0, || c.free(o));
+    assert_eq!(c.errors(), errors + 1, "no second report");
+    assert_eq!(c.validate(), 0);
+    on_cpu(0, || other.free(decoy));
+    other.destroy().unwrap();
+    // The dropped slabs count as in use, so destroy keeps (leaks) them.
+    assert_eq!(c.destroy(), Err(4 * per));
+}

@@ -2,7 +2,9 @@
 //! Host tests of the platform-free core.
 
 use crate::layout::{Layout, LayoutError, LayoutRequest, MAX_ORDER, WORD};
-use crate::slab::{get_free_pointer, inuse, FreeError, SlabHeader, SlabList, FROZEN, HEADER_SIZE};
+use crate::slab::{
+    get_free_pointer, inuse, BrokenList, FreeError, SlabHeader, SlabList, FROZEN, HEADER_SIZE,
+};
 use crate::test_util::Rng;
 use std::collections::HashSet;
 
@@ -151,7 +153,7 @@ fn new_slab_threads_every_object_once() {
         let l = Layout::new(&req(size, 0, false, ctor)).unwrap();
         let b = Block::new(l.slab_bytes);
         // SAFETY: `b` is a slab-sized, slab-aligned block.
-        let hdr = unsafe { &*SlabHeader::init(b.ptr, &l, 1, 0) };
+        let hdr = unsafe { &*SlabHeader::init(b.ptr, &l, 1, 1, 0) };
         let objs = freelist(hdr, &l);
         assert_eq!(objs.len(), l.objects);
         let set: HashSet<usize> = objs.iter().map(|&p| p as usize).collect();
@@ -170,9 +172,9 @@ fn check_object_catches_bad_pointers() {
     let l = Layout::new(&req(64, 0, false, false)).unwrap();
     let b = Block::new(l.slab_bytes);
     // SAFETY: slab-sized, slab-aligned block.
-    let hdr = unsafe { &mut *SlabHeader::init(b.ptr, &l, 7, 0) };
+    let hdr = unsafe { &mut *SlabHeader::init(b.ptr, &l, 0x1000, 7, 0) };
     let a = freelist(hdr, &l)[0];
-    assert_eq!(hdr.check_object(a, &l, 8), Err(FreeError::NotOurSlab));
+    assert_eq!(hdr.check_object(a, &l, 9), Err(FreeError::NotOurSlab));
     assert_eq!(
         hdr.check_object(a.wrapping_add(8), &l, 7),
         Err(FreeError::NotObjectStart)
@@ -184,6 +186,46 @@ fn check_object_catches_bad_pointers() {
     assert_eq!(hdr.check_object(a, &l, 7), Ok(()));
     hdr.kill();
     assert_eq!(hdr.check_object(a, &l, 7), Err(FreeError::NotOurSlab));
+}
+
+/// A slab header is bound to its cache's secret and to its own address:
+/// a copy of a live header at another slab-aligned address, which is
+/// what a forged header built from a leaked one would be, is no slab; an
+/// isolated header refuses as isolated, and only for its own secret.
+#[test]
+fn slab_headers_are_bound_to_the_secret_and_the_address() {
+    let l = Layout::new(&req(64, 0, false, false)).unwrap();
+    let (real, forged) = (Block::new(l.slab_bytes), Block::new(l.slab_bytes));
+    let secret = 0x5a5a_0001;
+    // SAFETY: slab-sized, slab-aligned block.
+    let hdr = unsafe { SlabHeader::init(real.ptr, &l, 0x1000, secret, 0) };
+    // SAFETY: both blocks are slab_bytes long; the header is plain data.
+    unsafe { std::ptr::copy_nonoverlapping(real.ptr, forged.ptr, HEADER_SIZE) };
+    // SAFETY: `forged` now holds a header (a copy).
+    let copy = unsafe { &*forged.ptr.cast::<SlabHeader>() };
+    // SAFETY: `hdr` was initialized above.
+    assert!(unsafe { (*hdr).is_live_with(secret) });
+    assert!(
+        !copy.is_live_with(secret),
+        "a copied header must not validate elsewhere"
+    );
+    let obj = forged.ptr.wrapping_add(l.object_offset(0));
+    assert_eq!(
+        copy.check_object(obj, &l, secret),
+        Err(FreeError::NotOurSlab)
+    );
+    // SAFETY: the slab is on no list.
+    unsafe { SlabHeader::mark_isolated(hdr, secret) };
+    // SAFETY: as above.
+    let hdr = unsafe { &*hdr };
+    assert!(hdr.is_isolated_with(secret) && !hdr.is_live_with(secret));
+    assert!(!hdr.is_isolated_with(secret ^ 2));
+    let obj = real.ptr.wrapping_add(l.object_offset(0));
+    assert_eq!(hdr.check_object(obj, &l, secret), Err(FreeError::Isolated));
+    assert_eq!(
+        hdr.check_object(obj, &l, secret ^ 2),
+        Err(FreeError::NotOurSlab)
+    );
 }
 
 #[test]
@@ -237,7 +279,7 @@ fn slab_list_matches_model() {
     let slabs: Vec<*mut SlabHeader> = blocks
         .iter()
         // SAFETY: each block is slab-sized and slab-aligned.
-        .map(|b| unsafe { SlabHeader::init(b.ptr, &l, 1, 0) })
+        .map(|b| unsafe { SlabHeader::init(b.ptr, &l, 1, 1, 0) })
         .collect();
     let mut list = SlabList::new();
     let mut model: std::collections::VecDeque<*mut SlabHeader> = Default::default();
@@ -247,7 +289,7 @@ fn slab_list_matches_model() {
         // SAFETY: `s` is a live header; membership is tracked by the model.
         unsafe {
             if model.contains(&s) {
-                list.remove(s);
+                list.remove(s).expect("sound links");
                 model.retain(|&x| x != s);
             } else if rng.below(2) == 0 {
                 list.push_front(s);
@@ -268,7 +310,7 @@ fn slab_list_matches_model() {
         assert_eq!(walked, Vec::from(model.clone()));
     }
     while list.len() != 0 {
-        assert_eq!(list.pop_front(), model.pop_front().unwrap());
+        assert_eq!(list.pop_front(), Ok(model.pop_front().unwrap()));
     }
 }
 
@@ -282,4 +324,55 @@ fn debug_letters_parse_like_slub_debug() {
     assert_eq!(parse_letters(b"F"), Ok(CONSISTENCY));
     assert_eq!(parse_letters(b"u"), Ok(STORE_USER));
     assert_eq!(parse_letters(b"FX"), Err(b'X'));
+}
+
+/// A slab whose `prev` or `next` was overwritten (as an overflow into its
+/// header would) is not unlinked through it: nothing is written through
+/// the bad link, the list forgets its slabs and says which slab and how
+/// many, and it works again afterwards.
+#[test]
+fn slab_list_refuses_links_that_do_not_agree() {
+    let l = Layout::new(&req(4000, 0, false, false)).unwrap();
+    let blocks: Vec<Block> = (0..4).map(|_| Block::new(l.slab_bytes)).collect();
+    let target = Block::new(l.slab_bytes);
+    let s: Vec<*mut SlabHeader> = blocks
+        .iter()
+        // SAFETY: each block is slab-sized and slab-aligned.
+        .map(|b| unsafe { SlabHeader::init(b.ptr, &l, 1, 1, 0) })
+        .collect();
+    // SAFETY: as above; a slab the forged links point at.
+    let victim = unsafe { SlabHeader::init(target.ptr, &l, 1, 1, 0) };
+    for forge_next in [false, true] {
+        let mut list = SlabList::new();
+        // SAFETY: live headers on no list; then one link overwritten.
+        unsafe {
+            for &x in &s[..3] {
+                list.push_back(x);
+            }
+            let mid = s[1];
+            if forge_next {
+                (*mid).next = victim;
+            } else {
+                (*mid).prev = victim;
+            }
+            let before = std::ptr::read(victim.cast::<[u8; HEADER_SIZE]>());
+            assert_eq!(list.remove(s[1]), Err(BrokenList { at: s[1], lost: 3 }));
+            assert_eq!(std::ptr::read(victim.cast::<[u8; HEADER_SIZE]>()), before);
+            assert_eq!((list.len(), list.first()), (0, std::ptr::null_mut()));
+            assert!(!(*s[1]).on_list);
+            list.push_front(s[3]);
+            assert_eq!(list.pop_front(), Ok(s[3]));
+        }
+    }
+    // The head's own link: a head whose `prev` is set is no head.
+    let mut list = SlabList::new();
+    // SAFETY: as above.
+    unsafe {
+        list.push_back(s[0]);
+        list.push_back(s[2]);
+        let head = s[0];
+        (*head).prev = victim;
+    }
+    assert_eq!(list.pop_front(), Err(BrokenList { at: s[0], lost: 2 }));
+    assert_eq!(list.len(), 0);
 }

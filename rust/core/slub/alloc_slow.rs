@@ -313,7 +313,7 @@ impl<P: Platform> Cache<P> {
         let mut freelist: *mut u8 = ptr::null_mut();
         let mut moved = 0u32;
         loop {
-            let slab = lists.partial.pop_front();
+            let slab = self.popped(nid, "partial", lists.partial.pop_front());
             if slab.is_null() {
                 break;
             }
@@ -384,7 +384,8 @@ impl<P: Platform> Cache<P> {
             return ptr::null_mut();
         }
         let node = self.node(nid);
-        P::node_lock(&node.lists).empty.pop_front()
+        let popped = P::node_lock(&node.lists).empty.pop_front();
+        self.popped(nid, "empty", popped)
     }
 
     pub(super) fn new_slab(&self, gfp: u32, node: i32) -> *mut SlabHeader {
@@ -417,8 +418,17 @@ impl<P: Platform> Cache<P> {
             (&[][..], 0)
         };
         // SAFETY: `base` is `slab_bytes` of fresh memory aligned to its size.
-        let slab =
-            unsafe { SlabHeader::init_shuffled(base, &self.layout, self.owner(), nid, seq, start) };
+        let slab = unsafe {
+            SlabHeader::init_shuffled(
+                base,
+                &self.layout,
+                self.owner(),
+                self.slab_secret,
+                nid,
+                seq,
+                start,
+            )
+        };
         if self.debug != 0 {
             for idx in 0..n {
                 // SAFETY: each object is inside the new, private slab.

@@ -108,7 +108,7 @@ impl<P: Platform> Cache<P> {
         // SAFETY: the slab is on a node list, so live (the magic is checked
         // first); `obj` is read only once it is known to be an object start.
         let problem = unsafe {
-            if !(*slab).is_live_for(self.owner()) {
+            if !(*slab).is_live_with(self.slab_secret) {
                 Some(Problem::Slab("header magic does not match this cache"))
             } else if fl == 0 || used >= l.objects || counters & FROZEN != 0 {
                 Some(Problem::Slab(
@@ -148,7 +148,7 @@ impl<P: Platform> Cache<P> {
             // on none); `p` names objects checked to be object starts.
             unsafe {
                 self.report_problem(slab, p, "allocation");
-                Self::remove_partial(node, lists, slab);
+                self.remove_partial(node, lists, slab);
                 self.isolate(slab);
             }
             return None;
@@ -163,7 +163,7 @@ impl<P: Platform> Cache<P> {
                 Ok::<_, Infallible>([next as usize, counters + 1])
             });
             if next.is_null() {
-                Self::remove_partial(node, lists, slab);
+                self.remove_partial(node, lists, slab);
                 lists.full.push_front(slab);
             }
             debug::set_red_zones(obj, l, debug::RED_ACTIVE);
@@ -193,7 +193,7 @@ impl<P: Platform> Cache<P> {
             let mut lists = P::node_lock(&node.lists);
             // SAFETY: slab memory stays mapped; isolation happens under
             // list_lock, so the magic is stable here.
-            if unsafe { !(*slab).is_live_for(self.owner()) } {
+            if unsafe { !(*slab).is_live_with(self.slab_secret) } {
                 drop(lists);
                 return self.report(obj, FreeError::Isolated);
             }
@@ -235,9 +235,9 @@ impl<P: Platform> Cache<P> {
                     // objects is on the partial list, a full one on `full`.
                     unsafe {
                         if fl == 0 {
-                            lists.full.remove(slab);
+                            self.unlink(&mut lists.full, "full", slab);
                         } else {
-                            Self::remove_partial(node, &mut lists, slab);
+                            self.remove_partial(node, &mut lists, slab);
                         }
                         self.isolate(slab);
                     }
@@ -257,7 +257,7 @@ impl<P: Platform> Cache<P> {
                     Ok::<_, Infallible>([obj as usize, used - 1])
                 });
                 if fl == 0 {
-                    lists.full.remove(slab);
+                    self.unlink(&mut lists.full, "full", slab);
                     Self::add_partial(node, &mut lists, slab, false);
                 }
             }
@@ -265,7 +265,7 @@ impl<P: Platform> Cache<P> {
                 // SAFETY: the slab has free objects, so it is on the partial
                 // list; once off it, it is empty and unlisted.
                 unsafe {
-                    Self::remove_partial(node, &mut lists, slab);
+                    self.remove_partial(node, &mut lists, slab);
                     self.stat(Stat::FreeRemovePartial);
                     self.discard_locked(node, &mut lists, slab, &mut d);
                 }

@@ -250,7 +250,7 @@ impl<P: Platform> Cache<P> {
         let slab = SlabHeader::of(obj, &self.layout);
         // SAFETY: `slab` is the aligned-down start of valid memory; the
         // object check trusts the header only once its magic matches.
-        let live = unsafe { (*slab).has_magic(self.live_magic) };
+        let live = unsafe { (*slab).is_live_with(self.slab_secret) };
         let index = self
             .layout
             .object_index((obj as usize).wrapping_sub(slab as usize));
@@ -276,7 +276,7 @@ impl<P: Platform> Cache<P> {
         }
         let slab = SlabHeader::of(obj, &self.layout);
         // SAFETY: as in `valid_object_slab`.
-        match unsafe { (*slab).check_object(obj, &self.layout, self.owner()) } {
+        match unsafe { (*slab).check_object(obj, &self.layout, self.slab_secret) } {
             Err(e) => e,
             // Not reached: the two checks agree.
             Ok(()) => FreeError::NotOurSlab,

@@ -68,7 +68,7 @@ impl<P: Platform> Cache<P> {
                         // SAFETY: `cur` is on the partial list; once off it,
                         // empty and unlisted (frees need an object in use).
                         unsafe {
-                            Self::remove_partial(node, &mut lists, cur);
+                            self.remove_partial(node, &mut lists, cur);
                             d.kill_and_queue(node, cur);
                         }
                     }

@@ -156,7 +156,7 @@ impl<P: Platform> Cache<P> {
         };
         let mut d = Discards::new();
         // SAFETY: list membership changes only under the node lock (held).
-        let on_list = unsafe { (*slab).on_list };
+        let on_list = unsafe { lists.partial.holds(slab) };
         // Other partial slabs of the node: this one does not count.
         let others = lists.partial.len() - usize::from(on_list);
         if new_inuse == 0 && self.enough_partial(others) {
@@ -164,7 +164,7 @@ impl<P: Platform> Cache<P> {
                 // SAFETY: an unfrozen slab with `on_list` set is on its
                 // node's partial list (`NodeLists` invariant; debug caches
                 // do not come here).
-                unsafe { Self::remove_partial(node, &mut lists, slab) };
+                unsafe { self.remove_partial(node, &mut lists, slab) };
                 self.stat(Stat::FreeRemovePartial);
             }
             // SAFETY: empty, unfrozen, on no list now.

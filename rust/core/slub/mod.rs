@@ -87,7 +87,7 @@ use crate::slab::{SlabHeader, SlabList};
 use crate::stat::Stat;
 use core::ffi::c_void;
 use core::marker::PhantomData;
-use core::mem::{size_of, ManuallyDrop};
+use core::mem::{align_of, size_of, ManuallyDrop};
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 #[cfg(rslub_free_batch)]
@@ -302,8 +302,13 @@ pub struct Cache<P: Platform> {
     pcpu: Pcpu,
     nodes: [*mut Node<P>; MAX_NODES],
     nr_nodes: usize,
-    /// `SlabHeader::live_magic` of this cache, kept for the free path.
-    live_magic: usize,
+    /// The random, odd secret every slab's magic is made from
+    /// (`SlabHeader::live_magic`): a header cannot be forged, or copied
+    /// from another slab, without it.
+    slab_secret: usize,
+    /// `seal_key() ^ (address of this cache)`: tells `of_slab` that the
+    /// owner word of a served slab's header names a cache of this module.
+    seal: usize,
     gfp_zero: u32,
     gfp_thisnode: u32,
     cpu_partial: AtomicU32,
@@ -487,6 +492,24 @@ impl Discards {
 
 const NO_NODE: i32 = -1;
 
+/// The module's seal key (`Cache::seal`): random, drawn when the first
+/// cache is created and fixed from then on; 0 until then.
+static SEAL_KEY: AtomicUsize = AtomicUsize::new(0);
+
+/// The seal key, drawn on first use (odd, so never the "unset" 0).
+fn seal_key<P: Platform>() -> usize {
+    let key = SEAL_KEY.load(Ordering::Relaxed);
+    if key != 0 {
+        return key;
+    }
+    let new = P::random() | 1;
+    // Two first caches at once: the first store wins, both use it.
+    match SEAL_KEY.compare_exchange(0, new, Ordering::Relaxed, Ordering::Relaxed) {
+        Ok(_) => new,
+        Err(won) => won,
+    }
+}
+
 /// `Cache::mode`: lockless paths, hardened free pointers (the default).
 const MODE_HARDENED: u8 = 0;
 /// `Cache::mode`: lockless paths, plain free pointers.
@@ -546,7 +569,8 @@ impl<P: Platform> Cache<P> {
                 pcpu: 0,
                 nodes: [ptr::null_mut(); MAX_NODES],
                 nr_nodes,
-                live_magic: SlabHeader::live_magic(this as usize),
+                slab_secret: P::random() | 1,
+                seal: seal_key::<P>() ^ this as usize,
                 gfp_zero: params.gfp_zero,
                 gfp_thisnode: params.gfp_thisnode,
                 cpu_partial: AtomicU32::new(0),
@@ -659,16 +683,33 @@ impl<P: Platform> Cache<P> {
         self.page_owner.store(owner, Ordering::Relaxed);
     }
 
-    /// The cache of the live slab at `base`, if there is one.
+    /// The cache of the live slab at `base`, if there is one. The header's
+    /// owner word is not trusted (an overflow from the page before can
+    /// reach it): it must point at mapped memory holding a cache with this
+    /// module's seal for that address, and the header's magic must be that
+    /// cache's, for this slab's address.
     ///
     /// # Safety
     /// `base` is the start of a slab this module allocated (a served slab,
     /// found by the kernel from its page), and the cache it names is live.
     pub unsafe fn of_slab<'a>(base: *const u8) -> Option<&'a Self> {
+        let hdr = base.cast::<SlabHeader>();
         // SAFETY: per the caller, a slab header is at `base`.
-        let owner = unsafe { (*base.cast::<SlabHeader>()).live_owner() };
-        // SAFETY: a live slab's owner is its cache, live per the caller.
-        (owner != 0).then(|| unsafe { &*(owner as *const Self) })
+        let owner = unsafe { (*hdr).owner() };
+        let cache = owner as *const Self;
+        if owner % align_of::<Self>() != 0 || !P::meta_addr_valid(cache.cast()) {
+            return None;
+        }
+        // SAFETY: `cache` is aligned and may be read as metadata (checked
+        // above); its `seal` word is only compared.
+        let seal = unsafe { ptr::read_volatile(ptr::addr_of!((*cache).seal)) };
+        if seal != seal_key::<P>() ^ owner {
+            return None;
+        }
+        // SAFETY: sealed, so a cache of ours, live per the caller.
+        let cache = unsafe { &*cache };
+        // SAFETY: per the caller, a slab header is at `base`.
+        unsafe { (*hdr).is_live_with(cache.slab_secret) }.then_some(cache)
     }
 
     /// The start of the object of the slab at `base` that `ptr` points

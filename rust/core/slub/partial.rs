@@ -5,7 +5,9 @@
 
 use super::{Cache, CpuGuard, Discards, Node, NodeLists};
 use crate::platform::Platform;
-use crate::slab::{free_pointer_ok, get_free_pointer, inuse, set_free_pointer, SlabHeader, FROZEN};
+use crate::slab::{
+    free_pointer_ok, get_free_pointer, inuse, set_free_pointer, SlabHeader, SlabList, FROZEN,
+};
 use crate::stat::Stat;
 use core::convert::Infallible;
 use core::ptr;
@@ -88,14 +90,28 @@ impl<P: Platform> Cache<P> {
     /// # Safety
     /// `slab` is on `lists.partial`, the partial list of `node`.
     pub(super) unsafe fn remove_partial(
+        &self,
         node: &Node<P>,
         lists: &mut NodeLists,
         slab: *mut SlabHeader,
     ) {
         // SAFETY: per the caller.
-        unsafe { lists.partial.remove(slab) };
+        unsafe { self.unlink(&mut lists.partial, "partial", slab) };
         node.nr_partial
             .store(lists.partial.len(), Ordering::Relaxed);
+    }
+
+    /// Takes `slab` off `list`, its node's list called `name`; a list
+    /// whose links do not agree is reported (and has forgotten its slabs).
+    ///
+    /// # Safety
+    /// `slab` is a live slab found on `list`, under its node's list_lock.
+    pub(super) unsafe fn unlink(&self, list: &mut SlabList, name: &str, slab: *mut SlabHeader) {
+        // SAFETY: per the caller.
+        if let Err(b) = unsafe { list.remove(slab) } {
+            // SAFETY: live per the caller; `node` is written at creation.
+            self.report_broken_list(unsafe { (*slab).node }, name, b);
+        }
     }
 
     /// Detaches the locked CPU's slab and returns it to its node.
@@ -252,7 +268,7 @@ impl<P: Platform> Cache<P> {
         {
             let mut lists = P::node_lock(&node.lists);
             while freed < max {
-                let slab = lists.empty.pop_front();
+                let slab = self.popped(nid, "empty", lists.empty.pop_front());
                 if slab.is_null() {
                     break;
                 }
@@ -274,7 +290,10 @@ impl<P: Platform> Cache<P> {
         {
             let mut lists = P::node_lock(&node.lists);
             while lists.empty.len() > keep {
-                let slab = lists.empty.pop_front();
+                let slab = self.popped(nid, "empty", lists.empty.pop_front());
+                if slab.is_null() {
+                    break;
+                }
                 // SAFETY: an empty-cache slab (`NodeLists` invariant), now
                 // off every list.
                 unsafe { d.kill_and_queue(node, slab) };

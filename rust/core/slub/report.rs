@@ -6,7 +6,7 @@ use super::Cache;
 use crate::debug;
 use crate::debug::Damage;
 use crate::platform::Platform;
-use crate::slab::{inuse, FreeError, SlabHeader, FROZEN};
+use crate::slab::{inuse, BrokenList, FreeError, SlabHeader, FROZEN};
 use core::convert::Infallible;
 use core::sync::atomic::Ordering;
 
@@ -102,7 +102,7 @@ impl<P: Platform> Cache<P> {
             })
         };
         // SAFETY: per the caller, off every list.
-        unsafe { SlabHeader::mark_isolated(slab) };
+        unsafe { SlabHeader::mark_isolated(slab, self.slab_secret) };
         // SAFETY: a header field written at slab creation.
         let nid = unsafe { (*slab).node };
         self.node(nid).nr_slabs.fetch_sub(1, Ordering::Relaxed);
@@ -138,6 +138,38 @@ impl<P: Platform> Cache<P> {
                 n
             ));
         }
+    }
+
+    /// Reports the node `nid` list `list` found with links that do not
+    /// agree, and counts an error. The list has already forgotten its slabs
+    /// (`SlabList::remove`): they stay allocated, out of use, and `destroy`
+    /// leaks them.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn report_broken_list(&self, nid: i32, list: &str, b: BrokenList) {
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        P::report(format_args!(
+            "cache {}: node {} {} list corrupted: the links of slab {:p} do not agree with its neighbours' (an overwritten header?); its {} slabs are dropped from it and leaked",
+            self.name_str(),
+            nid,
+            list,
+            b.at,
+            b.lost
+        ));
+    }
+
+    /// The slab of a `SlabList::pop_front`, or null once its broken list
+    /// is reported.
+    pub(super) fn popped(
+        &self,
+        nid: i32,
+        list: &str,
+        r: Result<*mut SlabHeader, BrokenList>,
+    ) -> *mut SlabHeader {
+        r.unwrap_or_else(|b| {
+            self.report_broken_list(nid, list, b);
+            core::ptr::null_mut()
+        })
     }
 
     /// Prints one report for `p` found in `slab` during `when`, and counts

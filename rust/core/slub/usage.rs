@@ -151,7 +151,7 @@ impl<P: Platform> Cache<P> {
                 while !p.is_null()
                     && seen <= limit
                     && P::addr_valid(p.cast())
-                    && (*p).is_live_for(self.owner())
+                    && (*p).is_live_with(self.slab_secret)
                 {
                     seen += 1;
                     t.held(nid_of(p), false, inuse((*p).read_pair()[1]) as usize);

@@ -50,9 +50,9 @@ impl<P: Platform> Cache<P> {
                         // SAFETY: `cur` is on that list, under list_lock.
                         unsafe {
                             match kind {
-                                ListKind::Partial => Self::remove_partial(node, &mut lists, cur),
-                                ListKind::Empty => lists.empty.remove(cur),
-                                ListKind::Full => lists.full.remove(cur),
+                                ListKind::Partial => self.remove_partial(node, &mut lists, cur),
+                                ListKind::Empty => self.unlink(&mut lists.empty, "empty", cur),
+                                ListKind::Full => self.unlink(&mut lists.full, "full", cur),
                             }
                         }
                         // SAFETY: live (`NodeLists` invariant), off the list now.
@@ -73,7 +73,7 @@ impl<P: Platform> Cache<P> {
         // SAFETY: per the caller.
         let h = unsafe { &*slab };
         let l = &self.layout;
-        if !h.is_live_for(self.owner()) {
+        if !h.is_live_with(self.slab_secret) {
             return Some(Problem::Slab("header magic does not match this cache"));
         }
         let [head, counters] = h.read_pair();
