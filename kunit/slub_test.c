@@ -214,6 +214,52 @@ static void bulk_double_frees_are_refused(struct kunit *test)
 }
 
 /*
+ * The bulk double frees on a slab of the node's partial list (the case the
+ * test above leaves out): with cpu_partial 0, a remote free puts a full
+ * slab there, a second one heads its freelist, and batches naming that
+ * object again, as the tail and twice, are refused; nothing is lost.
+ */
+static void bulk_double_frees_on_a_node_partial_slab(struct kunit *test)
+{
+	int c0 = cpumask_first(cpu_online_mask), c1 = other_cpu(c0);
+	struct rslub_cache *s = make(test, "rslub-s-bulkdfn", 64, 0, 0, NULL);
+	void **p, *b[3];
+	long per, i;
+
+	if (c1 == c0)
+		kunit_skip(test, "needs two online CPUs");
+	classic(test, s);
+	set(test, s, "cpu_partial", 0);
+	per = get(s, "objs_per_slab");
+	p = objs_array(test, 2 * per);
+	pin(test, c0);
+	/* The first slab's objects are p[0..per): full, on no list. */
+	KUNIT_ASSERT_TRUE(test, rslub_cache_alloc_bulk(s, GFP_KERNEL, 2 * per, p));
+	pin(test, c1);
+	rslub_cache_free(s, p[0]);
+	KUNIT_EXPECT_EQ(test, get(s, "partial"), 1);
+	rslub_cache_free(s, p[1]);
+	b[0] = p[2];
+	b[1] = p[1];
+	rslub_cache_free_bulk(s, 2, b);
+	KUNIT_EXPECT_EQ(test, get(s, "errors"), 1);
+	b[0] = p[3];
+	b[1] = p[4];
+	b[2] = p[3];
+	rslub_cache_free_bulk(s, 3, b);
+	KUNIT_EXPECT_EQ(test, get(s, "errors"), 2);
+	KUNIT_EXPECT_EQ(test, get(s, "partial"), 1);
+	expect_distinct(test, s, 2 * per);
+	pin(test, c0);
+	for (i = 5; i < 2 * per; i++)
+		rslub_cache_free(s, p[i]);
+	unpin();
+	KUNIT_EXPECT_EQ(test, rslub_cache_validate(s), 0);
+	KUNIT_EXPECT_EQ(test, get(s, "objects"), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+/*
  * Fills nr_slabs full slabs on CPU c0 and frees everything from c1. The
  * last slab stays c0's CPU slab; the others were full when freed from.
  */
@@ -870,6 +916,7 @@ static struct kunit_case rslub_slub_cases[] = {
 	KUNIT_CASE(first_alloc_is_slow_then_fast),
 	KUNIT_CASE(remote_free_is_slow),
 	KUNIT_CASE(bulk_double_frees_are_refused),
+	KUNIT_CASE(bulk_double_frees_on_a_node_partial_slab),
 	KUNIT_CASE(cpu_partial_zero_keeps_cpu_partial_empty),
 	KUNIT_CASE(remote_frees_fill_cpu_partial_then_drain),
 	KUNIT_CASE(node_partials_refill_cpu_partial_up_to_half),

@@ -1389,3 +1389,67 @@ fn plain_and_hardened_allocations_stay_on_their_fast_paths() {
         c.destroy().unwrap();
     }
 }
+
+/// A bulk free looks for more objects of a slab until it meets
+/// `LOOKAHEAD` (3) objects of other slabs in a row, and a hit starts the
+/// count again: gaps of 2 between the objects of a slab make one chain
+/// (one slab update) per slab however many gaps there are, a gap of 3 ends
+/// the chain. Counted in `FreeSlowpath`, one per chain a remote CPU frees.
+#[test]
+fn bulk_free_lookahead_counts_misses_in_a_row() {
+    let _m = machine();
+    // (pattern of slabs A = 0 and B = 1 in the batch, chains expected)
+    for (pattern, chains) in [
+        (&[0, 1, 1, 0, 1, 1, 0][..], 2),
+        (&[0, 1, 1, 0, 1, 1, 0, 1, 1, 0][..], 2),
+        (&[0, 1, 1, 1, 0][..], 3),
+        (&[0, 1, 1, 1, 0, 1, 1, 0][..], 3),
+    ] {
+        let c = TestCache::new(256, 30, 5, 0);
+        let slabs = full_slabs(&c, 0, 3);
+        let mut next = [0usize; 2];
+        let mut batch: Vec<*mut u8> = pattern
+            .iter()
+            .map(|&s| {
+                next[s] += 1;
+                slabs[s][next[s] - 1]
+            })
+            .collect();
+        let before = c.stat(Stat::FreeSlowpath);
+        on_cpu(1, || c.free_bulk(&mut batch));
+        assert_eq!(
+            c.stat(Stat::FreeSlowpath) - before,
+            chains,
+            "batch of slabs {pattern:?}"
+        );
+        let freed: usize = next.iter().sum();
+        for (s, objs) in slabs.iter().enumerate() {
+            let done = if s < 2 { next[s] } else { 0 };
+            on_cpu(0, || objs[done..].iter().for_each(|&o| c.free(o)));
+        }
+        assert!(freed == pattern.len());
+        c.destroy().unwrap();
+    }
+}
+
+/// The `free_batch` variant returns a CPU's batch when it holds
+/// `free_batch` objects, not one later: after each free of a batch of 8,
+/// the flush count and the batched objects, through the second batch.
+#[cfg(rslub_free_batch)]
+#[test]
+fn a_free_batch_is_returned_when_it_holds_its_limit() {
+    let _m = machine();
+    let c = TestCache::new(64, 13, 2, 2);
+    let limit = 8;
+    c.set_free_batch(limit as u32);
+    let slabs = full_slabs(&c, 0, 1);
+    for (i, &o) in slabs[0].iter().take(2 * limit + 1).enumerate() {
+        on_cpu(1, || c.free(o));
+        let k = i + 1;
+        assert_eq!(c.stat(Stat::FreeBatchFlush), k / limit, "after {k} frees");
+        assert_eq!(c.usage().batched_objects, k % limit, "after {k} frees");
+    }
+    c.flush_all();
+    on_cpu(0, || slabs[0][2 * limit + 1..].iter().for_each(|&o| c.free(o)));
+    c.destroy().unwrap();
+}

@@ -1161,6 +1161,54 @@ fn batched_double_free_is_reported_and_a_dead_cpu_batch_returned() {
     assert_eq!(pages(), base, "pages leaked");
 }
 
+/// The `free_batch` variant: an object sits in one CPU's batch while its
+/// slab becomes another CPU's slab; freeing it again there is a double
+/// free, reported, and the object is handed out once (it used to go on
+/// that CPU's freelist as well, and be handed out twice).
+#[cfg(rslub_free_batch)]
+#[test]
+fn a_batched_object_freed_again_on_its_slabs_cpu_is_refused() {
+    let _m = machine();
+    let c = TestCache::new(64, 13, 2, 2);
+    let per = c.layout.objects;
+    let objs: Vec<*mut u8> = on_cpu(0, || (0..=per).map(|_| c.alloc(GFP_KERNEL, -1)).collect());
+    let s1 = crate::slab::SlabHeader::of(objs[0], &c.layout);
+    assert!(objs[..per].iter().all(|&o| crate::slab::SlabHeader::of(o, &c.layout) == s1));
+    let (a, b) = (objs[0], objs[1]);
+    // `b` comes back unbatched: its full slab goes to CPU 0's partial list.
+    on_cpu(0, || c.free(b));
+    c.set_free_batch(8);
+    on_cpu(1, || c.free(a));
+    assert_eq!(c.stat(Stat::FreeBatched), 1);
+    // CPU 0 uses up its slab, then takes `s1` (holding `b`) as its slab.
+    let mut more = Vec::new();
+    on_cpu(0, || loop {
+        let o = c.alloc(GFP_KERNEL, -1);
+        more.push(o);
+        if crate::slab::SlabHeader::of(o, &c.layout) == s1 {
+            break;
+        }
+    });
+    assert_eq!(more.last(), Some(&b));
+    let r = reports();
+    on_cpu(0, || c.free(a));
+    assert_eq!(reports(), r + 1, "the second free is reported");
+    on_cpu(0, || c.free_bulk(&mut [a, objs[2]]));
+    assert_eq!(reports(), r + 2, "and through the bulk API");
+    on_cpu(0, || c.free(b));
+    let again: Vec<*mut u8> = on_cpu(0, || (0..per).map(|_| c.alloc(GFP_KERNEL, -1)).collect());
+    assert!(!again.contains(&a), "`a` is in CPU 1's batch, not free on CPU 0");
+    assert_eq!(again.iter().filter(|&&o| o == b).count(), 1);
+    on_cpu(0, || {
+        objs[3..].iter().chain(&more[..more.len() - 1]).chain(&again).for_each(|&o| c.free(o))
+    });
+    c.flush_all();
+    c.shrink();
+    assert_eq!(c.usage().live_objects, 0);
+    assert_eq!(c.validate(), 0);
+    c.destroy().unwrap();
+}
+
 /// The default `max_empty` (`auto_max_empty`): room for the free objects
 /// of the in-tree barn's 10 full sheaves of `2 * cpu_partial` objects, in
 /// whole slabs, at least 2 and at most 1000.

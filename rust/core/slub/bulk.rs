@@ -181,6 +181,14 @@ impl<P: Platform> Cache<P> {
                 SlabHeader::of(obj, &self.layout)
             } else {
                 match self.object_slab(obj) {
+                    // The free_batch variant: an object in a CPU's batch
+                    // is free already.
+                    #[cfg(rslub_free_batch)]
+                    // SAFETY: validated.
+                    Ok(_) if unsafe { self.is_batched::<HARDENED>(obj) } => {
+                        self.report(obj, FreeError::DoubleFree);
+                        continue;
+                    }
                     Ok(s) => s,
                     Err(e) => {
                         self.report(obj, e);
@@ -241,6 +249,14 @@ impl<P: Platform> Cache<P> {
                     .object_index((o as usize).wrapping_sub(slab as usize))
                 {
                     match set.insert(&mut ch.seen, idx) {
+                        // The free_batch variant: an object in a CPU's
+                        // batch is free already.
+                        #[cfg(rslub_free_batch)]
+                        // SAFETY: an object start of `slab`.
+                        Seen::New if !CHECKED && unsafe { self.is_batched::<HARDENED>(o) } => {
+                            self.report(o, FreeError::DoubleFree);
+                            *slot = ptr::null_mut();
+                        }
                         Seen::New => {
                             // SAFETY: `o` is an object of `slab` being freed
                             // by us.

@@ -328,6 +328,13 @@ impl<P: Platform> Cache<P> {
         if freelist == obj as usize {
             return self.report(obj, FreeError::DoubleFree);
         }
+        // The free_batch variant: an object batched while its slab was not
+        // the CPU slab must not also go on the CPU freelist.
+        #[cfg(rslub_free_batch)]
+        // SAFETY: validated above.
+        if unsafe { self.is_batched::<HARDENED>(obj) } {
+            return self.report(obj, FreeError::DoubleFree);
+        }
         // SAFETY: the caller gives up `obj`, ours until the cmpxchg
         // publishes it.
         unsafe { set_free_pointer_as::<HARDENED>(obj, &self.layout, freelist as *mut u8) };

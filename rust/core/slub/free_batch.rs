@@ -18,7 +18,9 @@
 //!
 //! A batched object is free for its user and in use for its slab. Its free
 //! pointer slot holds the `BATCHED` mark (encoded like a free pointer), so
-//! a second free of it is reported instead of entering a batch twice.
+//! a second free of it is reported instead of entering a batch twice, and
+//! on every other way in too: the CPU-slab push (its slab may have become
+//! the freeing CPU's slab since) and bulk frees (`is_batched`).
 //! An allocation that misses the CPU freelist takes the most recently
 //! batched object first (LIFO, like a sheaf, or SLQB's per-CPU queues), so
 //! batched objects are reused at once. Batches go back to their slabs when
@@ -66,8 +68,8 @@ impl<P: Platform> Cache<P> {
     /// handed over by the caller; free pointers are written the `HARDENED` way.
     #[inline(never)]
     pub(super) unsafe fn free_batched<const HARDENED: bool>(&self, obj: *mut u8, limit: u32) {
-        // SAFETY: a validated object: its free pointer slot is mapped.
-        if unsafe { get_free_pointer_as::<HARDENED>(obj, &self.layout) } as usize == BATCHED {
+        // SAFETY: a validated object.
+        if unsafe { self.is_batched::<HARDENED>(obj) } {
             return self.report(obj, FreeError::DoubleFree);
         }
         // SAFETY: per the caller, `obj` is ours now.
@@ -89,6 +91,20 @@ impl<P: Platform> Cache<P> {
         if (n as u32) + 1 >= limit {
             self.batch_full::<HARDENED>(g);
         }
+    }
+
+    /// Whether `obj` sits in a CPU's batch (its free pointer holds the
+    /// `BATCHED` mark): a free of it now is a double free, wherever its
+    /// slab is (the CPU slab too: the slab may have become a CPU slab
+    /// after the first free was batched).
+    ///
+    /// # Safety
+    /// `obj` is an object start of this cache (its free pointer slot is
+    /// mapped).
+    #[inline(always)]
+    pub(super) unsafe fn is_batched<const HARDENED: bool>(&self, obj: *const u8) -> bool {
+        // SAFETY: per the caller.
+        unsafe { get_free_pointer_as::<HARDENED>(obj, &self.layout) as usize == BATCHED }
     }
 
     /// Returns this CPU's full batch to the slabs, with the lock `g` holds
