@@ -1450,6 +1450,8 @@ fn a_free_batch_is_returned_when_it_holds_its_limit() {
         assert_eq!(c.usage().batched_objects, k % limit, "after {k} frees");
     }
     c.flush_all();
-    on_cpu(0, || slabs[0][2 * limit + 1..].iter().for_each(|&o| c.free(o)));
+    on_cpu(0, || {
+        slabs[0][2 * limit + 1..].iter().for_each(|&o| c.free(o))
+    });
     c.destroy().unwrap();
 }

@@ -1173,7 +1173,9 @@ fn a_batched_object_freed_again_on_its_slabs_cpu_is_refused() {
     let per = c.layout.objects;
     let objs: Vec<*mut u8> = on_cpu(0, || (0..=per).map(|_| c.alloc(GFP_KERNEL, -1)).collect());
     let s1 = crate::slab::SlabHeader::of(objs[0], &c.layout);
-    assert!(objs[..per].iter().all(|&o| crate::slab::SlabHeader::of(o, &c.layout) == s1));
+    assert!(objs[..per]
+        .iter()
+        .all(|&o| crate::slab::SlabHeader::of(o, &c.layout) == s1));
     let (a, b) = (objs[0], objs[1]);
     // `b` comes back unbatched: its full slab goes to CPU 0's partial list.
     on_cpu(0, || c.free(b));
@@ -1197,10 +1199,17 @@ fn a_batched_object_freed_again_on_its_slabs_cpu_is_refused() {
     assert_eq!(reports(), r + 2, "and through the bulk API");
     on_cpu(0, || c.free(b));
     let again: Vec<*mut u8> = on_cpu(0, || (0..per).map(|_| c.alloc(GFP_KERNEL, -1)).collect());
-    assert!(!again.contains(&a), "`a` is in CPU 1's batch, not free on CPU 0");
+    assert!(
+        !again.contains(&a),
+        "`a` is in CPU 1's batch, not free on CPU 0"
+    );
     assert_eq!(again.iter().filter(|&&o| o == b).count(), 1);
     on_cpu(0, || {
-        objs[3..].iter().chain(&more[..more.len() - 1]).chain(&again).for_each(|&o| c.free(o))
+        objs[3..]
+            .iter()
+            .chain(&more[..more.len() - 1])
+            .chain(&again)
+            .for_each(|&o| c.free(o))
     });
     c.flush_all();
     c.shrink();
