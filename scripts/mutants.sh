@@ -25,15 +25,30 @@ if ! command -v cargo-mutants >/dev/null; then
 fi
 # cargo-mutants copies rust/core alone; its build script finds the shim here.
 export RSLUB_ROOT=$ROOT
-args=(--dir "$ROOT/rust/core" --jobs "${JOBS:-1}" --no-shuffle)
+# ...but the core also includes rust/shim_methods.rs (shared with the module
+# crate) by a relative path, which a copy of rust/core alone does not have.
+# So the mutants are made from a staged copy that holds that file inside;
+# file names in the results are the same as in rust/core.
+STAGE=$(mktemp -d /tmp/rslub-mutants.XXXXXX)
+trap 'rm -rf "$STAGE"' EXIT
+rsync -a --exclude target "$ROOT/rust/core/" "$STAGE/core/"
+cp "$ROOT/rust/shim_methods.rs" "$STAGE/core/"
+sed -i 's|^#\[path = "../shim_methods.rs"\]$|#[path = "shim_methods.rs"]|' "$STAGE/core/lib.rs"
+if ! grep -q '^#\[path = "shim_methods.rs"\]$' "$STAGE/core/lib.rs"; then
+	echo "mutants: rust/core/lib.rs no longer includes ../shim_methods.rs the way scripts/mutants.sh stages it" >&2
+	exit 1
+fi
+args=(--dir "$STAGE/core" --jobs "${JOBS:-1}" --no-shuffle)
 if [ -n "${FILE:-}" ]; then
 	for f in $FILE; do args+=(--file "$f"); done
 else
-	args+=(--exclude '*tests.rs' --exclude test_util.rs --exclude host.rs --exclude build.rs)
+	args+=(--exclude '*tests.rs' --exclude test_util.rs --exclude host.rs --exclude build.rs \
+		--exclude shim_methods.rs)
 fi
 [ -n "${RE:-}" ] && args+=(--re "$RE")
 if [ -n "${LIST:-}" ]; then
-	exec cargo mutants --list "${args[@]}"
+	cargo mutants --list "${args[@]}"
+	exit
 fi
 OUT=$ROOT/results/mutants/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT"
