@@ -1525,6 +1525,16 @@ fn served_slabs_carry_their_owner_and_objects_are_found() {
     c.destroy().unwrap();
 }
 
+/// The module's seal key is drawn once: random (not one of the values a
+/// constant or a mask would give), odd, and the same on every call.
+#[test]
+fn the_seal_key_is_random_odd_and_fixed() {
+    let key = crate::slub::seal_key::<Host>();
+    assert!(key > 1 && key != usize::MAX, "{key:#x}");
+    assert_eq!(key & 1, 1);
+    assert_eq!(crate::slub::seal_key::<Host>(), key);
+}
+
 /// `of_slab` does not trust a served slab header's owner word (an overflow
 /// from the page before reaches it): an owner naming another live cache, a
 /// byte copy of the right cache elsewhere, or memory that is no cache

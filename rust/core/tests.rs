@@ -194,9 +194,16 @@ fn check_object_catches_bad_pointers() {
 /// isolated header refuses as isolated, and only for its own secret.
 #[test]
 fn slab_headers_are_bound_to_the_secret_and_the_address() {
+    // A secret with every bit set too: the address must change the magic
+    // whatever the secret (an OR instead of the XOR would not).
+    for secret in [0x5a5a_0001, usize::MAX] {
+        header_bound_to(secret);
+    }
+}
+
+fn header_bound_to(secret: usize) {
     let l = Layout::new(&req(64, 0, false, false)).unwrap();
     let (real, forged) = (Block::new(l.slab_bytes), Block::new(l.slab_bytes));
-    let secret = 0x5a5a_0001;
     // SAFETY: slab-sized, slab-aligned block.
     let hdr = unsafe { SlabHeader::init(real.ptr, &l, 0x1000, secret, 0) };
     // SAFETY: both blocks are slab_bytes long; the header is plain data.

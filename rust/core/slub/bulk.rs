@@ -63,7 +63,9 @@ impl<P: Platform> Cache<P> {
                 // increment); the compiler did not see it and kept a
                 // bounds check per object.
                 unsafe { *out.get_unchecked_mut(i) = obj };
-                i += 1;
+                // `i < n <= isize::MAX`: no overflow to check (the
+                // kernel's overflow checks cost 2 instructions an object).
+                i = i.wrapping_add(1);
                 g.stat(Stat::AllocFastpath);
                 obj = next;
                 if i == n {

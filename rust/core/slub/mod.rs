@@ -497,7 +497,7 @@ const NO_NODE: i32 = -1;
 static SEAL_KEY: AtomicUsize = AtomicUsize::new(0);
 
 /// The seal key, drawn on first use (odd, so never the "unset" 0).
-fn seal_key<P: Platform>() -> usize {
+pub(crate) fn seal_key<P: Platform>() -> usize {
     let key = SEAL_KEY.load(Ordering::Relaxed);
     if key != 0 {
         return key;
