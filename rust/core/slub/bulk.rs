@@ -18,7 +18,11 @@ const LOOKAHEAD: usize = 3;
 impl<P: Platform> Cache<P> {
     /// Allocates `out.len()` objects, all or nothing.
     pub fn alloc_bulk(&self, gfp: u32, out: &mut [*mut u8]) -> bool {
-        if self.debug != 0 {
+        // Debug caches, and a batch of one object: one by one. One object
+        // takes the lockless single path (no CPU lock, so no interrupt
+        // save and restore), under half the cost of a locked batch of one
+        // (docs/benchmarks.md).
+        if self.debug != 0 || out.len() == 1 {
             for i in 0..out.len() {
                 out[i] = self.alloc(gfp, NO_NODE);
                 if out[i].is_null() {
@@ -115,7 +119,8 @@ impl<P: Platform> Cache<P> {
     /// # Safety
     /// As for [`Cache::free`], for every object in `objs`.
     pub unsafe fn free_bulk(&self, objs: &mut [*mut u8]) {
-        if self.debug != 0 {
+        // One by one as in `alloc_bulk`: debug caches, and one object.
+        if self.debug != 0 || objs.len() == 1 {
             for o in objs.iter_mut() {
                 let obj = core::mem::take(o);
                 if !obj.is_null() {
@@ -236,15 +241,21 @@ impl<P: Platform> Cache<P> {
     ) -> (Chain, usize, bool) {
         let mut misses = 0;
         // An index loop: the iterator form cost five instructions per
-        // object.
-        while k != 0 {
+        // object. The lookahead bound in the loop's condition, where a
+        // `break` after the count made LLVM nest a loop over the misses
+        // inside one over the hits, with registers spilled and reloaded
+        // on every hit.
+        while k != 0 && misses < LOOKAHEAD {
             k -= 1;
             // SAFETY: `k < objs.len()`.
             let slot = unsafe { objs.get_unchecked_mut(k) };
             let o = *slot;
             // The common case first: an object of the same slab block as a
             // validated object (null is in no slab's block). The memory is
-            // valid, only the object boundary needs checking.
+            // valid, only the object boundary needs checking. (The boundary
+            // check alone would do, `object_index` being exact for any
+            // offset, but the loop then kept its filter on the stack: +7
+            // instructions an object of bulk 16.)
             if SlabHeader::of(o, &self.layout) == slab {
                 if let Some(idx) = self
                     .layout
@@ -286,9 +297,6 @@ impl<P: Platform> Cache<P> {
                 continue;
             }
             misses += 1;
-            if misses == LOOKAHEAD {
-                break;
-            }
         }
         (ch, k, false)
     }
