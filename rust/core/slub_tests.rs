@@ -1525,6 +1525,21 @@ fn served_slabs_carry_their_owner_and_objects_are_found() {
     c.destroy().unwrap();
 }
 
+/// Every cache draws its own slab secret: odd (a live magic is never a
+/// freed slab's 0), not a value a constant or a mask would give, and no
+/// two caches alike (an object of one cache never passes for another's).
+#[test]
+fn slab_secrets_are_random_odd_and_per_cache() {
+    let _m = machine();
+    let caches: Vec<TestCache> = (0..8).map(|_| TestCache::new(64, 30, 5, 0)).collect();
+    let secrets: HashSet<usize> = caches.iter().map(|c| c.slab_secret()).collect();
+    assert_eq!(secrets.len(), caches.len(), "two caches drew one secret");
+    for &s in &secrets {
+        assert!(s & 1 == 1 && s > 1 && s != usize::MAX, "{s:#x}");
+    }
+    caches.into_iter().for_each(|c| c.destroy().unwrap());
+}
+
 /// The module's seal key is drawn once: random (not one of the values a
 /// constant or a mask would give), odd, and the same on every call.
 #[test]

@@ -673,6 +673,12 @@ impl<P: Platform> Cache<P> {
         ptr::from_ref(self) as usize
     }
 
+    /// The slab secret, for the host tests.
+    #[cfg(test)]
+    pub(crate) fn slab_secret(&self) -> usize {
+        self.slab_secret
+    }
+
     /// Makes this cache serve the kernel cache `owner`: its slabs become
     /// slab pages of `owner` (`Platform::alloc_pages`).
     ///
