@@ -307,6 +307,40 @@ static void a_flood_of_bad_frees_is_counted(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
 }
 
+/*
+ * A forged slab: a page holding a byte copy of a live slab's header (what
+ * an attacker who read one header could write, or an overflow could leave)
+ * is no slab of the cache. A free of a pointer into it is refused and
+ * counted, and nothing is written to the page (until 2026-12-01 the copy
+ * passed the magic check and the free cmpxchg'd the page's bytes).
+ */
+static void a_copied_slab_header_is_refused(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-b-forge", 64, 0, 0, NULL);
+	unsigned int order = rslub_cache_get(s, "order");
+	unsigned long bytes = PAGE_SIZE << order, off;
+	struct page *page = alloc_pages(GFP_KERNEL, order);
+	u8 *obj = rslub_cache_alloc(s, GFP_KERNEL), *base, *fake, *copy;
+
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	KUNIT_ASSERT_NOT_NULL(test, obj);
+	copy = kunit_kmalloc(test, bytes, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, copy);
+	fake = page_address(page);
+	base = (u8 *)((unsigned long)obj & ~(bytes - 1));
+	off = obj - base;
+	memcpy(fake, base, bytes);
+	memcpy(copy, fake, bytes);
+	rslub_cache_free(s, fake + off);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "errors"), 1);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "objects"), 1);
+	KUNIT_EXPECT_EQ(test, memcmp(fake, copy, bytes), 0);
+	__free_pages(page, order);
+	rslub_cache_free(s, obj);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "objects"), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
 /* Pointers that are no live cache: refused, nothing freed twice. */
 static void destroy_refuses_non_caches(struct kunit *test)
 {
@@ -352,6 +386,7 @@ static struct kunit_case rslub_badinput_cases[] = {
 	KUNIT_CASE(alloc_node_refuses_bad_nodes),
 	KUNIT_CASE(bulk_calls_with_bad_arrays),
 	KUNIT_CASE(a_flood_of_bad_frees_is_counted),
+	KUNIT_CASE(a_copied_slab_header_is_refused),
 	KUNIT_CASE(destroy_refuses_non_caches),
 	KUNIT_CASE(pages_count_returns_to_start),
 	{}
