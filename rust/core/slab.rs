@@ -213,6 +213,12 @@ impl SlabHeader {
         self.owner
     }
 
+    /// Overwrites the list generation, as an overflow into the header would.
+    #[cfg(test)]
+    pub(crate) fn forge_list_gen(&mut self, generation: u32) {
+        self.list_gen = generation;
+    }
+
     /// Overwrites the owner word, as an overflow into the header would.
     #[cfg(test)]
     pub(crate) fn forge_owner(&mut self, owner: usize) {
@@ -522,21 +528,37 @@ impl SlabList {
     /// A link that does not agree means a header was overwritten, and
     /// following it would write to wherever it points; then nothing is
     /// written through any link: the list forgets all its slabs (they stay
-    /// allocated and are never used again) and says so.
+    /// allocated and are never used again) and says so. A slab put on the
+    /// list before it last forgot its slabs (another generation) is on
+    /// none: only its `on_list` is cleared, unless the list names it as
+    /// its head (then its generation was overwritten: the list is broken).
     ///
     /// # Safety
-    /// `slab` is a live header the caller found on this list.
+    /// `slab` is a live header the caller found on this list (or on a
+    /// list it forgot); see `unlink_checked` for its links.
     pub(crate) unsafe fn remove(&mut self, slab: *mut SlabHeader) -> Result<(), BrokenList> {
-        // SAFETY: `slab` is live per the caller; its neighbours are read
-        // only after the list's own pointers vouch for them or they are
-        // members (a neighbour's link is read, never followed, before the
-        // check passes).
+        // SAFETY: `slab` is live per the caller.
+        if unsafe { (*slab).list_gen } != self.generation && self.head != slab {
+            // On the list before it forgot its slabs: on none now.
+            // SAFETY: as above.
+            unsafe { (*slab).on_list = false };
+            return Ok(());
+        }
+        // SAFETY: as above.
+        unsafe { self.unlink_checked(slab) }
+    }
+
+    /// `remove` of a slab the list names (its head, or one of its
+    /// generation): the links checked, then unlinked.
+    ///
+    /// # Safety
+    /// `slab` is a live header. Its `prev` and `next`, when not null, are
+    /// read through (as `CONFIG_DEBUG_LIST` reads `prev->next`): a link
+    /// overwritten with another mapped address is caught, one with an
+    /// unmapped address faults here instead of being written through.
+    unsafe fn unlink_checked(&mut self, slab: *mut SlabHeader) -> Result<(), BrokenList> {
+        // SAFETY: per the caller; nothing is written before the check.
         unsafe {
-            if (*slab).list_gen != self.generation {
-                // On the list before it forgot its slabs: on none now.
-                (*slab).on_list = false;
-                return Ok(());
-            }
             let (prev, next) = ((*slab).prev, (*slab).next);
             let prev_ok = if prev.is_null() {
                 self.head == slab
@@ -548,7 +570,7 @@ impl SlabList {
             } else {
                 (*next).prev == slab
             };
-            if !(prev_ok && next_ok) {
+            if !(prev_ok && next_ok && (*slab).list_gen == self.generation) {
                 return Err(self.forget(slab));
             }
             if prev.is_null() {

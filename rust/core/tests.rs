@@ -382,4 +382,16 @@ fn slab_list_refuses_links_that_do_not_agree() {
     }
     assert_eq!(list.pop_front(), Err(BrokenList { at: s[0], lost: 2 }));
     assert_eq!(list.len(), 0);
+    // The head's generation overwritten: popping it must not leave it
+    // on the list (it would be handed out again and again).
+    let mut list = SlabList::new();
+    // SAFETY: as above.
+    unsafe {
+        list.push_back(s[1]);
+        list.push_back(s[3]);
+        let head = s[1];
+        (*head).forge_list_gen(77);
+    }
+    assert_eq!(list.pop_front(), Err(BrokenList { at: s[1], lost: 2 }));
+    assert_eq!(list.pop_front(), Ok(std::ptr::null_mut()));
 }
