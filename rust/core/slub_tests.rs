@@ -1627,6 +1627,7 @@ fn a_broken_node_list_is_reported_and_dropped() {
     assert_eq!(c.errors(), errors + 1);
     assert_eq!(reports(), logged + 1);
     assert_eq!(c.usage().partial, 0, "the list is dropped");
+    assert_eq!(c.node_partial_hint(0), 0, "and its count with it");
     // SAFETY: as above.
     let decoy_after = unsafe { before.read() };
     assert_eq!(

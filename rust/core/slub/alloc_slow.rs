@@ -314,11 +314,12 @@ impl<P: Platform> Cache<P> {
         let mut moved = 0u32;
         loop {
             let slab = self.popped(nid, "partial", lists.partial.pop_front());
+            // Before the null test: a broken list is emptied by the pop.
+            node.nr_partial
+                .store(lists.partial.len(), Ordering::Relaxed);
             if slab.is_null() {
                 break;
             }
-            node.nr_partial
-                .store(lists.partial.len(), Ordering::Relaxed);
             if freelist.is_null() {
                 // SAFETY: by the `NodeLists` invariant `slab` is live; it was
                 // just unlinked under the node lock.

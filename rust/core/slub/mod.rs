@@ -679,6 +679,12 @@ impl<P: Platform> Cache<P> {
         self.slab_secret
     }
 
+    /// The node's unlocked partial count, for the host tests.
+    #[cfg(test)]
+    pub(crate) fn node_partial_hint(&self, nid: i32) -> usize {
+        self.node(nid).nr_partial.load(Ordering::Relaxed)
+    }
+
     /// Makes this cache serve the kernel cache `owner`: its slabs become
     /// slab pages of `owner` (`Platform::alloc_pages`).
     ///
