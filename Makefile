@@ -6,7 +6,7 @@
 #                   one of the bench's experiments, never the default module)
 #   make check      setup if needed, host tests, lint, build, KUnit in VMs
 #   make bench      A/B benchmark: in-tree SLUB vs rslub vs a floor allocator
-#                   (QUICK=1, SUITE=max-empty|cpu-partial|fill|cmpxchg|hardening|free-batch|real, KVM=1)
+#                   (QUICK=1, SUITE=max-empty|cpu-partial|fill|cmpxchg|hardening|free-batch|real|classic, KVM=1)
 #   make bench-compare A=results/<x> B=results/<y>   compare two saved runs
 #   make stress     60 s of rslub_stress.ko on 4 CPUs / 2 NUMA nodes with CPU hotplug
 #   make setup      install the toolchain, build the cached test kernel

@@ -38,6 +38,11 @@
  *                variant= metric= round= value=
  * which tools/rsbench turns into bench.json, tables and plots.
  *
+ * Built with -DRSLUB_BENCH_NO_RSLUB (bench/Kbuild BENCH_NO_RSLUB=1) the module
+ * leaves rslub out and offers slub and floor only: make bench SUITE=classic
+ * runs it on Linux 6.12, whose in-tree SLUB is the classic design rslub
+ * implements, and where there is no rslub.ko (no Rust in that kernel).
+ *
  * Loading fails with -EAGAIN on purpose once the results are printed, so
  * nothing needs unloading; with churn or hold=1 the module stays loaded
  * holding caches with live objects (hold: "rslub_bench_hold", 667 objects,
@@ -174,6 +179,7 @@ static void slub_free_bulk(void *c, size_t nr, void **p)
 	kmem_cache_free_bulk(c, nr, p);
 }
 
+#ifndef RSLUB_BENCH_NO_RSLUB
 static void *rslub_create(const char *name, unsigned int size)
 {
 	struct rslub_cache *c = rslub_cache_create(name, size, 0, SLAB_NO_MERGE, NULL);
@@ -206,6 +212,7 @@ static void rslub_free_bulk(void *c, size_t nr, void **p)
 {
 	rslub_cache_free_bulk(c, nr, p);
 }
+#endif /* !RSLUB_BENCH_NO_RSLUB */
 
 /*
  * The floor: each online CPU gets a stack of cap objects carved from one
@@ -321,10 +328,19 @@ static const struct ops slub_ops = {
 	slub_alloc_bulk, slub_free_bulk,
 };
 
+#ifndef RSLUB_BENCH_NO_RSLUB
 static const struct ops rslub_ops = {
 	"rslub", rslub_create, rslub_destroy, rslub_alloc, rslub_free,
 	rslub_alloc_bulk, rslub_free_bulk,
 };
+
+/* What allocs=rslub selects: nothing in a build without rslub. */
+#define HAVE_RSLUB true
+#define RSLUB_OPS (&rslub_ops)
+#else
+#define HAVE_RSLUB false
+#define RSLUB_OPS ((const struct ops *)NULL)
+#endif
 
 static const struct ops floor_ops = {
 	"floor", floor_create, floor_destroy, floor_alloc, floor_free,
@@ -363,13 +379,18 @@ static int parse_allocs(void)
 		s = &subjects[nr_subjects];
 		if (knobs)
 			*knobs++ = '\0';
+		if (!strcmp(tok, "rslub") && !HAVE_RSLUB) {
+			pr_err("rslub_bench: allocs: rslub is not in this build (RSLUB_BENCH_NO_RSLUB)\n");
+			ret = -EINVAL;
+			break;
+		}
 		if (!strcmp(tok, "slub"))
 			s->ops = &slub_ops;
 		else if (!strcmp(tok, "rslub"))
-			s->ops = &rslub_ops;
+			s->ops = RSLUB_OPS;
 		else if (!strcmp(tok, "floor"))
 			s->ops = &floor_ops;
-		if (!s->ops || (knobs && s->ops != &rslub_ops)) {
+		if (!s->ops || (knobs && s->ops != RSLUB_OPS)) {
 			pr_err("rslub_bench: allocs: unknown allocator '%s' (slub, rslub[:knob=v...], floor)\n",
 			       tok);
 			ret = -EINVAL;
@@ -393,10 +414,11 @@ static int parse_allocs(void)
  */
 static int apply_knobs(struct subject *s)
 {
+#ifndef RSLUB_BENCH_NO_RSLUB
 	char *list, *cur, *tok;
 	int ret = 0;
 
-	if (s->ops != &rslub_ops || !strcmp(s->variant, "-"))
+	if (s->ops != RSLUB_OPS || !strcmp(s->variant, "-"))
 		return 0;
 	list = kstrdup(s->variant, GFP_KERNEL);
 	if (!list)
@@ -422,6 +444,9 @@ static int apply_knobs(struct subject *s)
 		pr_err("rslub_bench: rslub variant '%s': bad knob (%d)\n", s->variant, ret);
 	kfree(list);
 	return ret;
+#else
+	return 0;	/* only rslub has knobs (parse_allocs) */
+#endif
 }
 
 static int create_caches(const char *workload, unsigned int size, unsigned int cap)
@@ -1107,6 +1132,8 @@ static int alloc_mem(struct bench_mem *m, bool parallel)
 }
 
 static struct rslub_cache *held_cache;
+
+#ifndef RSLUB_BENCH_NO_RSLUB
 static void *held[HOLD_OBJS];
 
 static int hold_cache(void)
@@ -1131,6 +1158,28 @@ static int hold_cache(void)
 	}
 	return 0;
 }
+
+static void release_held(void)
+{
+	unsigned int k;
+
+	if (!held_cache)
+		return;
+	for (k = 0; k < HOLD_OBJS; k++)
+		rslub_cache_free(held_cache, held[k]);
+	rslub_cache_destroy(held_cache);
+}
+#else
+static int hold_cache(void)
+{
+	pr_err("rslub_bench: hold=1 holds an rslub cache: not in this build\n");
+	return -EINVAL;
+}
+
+static void release_held(void)
+{
+}
+#endif
 
 static int __init rslub_bench_init(void)
 {
@@ -1167,14 +1216,8 @@ module_init(rslub_bench_init);
 
 static void __exit rslub_bench_exit(void)
 {
-	unsigned int k;
-
 	free_churns();
-	if (!held_cache)
-		return;
-	for (k = 0; k < HOLD_OBJS; k++)
-		rslub_cache_free(held_cache, held[k]);
-	rslub_cache_destroy(held_cache);
+	release_held();
 }
 module_exit(rslub_bench_exit);
 

@@ -16,12 +16,18 @@
 #   SUITE=name     an rslub-vs-rslub experiment: max-empty, cpu-partial,
 #                  fill, cmpxchg, hardening, free-batch (docs/benchmarks.md);
 #                  SUITE=real: real programs on the in-tree SLUB and on
-#                  rslub serving the kernel's caches (scripts/bench-real.sh)
+#                  rslub serving the kernel's caches (scripts/bench-real.sh);
+#                  SUITE=classic: a second kernel, Linux 6.12, whose C SLUB
+#                  is the classic design rslub implements: one table of
+#                  classic (6.12), sheaves (7.3's SLUB) and rslub (7.3), with
+#                  the floor measured on both kernels (icount only unless
+#                  MODES is given)
 #   MODES          "icount wall" (default); KVM=1 runs one "cycles" boot on KVM
 #   RSLUB_PARAMS   module parameters for rslub.ko, e.g. "harden=0 max_empty=0"
 #   SIZES BATCHES OPS ROUNDS CHURN_ROUNDS BENCH_CPUS WORKLOADS_ICOUNT
 #   WORKLOADS_WALL WALL_SIZES WALL_ROUNDS override the defaults below
 #   BENCH_KDIR     a bench kernel already built (setup is skipped)
+#   CLASSIC_KDIR   SUITE=classic: a classic (6.12) kernel already built
 #   BENCH_BUILD    where the modules are built (two runs at once need two)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,8 +45,10 @@ WORKLOADS_ICOUNT=${WORKLOADS_ICOUNT:-pair repeat fifo shuffle bulk remote churn}
 WORKLOADS_WALL=${WORKLOADS_WALL:-parallel remote pair}
 WALL_SIZES=${WALL_SIZES:-$SIZES}
 WALL_ROUNDS=${WALL_ROUNDS:-7}	# wall mode is noisy: more rounds
+MODES_GIVEN=${MODES:-}
 MODES=${MODES:-icount wall}
 note=""
+CLASSIC=0
 if [ "${QUICK:-0}" = 1 ]; then
 	SIZES="8 64 256 4096" BATCHES="1 16 128" OPS=3000 ROUNDS=3 CHURN_ROUNDS=2
 	WALL_SIZES="64 256" WALL_ROUNDS=3 BENCH_CPUS=2
@@ -76,8 +84,19 @@ free-batch)
 	# SLUB for scale.
 	ALLOCS=slub,rslub VARIANTS=free_batch VARIANT_ALLOCS=rslub:free_batch=8,rslub:free_batch=32
 	WORKLOADS_ICOUNT="pair repeat fifo shuffle remote" WORKLOADS_WALL="remote parallel" ;;
+classic)
+	# Two kernels: the 7.3 bench kernel runs slub (its sheaves), rslub and
+	# the floor, the 6.12 classic kernel slub (the classic design) and the
+	# floor, each in a boot of its own with the same workloads; the floor's
+	# pair of rows calibrates the harness across the two. icount is what
+	# compares across kernels (wall time under TCG is too noisy for it).
+	# rslub runs twice in the 7.3 boot: as loaded by default (hardened,
+	# build=default) and as rslub.ko harden=0 (build=plain), the like of
+	# both in-tree kernels, built without SLAB_FREELIST_HARDENED.
+	CLASSIC=1 LOADS=plain=harden=0
+	MODES=${MODES_GIVEN:-icount} ;;
 *)
-	echo "bench: unknown SUITE '$SUITE' (max-empty, cpu-partial, fill, cmpxchg, hardening, free-batch, real)" >&2
+	echo "bench: unknown SUITE '$SUITE' (max-empty, cpu-partial, fill, cmpxchg, hardening, free-batch, real, classic)" >&2
 	exit 2 ;;
 esac
 [ "${KVM:-0}" = 1 ] && MODES=cycles
@@ -130,6 +149,33 @@ done
 python3 scripts/fastpath-shape.py "$BUILD/rslub.ko" rslub_cache_alloc=38 rslub_cache_free=47 |
 	sed 's/^/bench: /' || true
 
+# The classic kernel (SUITE=classic) and its build of the bench module:
+# the C module alone (M=bench), without rslub (BENCH_NO_RSLUB=1: there is no
+# rslub.ko on 6.12), with the kernel's own compiler (LLVM=-NN when it is
+# clang-built, as the project's flavors are).
+if [ "$CLASSIC" = 1 ]; then
+	if [ -n "${CLASSIC_KDIR:-}" ]; then
+		CKDIR=$CLASSIC_KDIR
+	else
+		scripts/setup.sh --flavor classic
+		CKDIR=$(scripts/setup.sh --flavor classic --print-kdir)
+	fi
+	CBUILD=$BUILD-classic
+	mkdir -p "$CBUILD"
+	rsync -a --delete --exclude /results --exclude target --exclude .git \
+		--exclude '*.o' --exclude '*.ko' --exclude '*.cmd' --exclude '*.mod' \
+		--exclude '*.mod.c' --exclude '*.bc' --exclude Module.symvers --exclude modules.order \
+		--exclude /rust/shim_bindings.rs \
+		"$ROOT/" "$CBUILD/"
+	cllvm=
+	if grep -q '^CONFIG_CC_IS_CLANG=y' "$CKDIR/.config"; then
+		cmajor=$(($(sed -n 's/^CONFIG_CLANG_VERSION=//p' "$CKDIR/.config") / 10000))
+		if command -v "clang-$cmajor" >/dev/null; then cllvm=LLVM=-$cmajor; else cllvm=LLVM=1; fi
+	fi
+	echo "bench: building the bench module without rslub for $CKDIR in $CBUILD"
+	make -s -C "$CKDIR" M="$CBUILD/bench" BENCH_NO_RSLUB=1 $cllvm modules
+fi
+
 echo "bench: building tools/rsbench"
 (cd tools/rsbench && cargo build --release --quiet)
 RSBENCH=$ROOT/tools/rsbench/target/release/rsbench
@@ -138,14 +184,20 @@ out=$ROOT/results/$(date +%Y%m%d-%H%M%S)${SUITE:+-$SUITE}
 mkdir -p "$out"
 T0=$(date +%s)
 
+# The kernel a boot runs and what it measures there: the bench kernel
+# (the modules in BUILD), or with SUITE=classic also the classic one
+# (run_classic: CBUILD's module, no rslub.ko, slub and floor).
+RUN_KDIR=$BKDIR RUN_BUILD=$BUILD RUN_ALLOCS=$ALLOCS RUN_BUILDS=$RSLUB_BUILDS RUN_TAG=
+
 # run MODE CPUS QEMU_OPTS WORKLOADS SIZES ROUNDS
 run() {
-	local mode=$1 cpus=$2 qopts=$3 workloads=$4 sizes=$5 rounds=$6 log=$out/vm-$1.log
-	echo "bench: [$(($(date +%s) - T0))s] $mode boot, $cpus vCPUs: $workloads (log: $log)"
+	local mode=$1 cpus=$2 qopts=$3 workloads=$4 sizes=$5 rounds=$6
+	local log=$out/vm-$RUN_TAG$1.log
+	echo "bench: [$(($(date +%s) - T0))s] $mode boot${RUN_TAG:+ ($RUN_TAG${RUN_KDIR##*/})}, $cpus vCPUs: $workloads (log: $log)"
 	VM_CPUS=$cpus VM_MEM=${VM_MEM:-3G} VM_QEMU_OPTS=$qopts VM_TIMEOUT=${VM_TIMEOUT:-2400} \
-		scripts/vm.sh "$BKDIR" "cd $BUILD && MODE=$mode WORKLOADS='$workloads' SIZES='$sizes' \
-BATCHES='$BATCHES' ALLOCS='$ALLOCS' OPS=$OPS ROUNDS=$rounds CHURN_ROUNDS=$CHURN_ROUNDS \
-MAX_CPUS=$cpus RSLUB_PARAMS='${RSLUB_PARAMS:-}' RSLUB_BUILDS='$RSLUB_BUILDS' \
+		scripts/vm.sh "$RUN_KDIR" "cd $RUN_BUILD && MODE=$mode WORKLOADS='$workloads' SIZES='$sizes' \
+BATCHES='$BATCHES' ALLOCS='$RUN_ALLOCS' OPS=$OPS ROUNDS=$rounds CHURN_ROUNDS=$CHURN_ROUNDS \
+MAX_CPUS=$cpus RSLUB_PARAMS='${RSLUB_PARAMS:-}' RSLUB_BUILDS='$RUN_BUILDS' \
 VARIANT_ALLOCS='${VARIANT_ALLOCS:-}' scripts/guest-bench.sh" 2>&1 |
 		tee "$log" | grep --line-buffered "^bench:" | sed -u 's/^/  /' || true
 	if grep -q "^bench: FAILED" "$log" || ! grep -q "^bench: guest done (rc 0)" "$log"; then
@@ -155,26 +207,54 @@ VARIANT_ALLOCS='${VARIANT_ALLOCS:-}' scripts/guest-bench.sh" 2>&1 |
 	fi
 }
 
-for mode in $MODES; do
-	case $mode in
-	icount) run icount 2 "-icount shift=0,sleep=off" "$WORKLOADS_ICOUNT" "$SIZES" "$ROUNDS" ;;
-	wall) run wall "$BENCH_CPUS" "" "$WORKLOADS_WALL" "$WALL_SIZES" "$WALL_ROUNDS" ;;
-	cycles) run cycles "$BENCH_CPUS" "" "$WORKLOADS_ICOUNT parallel" "$SIZES" "$WALL_ROUNDS" ;;
-	*) echo "bench: unknown mode '$mode' (icount, wall)" >&2; exit 2 ;;
-	esac
-done
+run_modes() {
+	local mode
+	for mode in $MODES; do
+		case $mode in
+		icount) run icount 2 "-icount shift=0,sleep=off" "$WORKLOADS_ICOUNT" "$SIZES" "$ROUNDS" ;;
+		wall) run wall "$BENCH_CPUS" "" "$WORKLOADS_WALL" "$WALL_SIZES" "$WALL_ROUNDS" ;;
+		cycles) run cycles "$BENCH_CPUS" "" "$WORKLOADS_ICOUNT parallel" "$SIZES" "$WALL_ROUNDS" ;;
+		*) echo "bench: unknown mode '$mode' (icount, wall)" >&2; exit 2 ;;
+		esac
+	done
+}
 
+# SUITE=classic: the classic kernel's boots first (their logs vm-classic-*,
+# parsed first, so the table's first floor is 6.12's), then the bench
+# kernel's. Each kernel's allocators get their table names at parse time
+# (rsbench parse --rename): 6.12's slub is "classic", 7.3's "sheaves", the
+# floors "floor-<major.minor>".
 logs=()
+renames=()
+# kernel_release KDIR: "7.3", "6.12" (the built tree's release, major.minor).
+kernel_release() { cut -d. -f1,2 <"$1/include/config/kernel.release"; }
+if [ "$CLASSIC" = 1 ]; then
+	RUN_KDIR=$CKDIR RUN_BUILD=$CBUILD RUN_ALLOCS=slub,floor RUN_BUILDS=none RUN_TAG=classic-
+	run_modes
+	crel=$(kernel_release "$CKDIR") brel=$(kernel_release "$BKDIR")
+	for mode in $MODES; do
+		logs+=("$out/vm-classic-$mode.log")
+		renames+=(--rename "$out/vm-classic-$mode.log:slub=classic"
+			--rename "$out/vm-classic-$mode.log:floor=floor-$crel"
+			--rename "$out/vm-$mode.log:slub=sheaves"
+			--rename "$out/vm-$mode.log:floor=floor-$brel")
+	done
+	RUN_KDIR=$BKDIR RUN_BUILD=$BUILD RUN_ALLOCS=$ALLOCS RUN_BUILDS=$RSLUB_BUILDS RUN_TAG=
+fi
+run_modes
+
 cpus_meta=""
 for mode in $MODES; do
 	logs+=("$out/vm-$mode.log")
 	[ "$mode" = icount ] && n=2 || n=$BENCH_CPUS
 	cpus_meta="${cpus_meta:+$cpus_meta, }$mode $n"
 done
+kernel_meta=$(basename "$BKDIR")
+[ "$CLASSIC" = 0 ] || kernel_meta="$kernel_meta + $(basename "$CKDIR")"
 git_rev=$(git describe --always --dirty 2>/dev/null || echo unknown)
 qemu=$(qemu-system-x86_64 --version | head -n 1 | sed 's/^QEMU emulator version //')
-"$RSBENCH" parse -o "$out/bench.json" \
-	--meta "kernel=$(basename "$BKDIR")" --meta "qemu=$qemu" \
+"$RSBENCH" parse -o "$out/bench.json" "${renames[@]}" \
+	--meta "kernel=$kernel_meta" --meta "qemu=$qemu" \
 	--meta "mode=$(echo $MODES | tr ' ' ,)" --meta "cpus=$cpus_meta" \
 	--meta nodes=1 --meta "date=$(date -u +%FT%TZ)" --meta "git=$git_rev" \
 	--meta "suite=${SUITE:-default}" --meta "quick=${QUICK:-0}" \

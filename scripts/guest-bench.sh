@@ -15,7 +15,9 @@
 # ALLOCS' rslub entries only, or VARIANT_ALLOCS when set (rslub entries
 # with knobs only a variant has, e.g. rslub:free_batch=8). With more than
 # one build, rslub's entries are labelled build=LABEL (the first build's
-# columns are the baseline).
+# columns are the baseline). RSLUB_BUILDS=none loads no rslub.ko at all:
+# a kernel without rslub (make bench SUITE=classic on Linux 6.12) runs the
+# bench module built without it, ALLOCS slub and floor.
 cd "$(dirname "$0")/.." || exit 2
 MODE=${MODE:-icount}
 WORKLOADS=${WORKLOADS:-pair repeat bulk remote churn}
@@ -111,6 +113,10 @@ label_allocs() {
 all_allocs=$ALLOCS
 nbuilds=$(echo "$RSLUB_BUILDS" | wc -w)
 first=1
+if [ "$RSLUB_BUILDS" = none ]; then
+	RSLUB_BUILDS=
+	workloads
+fi
 for b in $RSLUB_BUILDS; do
 	label=${b%%=*} ko=${b#*=} params=
 	case $ko in *\?*) params=$(echo "${ko#*\?}" | tr ',' ' ') ko=${ko%%\?*} ;; esac

@@ -3,7 +3,7 @@
 # Rust-enabled test kernel. Idempotent: every step checks first and skips what
 # is already there, so a second run finishes in seconds.
 #
-# Usage: scripts/setup.sh [--flavor test|bench] [--no-patches] [--print-kdir]
+# Usage: scripts/setup.sh [--flavor test|bench|classic] [--no-patches] [--print-kdir]
 #                         [--tools-only] [--dry-run]
 #                         [--apply-patches KERNEL_SOURCE_DIR]
 # Environment: RSLUB_CACHE (default ~/.cache/rslub), JOBS (default nproc+1).
@@ -20,6 +20,14 @@
 # Both flavors are built with LLVM ($LLVM_SUFFIX, the major of rustc's LLVM)
 # and CONFIG_RUST_INLINE_HELPERS, so that rslub's C shim is inlined into its
 # Rust (see Kbuild); the toolchain is part of the cache key.
+#
+# --flavor classic is Linux 6.12 (linux-source-6.12, bookworm-security): the
+# last C SLUB of the classic design rslub implements (per-CPU slabs, the tid
+# cmpxchg16b fast path, CPU partial lists; 7.0 replaced it with sheaves),
+# for make bench SUITE=classic. Only the C bench module runs on it, so it has
+# no Rust and no patches; it is built with the same LLVM as the 7.3 flavors
+# (the same compiler on every side of the comparison) from the bench
+# flavor's fragments, minus the options 6.12 lacks, plus config/classic.config.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,6 +39,9 @@ PRINT_KDIR=0
 TOOLS_ONLY=0
 DRY_RUN=${RSLUB_SETUP_DRY_RUN:-0}
 KVER_MAJOR=7.3
+# The classic flavor's source (bookworm-security: default apt sources).
+CLASSIC_KVER=6.12
+CLASSIC=0
 JOBS=${JOBS:-$(($(nproc) + 1))}
 LOGDIR=$CACHE/logs
 T0=$(date +%s)
@@ -50,6 +61,13 @@ done
 
 say() { [ "$PRINT_KDIR" = 1 ] || echo "setup: [$(($(date +%s) - T0))s] $*"; }
 die() { echo "setup: FAILED: $*" >&2; exit 1; }
+# The classic flavor: its own source and fragments, never patches/ (they
+# are written against 7.3); cached as "classic".
+if [ "$FLAVOR" = classic ]; then
+	CLASSIC=1
+	KVER_MAJOR=$CLASSIC_KVER
+	[ "$NO_PATCHES" = 0 ] || die "--no-patches: the classic flavor has no patches"
+fi
 
 # run STEP LOG CMD...: runs CMD with its output in LOG, stops with one line on failure.
 run() {
@@ -119,7 +137,13 @@ pkg_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok in
 install_packages() {
 	local missing="" p
 	for p in $APT_PKGS; do pkg_installed "$p" || missing="$missing $p"; done
-	pkg_installed linux-source-$KVER_MAJOR || missing="$missing linux-source-$KVER_MAJOR/trixie-backports"
+	pkg_installed linux-source-7.3 || missing="$missing linux-source-7.3/trixie-backports"
+	# The classic flavor's 6.12 source comes from bookworm-security, one of
+	# the machine's default suites (no pin, no suite named); only that
+	# flavor needs it (make bench SUITE=classic), so only it installs it.
+	if [ "$CLASSIC" = 1 ] && ! pkg_installed linux-source-$CLASSIC_KVER; then
+		missing="$missing linux-source-$CLASSIC_KVER"
+	fi
 	# QEMU 10 from bookworm-backports (bookworm's 7.2 crashes on KVM MSR setup);
 	# its own dependencies must come from the same suite, so they are named too.
 	pkg_installed qemu-system-x86 || missing="$missing qemu-system-x86/bookworm-backports \
@@ -202,26 +226,41 @@ apply_patches() {
 }
 # The options that exist only with patches/ applied.
 PATCH_OPTIONS='^CONFIG_SLAB_BACKEND='
+# The options of base.config that 6.12 lacks (RUST_INLINE_HELPERS, the
+# patches' SLAB_BACKEND) or that the classic flavor does not need (RUST:
+# only the C bench module runs there, and 6.12 predates this rustc).
+# scripts/kconfig.sh would fail on each of them; "is not set" lines of
+# unknown options are harmless and stay.
+CLASSIC_DROP='^CONFIG_(RUST|RUST_INLINE_HELPERS|SLAB_BACKEND)='
 # fragment FILE: a config fragment as this build uses it.
 fragment() {
-	if [ "$NO_PATCHES" = 1 ]; then
+	if [ "$CLASSIC" = 1 ]; then
+		grep -vE "$CLASSIC_DROP" "$1"
+	elif [ "$NO_PATCHES" = 1 ]; then
 		grep -vE "$PATCH_OPTIONS" "$1"
 	else
 		cat "$1"
 	fi
 }
+# The flavor's fragments, in the order they are merged: the classic one is
+# the bench flavor's (the same bench-relevant options on both kernels)
+# plus its own.
+fragment_names() {
+	if [ "$CLASSIC" = 1 ]; then echo "base bench classic"; else echo "base $FLAVOR"; fi
+}
 # The cache's name for the flavor (its stale builds are dropped).
 label() {
 	if [ "$NO_PATCHES" = 1 ]; then echo "$FLAVOR-unpatched"; else echo "$FLAVOR"; fi
 }
+# Whether patches/ go into the tree (and the key).
+patched() { [ "$NO_PATCHES" = 0 ] && [ "$CLASSIC" = 0 ]; }
 kernel_key() {
-	local ver
+	local ver f
 	ver=$(dpkg-query -W -f='${Version}' linux-source-$KVER_MAJOR 2>/dev/null || echo none)
 	{
 		echo "$ver LLVM=$LLVM_SUFFIX"
-		fragment "$ROOT/config/base.config"
-		fragment "$ROOT/config/$FLAVOR.config"
-		[ "$NO_PATCHES" = 1 ] || cat "$ROOT"/patches/*.patch
+		for f in $(fragment_names); do fragment "$ROOT/config/$f.config"; done
+		! patched || cat "$ROOT"/patches/*.patch
 	} | sha256sum | cut -c1-12 | sed "s/^/$ver-$(label)-/"
 }
 
@@ -249,7 +288,9 @@ build_kernel() {
 		mkdir -p "$kdir"
 		run "extract kernel source" "$log-extract.log" \
 			tar -xf "$tarball" -C "$kdir" --strip-components=1
-		if [ "$NO_PATCHES" = 1 ]; then
+		if [ "$CLASSIC" = 1 ]; then
+			say "no patches applied (the classic flavor has none)"
+		elif [ "$NO_PATCHES" = 1 ]; then
 			say "no patches applied (--no-patches)"
 		else
 			say "apply patches/ ($(ls "$ROOT"/patches/*.patch 2>/dev/null | wc -l) patch)"
@@ -260,15 +301,21 @@ build_kernel() {
 	export RUST_LIB_SRC=/usr/src/rustc-$RUSTC_VER/library
 	export PATH=$HOME/.cargo/bin:$PATH
 	export LLVM=$LLVM_SUFFIX
-	local frag
+	local frag f files=()
 	frag=$(mktemp -d)
-	fragment "$ROOT/config/base.config" >"$frag/base.config"
-	fragment "$ROOT/config/$FLAVOR.config" >"$frag/$FLAVOR.config"
+	for f in $(fragment_names); do
+		fragment "$ROOT/config/$f.config" >"$frag/$f.config"
+		files+=("$frag/$f.config")
+	done
 	run "configure kernel ($(label), LLVM=$LLVM)" "$log-config.log" \
-		"$ROOT/scripts/kconfig.sh" "$kdir" "$frag/base.config" "$frag/$FLAVOR.config"
+		"$ROOT/scripts/kconfig.sh" "$kdir" "${files[@]}"
 	rm -rf "$frag"
-	run "build kernel $key with -j$JOBS (about 20 min cold on 2 cores)" "$log-build.log" \
+	local t0 cold="about 20 min"
+	[ "$CLASSIC" = 0 ] || cold="about 10 min, no Rust"
+	t0=$(date +%s)
+	run "build kernel $key with -j$JOBS ($cold cold on 2 cores)" "$log-build.log" \
 		make -C "$kdir" -j"$JOBS" all
+	say "kernel built in $((($(date +%s) - t0) / 60)) min $((($(date +%s) - t0) % 60)) s"
 	touch "$kdir/.rslub-built"
 	# Drop stale builds of the same flavor so the cache does not grow without bound.
 	local old

@@ -78,6 +78,16 @@ cached=": cached at $kdir"
 expect "cache present: reuse" "$cached" "$(make -s setup)"
 expect "cache present, nested: reuse" "$cached" "$(nested nested-setup)"
 
+# The classic flavor (make bench SUITE=classic, Linux 6.12) is a kernel of
+# its own in the cache, never the test or bench one.
+ckdir=$(scripts/setup.sh --flavor classic --print-kdir)
+case $ckdir in
+"$RSLUB_CACHE"/kernel/*-classic-*) echo "setup-logic: PASS classic flavor has its own kdir" ;;
+*) echo "setup-logic: FAIL classic flavor has its own kdir: got '$ckdir'"; fails=$((fails + 1)) ;;
+esac
+expect "classic flavor, no cache: build it" ": build into $ckdir" \
+	"$(scripts/setup.sh --flavor classic)"
+
 # A source tree that no longer takes a patch stops setup with one line
 # naming the patch (and, where there is one, the hunk).
 mkdir -p "$tmp/src"

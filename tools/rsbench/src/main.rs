@@ -30,6 +30,11 @@ enum Cmd {
         /// repeatable. mode defaults to the modes seen, date to now
         #[arg(long, value_name = "KEY=VALUE", value_parser = meta_pair)]
         meta: Vec<(String, String)>,
+        /// Give an allocator of one log another name (repeatable): the
+        /// in-tree SLUB of two kernels in one run (make bench SUITE=classic:
+        /// LOG:slub=classic). LOG is written as among the logs
+        #[arg(long, value_name = "LOG:FROM=TO", value_parser = rename_arg)]
+        rename: Vec<parse::Rename>,
         /// Where to write the json (its directory is created); default stdout
         #[arg(short = 'o', long, value_name = "FILE")]
         output: Option<PathBuf>,
@@ -67,6 +72,21 @@ enum Cmd {
     },
 }
 
+fn rename_arg(s: &str) -> Result<parse::Rename, String> {
+    // The log is everything before the last ':' (a path may hold one).
+    let bad = || format!("'{s}' is not LOG:FROM=TO");
+    let (log, pair) = s.rsplit_once(':').ok_or_else(bad)?;
+    let (from, to) = pair.split_once('=').ok_or_else(bad)?;
+    if log.is_empty() || from.is_empty() || to.is_empty() || to.contains(char::is_whitespace) {
+        return Err(bad());
+    }
+    Ok(parse::Rename {
+        log: PathBuf::from(log),
+        from: from.to_string(),
+        to: to.to_string(),
+    })
+}
+
 fn meta_pair(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
@@ -81,9 +101,14 @@ fn name(p: &Path) -> String {
 
 fn run(cmd: Cmd) -> Result<(), String> {
     match cmd {
-        Cmd::Parse { meta, output, logs } => {
+        Cmd::Parse {
+            meta,
+            rename,
+            output,
+            logs,
+        } => {
             let meta: BTreeMap<String, String> = meta.into_iter().collect();
-            let bench = parse::parse_logs(&logs, meta)?;
+            let bench = parse::parse_logs(&logs, meta, &rename)?;
             let json = serde_json::to_string_pretty(&bench).map_err(|e| e.to_string())? + "\n";
             match output {
                 None => print!("{json}"),

@@ -74,21 +74,49 @@ fn parse_line(text: &str) -> Result<Line, String> {
     })
 }
 
+/// `--rename LOG:FROM=TO`: the allocator FROM of one log's lines goes by
+/// TO (two kernels' in-tree SLUBs, or floors, in one bench.json).
+#[derive(Clone, Debug)]
+pub struct Rename {
+    pub log: PathBuf,
+    pub from: String,
+    pub to: String,
+}
+
 /// Reads every log and groups the rounds. Malformed result lines are
 /// reported on stderr and skipped; no result line at all is an error.
 /// `meta` holds the --meta pairs; the ones it lacks get defaults.
-pub fn parse_logs(logs: &[PathBuf], mut meta: BTreeMap<String, String>) -> Result<Bench, String> {
+/// `renames` name allocators per log; one naming no given log is an error.
+pub fn parse_logs(
+    logs: &[PathBuf],
+    mut meta: BTreeMap<String, String>,
+    renames: &[Rename],
+) -> Result<Bench, String> {
+    if let Some(r) = renames.iter().find(|r| !logs.contains(&r.log)) {
+        return Err(format!(
+            "--rename {}:{}={}: {} is not one of the logs",
+            r.log.display(),
+            r.from,
+            r.to,
+            r.log.display()
+        ));
+    }
     let mut index: HashMap<Key, usize> = HashMap::new();
     let mut groups: Vec<(Key, Vec<(u64, f64)>)> = Vec::new();
     let mut modes: Vec<String> = Vec::new();
     for log in logs {
+        let rename: HashMap<&str, &str> = renames
+            .iter()
+            .filter(|r| r.log == *log)
+            .map(|r| (r.from.as_str(), r.to.as_str()))
+            .collect();
         let bytes =
             std::fs::read(log).map_err(|e| format!("cannot read {}: {e}", log.display()))?;
         // Console logs can hold stray non-UTF-8 bytes; result lines do not.
         let text = String::from_utf8_lossy(&bytes);
         for (n, raw) in text.lines().enumerate() {
             let Some(pos) = raw.find(TAG) else { continue };
-            let line = match parse_line(&raw[pos + TAG.len()..]) {
+            let mut line = match parse_line(&raw[pos + TAG.len()..]) {
                 Ok(l) => l,
                 Err(why) => {
                     eprintln!(
@@ -99,6 +127,9 @@ pub fn parse_logs(logs: &[PathBuf], mut meta: BTreeMap<String, String>) -> Resul
                     continue;
                 }
             };
+            if let Some(to) = rename.get(line.key.allocator.as_str()) {
+                line.key.allocator = to.to_string();
+            }
             if !modes.contains(&line.key.mode) {
                 modes.push(line.key.mode.clone());
             }

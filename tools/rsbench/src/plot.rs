@@ -116,10 +116,12 @@ fn lines(
     for l in &mut out {
         l.points.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
+    // Two kernels (make bench SUITE=classic): classic, sheaves, rslub, then
+    // the floors (floor-<kernel>).
     let rank = |l: &Line| match l.label.split(' ').next() {
-        Some("slub") => 0,
-        Some("rslub") => 1,
-        Some("floor") => 3,
+        Some("slub" | "classic") => 0,
+        Some("rslub" | "sheaves") => 1,
+        Some(f) if f == "floor" || f.starts_with("floor-") => 3,
         Some("ideal") => 4,
         _ => 2,
     };

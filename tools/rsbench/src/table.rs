@@ -99,12 +99,20 @@ fn run_name(b: &Bench) -> String {
     format!("date {} git {}", get("date"), get("git"))
 }
 
+/// The allocator name of Linux 6.12's SLUB in a run of two kernels (make
+/// bench SUITE=classic names it with `parse --rename LOG:slub=classic`):
+/// the baseline of that run's table. Each kernel's floor is named
+/// `floor-<kernel>` there; the first one seen is the reference of the others
+/// (the harness measured on both kernels: their ratio should be about 1).
+pub const CLASSIC: &str = "classic";
+
 /// What a column shows relative to the section's baseline.
 enum Col {
     /// The baseline, or a series with nothing to compare (ideal).
     Plain(String),
-    /// A series with its ratio and % difference to the baseline.
-    Versus(String),
+    /// A series with its ratio and % difference to another (the baseline,
+    /// or the first kernel's floor).
+    Versus(String, String),
     /// The floor, and rslub's cost as a multiple of it.
     Floor,
 }
@@ -112,22 +120,30 @@ enum Col {
 /// The table of one run: see the module comment. Without variants the
 /// baseline is slub; with variants (a suite run) it is the first variant.
 pub fn table(b: &Bench, title: &str) -> String {
+    let kernels = b.results.iter().any(|m| m.allocator == CLASSIC);
     // The counters mode's variants name caches, not allocator variants.
     let baseline = match b
         .results
         .iter()
         .find(|m| m.variant.is_some() && m.mode != "counters")
     {
+        _ if kernels => CLASSIC.to_string(),
         Some(m) => m.series(),
         None => "slub".to_string(),
     };
-    let suite = baseline != "slub";
+    let suite = baseline != "slub" && !kernels;
     let mut out = format!("rsbench: {title} ({})\n", run_name(b));
     if let Some(k) = b.meta.get("kernel") {
         out.push_str(&format!("kernel {k}, baseline {baseline}\n"));
     }
     out.push_str(LEGEND);
     out.push('\n');
+    if kernels {
+        out.push_str(
+            "two kernels: every allocator against the classic SLUB; \
+             each later floor-<kernel> against the first (the harness: about 1.000)\n",
+        );
+    }
     for sec in sections(b.results.iter().filter(|m| m.mode != "counters")) {
         let mut series: Vec<String> = Vec::new();
         let mut rows: Vec<RowKey> = Vec::new();
@@ -147,30 +163,41 @@ pub fn table(b: &Bench, title: &str) -> String {
             }
             at.insert((row_key(m), m.series()), m);
         }
-        // Baseline first, the one compared with it next, references last.
+        // Baseline first, the one compared with it next, references last
+        // (two kernels: classic, sheaves, rslub, the floors).
         let rank = |s: &String| match s.as_str() {
             _ if *s == baseline => 0,
-            "rslub" if !suite => 1,
+            "sheaves" if kernels => 1,
+            "rslub" if !suite && !kernels => 1,
             "floor" => 3,
+            _ if kernels && s.starts_with("floor-") => 3,
             "ideal" => 4,
             _ => 2,
         };
         series.sort_by_key(rank);
         let has_base = series.contains(&baseline);
+        let first_floor = series
+            .iter()
+            .find(|s| kernels && s.starts_with("floor-"))
+            .cloned();
         let cols: Vec<Col> = series
             .iter()
             .map(|s| match s.as_str() {
-                "floor" if !suite && series.iter().any(|x| x == "rslub") => Col::Floor,
+                "floor" if !suite && !kernels && series.iter().any(|x| x == "rslub") => Col::Floor,
                 "ideal" => Col::Plain(s.clone()),
+                _ if Some(s) == first_floor.as_ref() => Col::Plain(s.clone()),
+                _ if kernels && s.starts_with("floor-") => {
+                    Col::Versus(s.clone(), first_floor.clone().unwrap_or_default())
+                }
                 _ if *s == baseline || !has_base => Col::Plain(s.clone()),
-                _ => Col::Versus(s.clone()),
+                _ => Col::Versus(s.clone(), baseline.clone()),
             })
             .collect();
         let mut head: Vec<String> = ["op", "size", "batch", "cpus"].map(String::from).into();
         for c in &cols {
             match c {
                 Col::Plain(s) => head.push(s.clone()),
-                Col::Versus(s) => head.extend([s.clone(), "ratio".into(), "diff".into()]),
+                Col::Versus(s, _) => head.extend([s.clone(), "ratio".into(), "diff".into()]),
                 Col::Floor => head.extend(["floor".into(), "rslub/floor".into()]),
             }
         }
@@ -191,8 +218,8 @@ pub fn table(b: &Bench, title: &str) -> String {
                         line.push(val(ideal.get(&(r.1, r.2, r.3)).copied()))
                     }
                     Col::Plain(s) => line.push(val(get(s))),
-                    Col::Versus(s) => {
-                        let (x, base) = (get(s), get(&baseline));
+                    Col::Versus(s, against) => {
+                        let (x, base) = (get(s), get(against));
                         line.push(val(x));
                         match (x, base) {
                             (Some(x), Some(base)) => {

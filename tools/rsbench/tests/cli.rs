@@ -360,3 +360,69 @@ fn real_workloads_table_counters_and_bars() {
     assert!(report.contains("](real-icount-slab_kb.png)"));
     assert!(report.contains("relative to the in-tree SLUB's"));
 }
+
+#[test]
+fn two_kernels_rename_and_compare_with_classic() {
+    let dir = tmp("classic");
+    let json = dir.join("bench.json").display().to_string();
+    let (k612, k73) = (fixture("classic-6.12.log"), fixture("classic-7.3.log"));
+    let r = |log: &str, pair: &str| format!("{log}:{pair}");
+    let renames = [
+        r(&k612, "slub=classic"),
+        r(&k612, "floor=floor-6.12"),
+        r(&k73, "slub=sheaves"),
+        r(&k73, "floor=floor-7.3"),
+    ];
+    let mut args = vec!["parse", "-o", &json];
+    for x in &renames {
+        args.extend(["--rename", x]);
+    }
+    args.extend([k612.as_str(), k73.as_str()]);
+    ok(&args);
+    let v = load(&dir);
+    find(&v, &[("allocator", "classic".into()), ("size", 64.into())]);
+    find(&v, &[("allocator", "sheaves".into()), ("size", 256.into())]);
+    let out = ok(&["table", dir.to_str().unwrap()]);
+    assert!(out.contains("baseline classic"), "{out}");
+    let head: Vec<&str> = out
+        .lines()
+        .find(|l| l.starts_with("op "))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        head[4..],
+        [
+            "classic",
+            "sheaves",
+            "ratio",
+            "diff",
+            "rslub",
+            "ratio",
+            "diff",
+            "floor-6.12",
+            "floor-7.3",
+            "ratio",
+            "diff"
+        ]
+    );
+    // rslub and sheaves against classic; floor-7.3 against floor-6.12.
+    assert_eq!(
+        row(&out, "/ pair /", "pair", "64")[4..],
+        [
+            "120", "160", "1.333", "+33.33%*", "99", "0.825", "-17.50%*", "38", "38", "1.000",
+            "+0.00%"
+        ]
+    );
+    // A rename of a log that was not given, or malformed, is refused.
+    fails(
+        &["parse", "--rename", "other.log:slub=classic", &k612],
+        "is not one of the logs",
+    );
+    let out = run(&["parse", "--rename", "slub=classic", &k612]);
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not LOG:FROM=TO"));
+    // The plots put classic first and draw every allocator.
+    ok(&["plot", dir.to_str().unwrap()]);
+    assert!(dir.join("report.md").exists());
+}
