@@ -652,6 +652,10 @@ fn hardened_free_pointers_are_stored_obfuscated() {
             let stored = unsafe { (a.add(32) as *const usize).read_volatile() };
             if harden {
                 assert_ne!(stored, b as usize, "stored plain while hardened");
+                // Exactly the in-tree codec: next ^ key ^ swab(slot). (An
+                // OR or AND in it would still round-trip, and leak bits.)
+                let slot = a as usize + 32;
+                assert_eq!(stored, b as usize ^ c.layout.fp_key ^ slot.swap_bytes());
             } else {
                 assert_eq!(stored, b as usize);
             }
@@ -1521,6 +1525,14 @@ fn served_slabs_carry_their_owner_and_objects_are_found() {
         assert_eq!(found.object_start(base, o.wrapping_add(95)), Some(o));
         assert_eq!(found.object_start(base, base.wrapping_add(8)), None);
     }
+    // Past the last object is no object (there the slab ends, or its
+    // unused tail begins); object_start only computes, never reads.
+    let l = &c.layout;
+    let base = crate::slab::SlabHeader::of(objs[0], l) as *const u8;
+    let past = base.wrapping_add(l.object_offset(l.objects - 1) + l.stride);
+    // SAFETY: as above.
+    let found = unsafe { Cache::<Host>::of_slab(base) }.expect("a live slab");
+    assert_eq!(found.object_start(base, past), None);
     on_cpu(0, || objs.iter().for_each(|&o| c.free(o)));
     c.destroy().unwrap();
 }
@@ -1648,4 +1660,57 @@ fn a_broken_node_list_is_reported_and_dropped() {
     other.destroy().unwrap();
     // The dropped slabs count as in use, so destroy keeps (leaks) them.
     assert_eq!(c.destroy(), Err(4 * per));
+}
+
+/// A bulk allocation that meets a corrupted free pointer on the CPU
+/// freelist reports it once, isolates the slab, and still fills the whole
+/// array with distinct objects, none from the damaged slab.
+#[test]
+fn alloc_bulk_over_a_corrupted_free_pointer_reports_and_fills_the_array() {
+    let _m = machine();
+    let c = TestCache::new(64, 30, 5, 0);
+    on_cpu(0, || {
+        let (a, b) = (c.alloc(GFP_KERNEL, -1), c.alloc(GFP_KERNEL, -1));
+        c.free(b);
+        c.free(a);
+        // `a` heads the CPU freelist; its free pointer now names nothing.
+        // SAFETY: a free object of ours, overwritten on purpose.
+        unsafe {
+            a.add(c.layout.free_offset)
+                .cast::<usize>()
+                .write(0x5a5a_5a5a)
+        };
+        let errors = c.errors();
+        let mut out = [core::ptr::null_mut(); 8];
+        assert!(c.alloc_bulk(GFP_KERNEL, &mut out));
+        assert_eq!(c.errors(), errors + 1);
+        let damaged = crate::slab::SlabHeader::of(a, &c.layout);
+        let set: HashSet<usize> = out.iter().map(|&o| o as usize).collect();
+        assert_eq!(set.len(), out.len(), "distinct objects");
+        assert!(out.iter().all(|&o| !o.is_null()));
+        assert!(out
+            .iter()
+            .all(|&o| crate::slab::SlabHeader::of(o, &c.layout) != damaged));
+        c.free_bulk(&mut out);
+    });
+    assert_eq!(c.validate(), 0);
+    c.destroy().unwrap();
+}
+
+/// `usage_into` overwrites all of a `Usage` it is handed (the sysfs reads
+/// reuse one): filled twice, it reads as filled once.
+#[test]
+fn usage_into_a_used_usage_counts_once() {
+    let _m = machine();
+    let c = TestCache::new(64, 30, 5, 0);
+    let objs: Vec<*mut u8> = on_cpu(0, || (0..100).map(|_| c.alloc(GFP_KERNEL, -1)).collect());
+    let once = c.usage();
+    let mut twice = c.usage();
+    c.usage_into(&mut twice);
+    assert_eq!(twice.live_objects, once.live_objects);
+    assert_eq!(twice.slabs, once.slabs);
+    assert_eq!(twice.node_objects, once.node_objects);
+    assert_eq!(twice.node_slabs, once.node_slabs);
+    on_cpu(0, || objs.iter().for_each(|&o| c.free(o)));
+    c.destroy().unwrap();
 }

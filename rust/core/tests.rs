@@ -395,3 +395,47 @@ fn slab_list_refuses_links_that_do_not_agree() {
     assert_eq!(list.pop_front(), Err(BrokenList { at: s[1], lost: 2 }));
     assert_eq!(list.pop_front(), Ok(std::ptr::null_mut()));
 }
+
+/// The fault-safe free pointer read (`DEBUG_PAGEALLOC` kernels) decodes
+/// like the plain one, reads the free pointer's slot and nothing else, and
+/// gives None when the read fails.
+#[test]
+fn free_pointer_read_with_a_fallible_read_decodes_like_the_plain_one() {
+    use crate::slab::{get_free_pointer_as, get_free_pointer_with, set_free_pointer_as};
+    let mut l = Layout::new(&req(64, 0, false, false)).unwrap();
+    l.fp_key = 0x0123_4567_89ab_cdef;
+    let b = Block::new(l.slab_bytes);
+    let (obj, next) = (
+        b.ptr.wrapping_add(l.object_offset(0)),
+        b.ptr.wrapping_add(l.object_offset(1)),
+    );
+    // SAFETY: objects of a block the test owns.
+    unsafe { set_free_pointer_as::<true>(obj, &l, next) };
+    let mut asked = None;
+    let read = |p: *const usize| {
+        asked = Some(p as usize);
+        // SAFETY: the slot of an object of the block.
+        Some(unsafe { p.read() })
+    };
+    assert_eq!(get_free_pointer_with::<true>(obj, &l, read), Some(next));
+    assert_eq!(asked, Some(obj as usize + l.free_offset));
+    // SAFETY: as above.
+    assert_eq!(unsafe { get_free_pointer_as::<true>(obj, &l) }, next);
+    assert_eq!(get_free_pointer_with::<true>(obj, &l, |_| None), None);
+}
+
+/// Every refusal has its own words in the log.
+#[test]
+fn free_errors_describe_themselves_apart() {
+    let all = [
+        FreeError::NotSlabMemory,
+        FreeError::NotOurSlab,
+        FreeError::NotObjectStart,
+        FreeError::DoubleFree,
+        FreeError::Isolated,
+    ];
+    let words: HashSet<&str> = all.iter().map(|e| e.describe()).collect();
+    assert_eq!(words.len(), all.len());
+    assert!(words.iter().all(|w| w.len() > 8));
+    assert!(FreeError::DoubleFree.describe().contains("double free"));
+}
