@@ -29,6 +29,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
+. scripts/lib.sh
 export PATH=$HOME/.cargo/bin:$PATH
 
 ROUNDS=${ROUNDS:-5}
@@ -53,12 +54,7 @@ command -v hackbench >/dev/null && command -v iperf3 >/dev/null && command -v st
 # compiled out, what is timed) and a counters build (the counters boot).
 BUILD=${BENCH_BUILD:-${RSLUB_CACHE:-$HOME/.cache/rslub}/bench-build}
 build() {	# build DIR STATS
-	mkdir -p "$1"
-	rsync -a --delete --exclude /results --exclude target --exclude .git \
-		--exclude '*.o' --exclude '*.ko' --exclude '*.cmd' --exclude '*.mod' \
-		--exclude '*.mod.c' --exclude '*.bc' --exclude Module.symvers --exclude modules.order \
-		--exclude /rust/shim_bindings.rs \
-		"$ROOT/" "$1/"
+	copy_tree "$1"
 	echo "bench: building modules for $BKDIR (STATS=$2) in $1"
 	make -s -C "$1" KDIR="$BKDIR" STATS="$2" modules
 }

@@ -32,6 +32,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
+. scripts/lib.sh
 export PATH=$HOME/.cargo/bin:$PATH
 
 SIZES=${SIZES:-8 16 32 64 128 256 512 1024 2048 4096 8192 16384}
@@ -113,13 +114,7 @@ fi
 # The modules are built for the bench kernel (with the counters compiled out)
 # in a copy of the tree, so the test build in the checkout stays as it is.
 BUILD=${BENCH_BUILD:-${RSLUB_CACHE:-$HOME/.cache/rslub}/bench-build}
-mkdir -p "$BUILD"
-# Excluded files are also kept from --delete: the build outputs stay.
-rsync -a --delete --exclude /results --exclude target --exclude .git \
-	--exclude '*.o' --exclude '*.ko' --exclude '*.cmd' --exclude '*.mod' \
-	--exclude '*.mod.c' --exclude '*.bc' --exclude Module.symvers --exclude modules.order \
-	--exclude /rust/shim_bindings.rs \
-	"$ROOT/" "$BUILD/"
+copy_tree "$BUILD"
 echo "bench: building modules for $BKDIR (STATS=0) in $BUILD"
 make -s -C "$BUILD" KDIR="$BKDIR" STATS=0 modules
 # Build variants (VARIANTS, a suite's): rslub.ko built again with Kbuild's
@@ -128,12 +123,7 @@ make -s -C "$BUILD" KDIR="$BKDIR" STATS=0 modules
 RSLUB_BUILDS="default=$BUILD/rslub.ko"
 for v in ${VARIANTS:-}; do
 	vdir=$BUILD-$v
-	mkdir -p "$vdir"
-	rsync -a --delete --exclude /results --exclude target --exclude .git \
-		--exclude '*.o' --exclude '*.ko' --exclude '*.cmd' --exclude '*.mod' \
-		--exclude '*.mod.c' --exclude '*.bc' --exclude Module.symvers --exclude modules.order \
-		--exclude /rust/shim_bindings.rs \
-		"$ROOT/" "$vdir/"
+	copy_tree "$vdir"
 	echo "bench: building the $v variant of rslub.ko in $vdir"
 	make -s -C "$vdir" KDIR="$BKDIR" STATS=0 VARIANT="$v" modules
 	RSLUB_BUILDS="$RSLUB_BUILDS $v=$vdir/rslub.ko"
@@ -161,12 +151,7 @@ if [ "$CLASSIC" = 1 ]; then
 		CKDIR=$(scripts/setup.sh --flavor classic --print-kdir)
 	fi
 	CBUILD=$BUILD-classic
-	mkdir -p "$CBUILD"
-	rsync -a --delete --exclude /results --exclude target --exclude .git \
-		--exclude '*.o' --exclude '*.ko' --exclude '*.cmd' --exclude '*.mod' \
-		--exclude '*.mod.c' --exclude '*.bc' --exclude Module.symvers --exclude modules.order \
-		--exclude /rust/shim_bindings.rs \
-		"$ROOT/" "$CBUILD/"
+	copy_tree "$CBUILD"
 	cllvm=
 	if grep -q '^CONFIG_CC_IS_CLANG=y' "$CKDIR/.config"; then
 		cmajor=$(($(sed -n 's/^CONFIG_CLANG_VERSION=//p' "$CKDIR/.config") / 10000))

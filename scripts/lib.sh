@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Shared by scripts/check.sh and scripts/stress.sh (sourced).
+# Shared by scripts/check.sh, stress.sh, bench.sh and bench-real.sh (sourced).
 
 # Kernel log lines that mean a kernel problem: warnings, BUGs, oopses,
 # lockdep and context-checker reports, stack traces.
@@ -15,4 +15,17 @@ kernel_log_bad() {
 # would print "Entering directory" lines around the path.
 rslub_kdir() {
 	make -s --no-print-directory kdir
+}
+
+# copy_tree DIR: copies the checkout ($ROOT) into DIR for a module build
+# of its own (bench builds, build variants, another kernel), without git
+# data, results and build outputs; the outputs already in DIR are excluded
+# from --delete too, so a rebuild there is incremental.
+copy_tree() {
+	mkdir -p "$1"
+	rsync -a --delete --exclude /results --exclude target --exclude .git \
+		--exclude '*.o' --exclude '*.ko' --exclude '*.cmd' --exclude '*.mod' \
+		--exclude '*.mod.c' --exclude '*.bc' --exclude Module.symvers --exclude modules.order \
+		--exclude /rust/shim_bindings.rs \
+		"$ROOT/" "$1/"
 }
