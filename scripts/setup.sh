@@ -311,7 +311,7 @@ build_kernel() {
 		"$ROOT/scripts/kconfig.sh" "$kdir" "${files[@]}"
 	rm -rf "$frag"
 	local t0 cold="about 20 min"
-	[ "$CLASSIC" = 0 ] || cold="about 10 min, no Rust"
+	[ "$CLASSIC" = 0 ] || cold="20 min beside VMs, 11 of CPU; no Rust"
 	t0=$(date +%s)
 	run "build kernel $key with -j$JOBS ($cold cold on 2 cores)" "$log-build.log" \
 		make -C "$kdir" -j"$JOBS" all
