@@ -98,7 +98,7 @@ check:
 # FILE and RE are passed unexpanded (globs, regex specials such as '$').
 mutants:
 	@FILE='$(value FILE)' RE='$(value RE)' JOBS='$(JOBS)' LIST='$(LIST)' \
-		MUTANTS_LIMIT='$(MUTANTS_LIMIT)' scripts/mutants.sh
+		MUTANTS_LIMIT='$(MUTANTS_LIMIT)' VARIANT='$(VARIANT)' scripts/mutants.sh
 
 bench:
 	@scripts/bench.sh

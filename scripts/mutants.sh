@@ -13,6 +13,9 @@
 #   JOBS=1            mutants built and tested at once
 #   LIST=1            list the mutants, run nothing
 #   MUTANTS_LIMIT=7200  seconds for the whole run
+#   VARIANT=free_batch  the core as that build variant compiles it
+#                     (--cfg rslub_free_batch; Kbuild VARIANT=), whose code
+#                     the default build does not contain
 #
 # Results go to results/mutants/<time>/mutants.out (caught.txt, missed.txt,
 # timeout.txt, unviable.txt, outcomes.json); the summary is printed last.
@@ -38,6 +41,11 @@ if ! grep -q '^#\[path = "shim_methods.rs"\]$' "$STAGE/core/lib.rs"; then
 	echo "mutants: rust/core/lib.rs no longer includes ../shim_methods.rs the way scripts/mutants.sh stages it" >&2
 	exit 1
 fi
+case ${VARIANT:-} in
+"") ;;
+free_batch) export RUSTFLAGS="${RUSTFLAGS:-} --cfg rslub_free_batch" ;;
+*) echo "mutants: unknown VARIANT '$VARIANT' (free_batch)" >&2; exit 2 ;;
+esac
 args=(--dir "$STAGE/core" --jobs "${JOBS:-1}" --no-shuffle)
 if [ -n "${FILE:-}" ]; then
 	for f in $FILE; do args+=(--file "$f"); done

@@ -1714,3 +1714,39 @@ fn usage_into_a_used_usage_counts_once() {
     on_cpu(0, || objs.iter().for_each(|&o| c.free(o)));
     c.destroy().unwrap();
 }
+
+/// The `free_batch` variant's batch, at its three edges: an allocation on
+/// the CPU takes the latest batched object back at once (LIFO); lowering
+/// `free_batch` returns what every CPU holds; a flush returns the batch of
+/// a plain (unhardened) cache as well as a hardened one's.
+#[cfg(rslub_free_batch)]
+#[test]
+fn batched_objects_are_reused_returned_on_lowering_and_flushed_in_both_modes() {
+    let _m = machine();
+    for harden in [true, false] {
+        let c = TestCache::with(64, 13, 2, 2, 0, harden);
+        c.set_free_batch(8);
+        let objs: Vec<*mut u8> = on_cpu(0, || (0..4).map(|_| c.alloc(GFP_KERNEL, -1)).collect());
+        // CPU 1 has no slab: its frees are batched, and its next
+        // allocation takes the last one back.
+        on_cpu(1, || {
+            c.free(objs[0]);
+            c.free(objs[1]);
+            assert_eq!(c.alloc(GFP_KERNEL, -1), objs[1], "LIFO from the batch");
+        });
+        assert_eq!(c.stat(Stat::AllocFromBatch), 1);
+        assert_eq!(c.usage().batched_objects, 1);
+        // Lowering the limit returns the batches at once.
+        c.set_free_batch(4);
+        assert_eq!(c.usage().batched_objects, 0, "lowering returns the batch");
+        // A flush returns a batch in either mode.
+        on_cpu(1, || c.free(objs[2]));
+        assert_eq!(c.usage().batched_objects, 1);
+        c.flush_all();
+        assert_eq!(c.usage().batched_objects, 0, "flushed (harden {harden})");
+        on_cpu(0, || [objs[1], objs[3]].iter().for_each(|&o| c.free(o)));
+        c.flush_all();
+        assert_eq!(c.usage().live_objects, 0);
+        c.destroy().unwrap();
+    }
+}
