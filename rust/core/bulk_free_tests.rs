@@ -180,3 +180,35 @@ fn a_flood_of_bad_frees_leaves_a_bounded_log() {
     assert_distinct(&c, 0, 16);
     finish(c);
 }
+
+/// Small objects (more than 64 a slab, so the filter is inexact): a batch
+/// of 64 consecutive objects puts its first on the bit of the CPU
+/// freelist's head (index + 64). The batch is freed whole; the same batch
+/// with its first object named again, or with the freelist's head itself
+/// added, is refused for that object only.
+#[test]
+fn bulk_frees_of_64_small_objects_across_a_guard_bit() {
+    let _m = machine();
+    let c = TestCache::new(8, 30, 5, 0);
+    assert!(c.layout.objects > 64);
+    for extra in [None, Some(0usize), Some(usize::MAX)] {
+        let mut objs = alloc_on(&c, 0, 64);
+        let head = alloc_on(&c, 0, 1)[0];
+        // `head` goes back first: it heads the CPU freelist, the guard.
+        on_cpu(0, || c.free(head));
+        let errors = c.errors();
+        match extra {
+            Some(0) => objs.push(objs[0]),
+            Some(_) => objs.push(head),
+            None => {}
+        }
+        on_cpu(0, || c.free_bulk(&mut objs));
+        assert_eq!(
+            c.errors(),
+            errors + usize::from(extra.is_some()),
+            "{extra:?}"
+        );
+        assert_distinct(&c, 0, 130);
+    }
+    finish(c);
+}
