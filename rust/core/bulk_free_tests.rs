@@ -212,3 +212,43 @@ fn bulk_frees_of_64_small_objects_across_a_guard_bit() {
     }
     finish(c);
 }
+
+/// The same batch of 64 small objects, past the point where its first
+/// object joined the chain on the bit of the CPU freelist's head
+/// (`settle_start_bit`): the head named in the batch before the first
+/// object is met (settled by comparing), the first object named again
+/// further on or another object on the same bit (both after the bit was
+/// shared: the exact set). Each double free is reported once, the other
+/// object is freed.
+#[test]
+fn bulk_frees_past_a_settled_start_bit() {
+    let _m = machine();
+    for case in 0..3 {
+        let c = TestCache::new(8, 30, 5, 0);
+        let objs = alloc_on(&c, 0, 64);
+        let head = alloc_on(&c, 0, 1)[0];
+        let more = alloc_on(&c, 0, 64);
+        let stride = objs[1] as usize - objs[0] as usize;
+        assert_eq!(
+            more[63] as usize - objs[0] as usize,
+            128 * stride,
+            "one fresh slab, handed out in address order"
+        );
+        on_cpu(0, || c.free(head));
+        let errors = c.errors();
+        let mut batch = match case {
+            // The head between the first object and the rest.
+            0 => [&objs[..1], &[head], &objs[1..]].concat(),
+            // The first object twice, the second before the first.
+            1 => [&objs[..1], &objs[..]].concat(),
+            // Object 128, a bit shared with object 0 and the head.
+            _ => [&more[63..], &objs[..]].concat(),
+        };
+        on_cpu(0, || c.free_bulk(&mut batch));
+        assert_eq!(c.errors(), errors + usize::from(case < 2), "case {case}");
+        let rest = if case == 2 { &more[..63] } else { &more[..] };
+        on_cpu(0, || rest.iter().for_each(|&o| c.free(o)));
+        assert_distinct(&c, 0, 200);
+        finish(c);
+    }
+}

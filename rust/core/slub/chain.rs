@@ -173,7 +173,7 @@ impl<P: Platform> Cache<P> {
 
     /// The `seen` bit of `obj` if it is an object start of `slab`, else 0.
     #[inline(always)]
-    fn index_bit(&self, slab: *mut SlabHeader, obj: usize) -> u64 {
+    pub(super) fn index_bit(&self, slab: *mut SlabHeader, obj: usize) -> u64 {
         self.layout
             .object_index(obj.wrapping_sub(slab as usize))
             .map_or(0, seen_bit)
