@@ -73,6 +73,7 @@ static struct block {
 	int node;
 	unsigned int order;
 	void *owner;		/* alloc_pages' owner, checked by free_pages */
+	unsigned long private;	/* the first struct page's private word */
 } table[TABLE_SIZE];
 
 static void init_locks(void)
@@ -349,7 +350,7 @@ static void table_insert(uintptr_t base, int node, unsigned int order, void *own
 
 	for (i = slot_of(base); table[i].base; i = (i + 1) % TABLE_SIZE)
 		;
-	table[i] = (struct block){ base, node, order, owner };
+	table[i] = (struct block){ base, node, order, owner, 0 };
 }
 
 void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order,
@@ -382,8 +383,11 @@ void rslub_shim_free_pages(void *addr, unsigned int order, void *owner)
 	irq_point();
 	pthread_mutex_lock(&table_lock);
 	b = lookup((uintptr_t)addr);
-	/* The core freed something it did not allocate, or not so. */
-	if (!b || b->order != order || b->owner != owner)
+	/*
+	 * The core freed something it did not allocate, or not so, or left
+	 * its header's address in the page (the kernel would keep it).
+	 */
+	if (!b || b->order != order || b->owner != owner || b->private)
 		abort();
 	table_delete(b);
 	pthread_mutex_unlock(&table_lock);
@@ -420,6 +424,33 @@ bool rslub_shim_addr_is_direct_mapped(const void *addr)
 	}
 	pthread_mutex_unlock(&table_lock);
 	return found;
+}
+
+/* No irq_point: the kernel's is a load, on the free fast path. */
+unsigned long rslub_shim_slab_meta(const void *base)
+{
+	unsigned long word = 0;
+	struct block *b;
+
+	pthread_mutex_lock(&table_lock);
+	b = lookup((uintptr_t)base);
+	if (b)
+		word = b->private;
+	pthread_mutex_unlock(&table_lock);
+	return word;
+}
+
+void rslub_shim_set_slab_meta(void *base, unsigned long word)
+{
+	struct block *b;
+
+	pthread_mutex_lock(&table_lock);
+	b = lookup((uintptr_t)base);
+	/* Only a block of ours has a page to keep the word in. */
+	if (!b)
+		abort();
+	b->private = word;
+	pthread_mutex_unlock(&table_lock);
 }
 
 /* The twin's page table is exact: the full check is the same. */
@@ -459,6 +490,28 @@ bool rslub_host_meta_is_live(const void *p)
 long rslub_host_meta_in_use(void)
 {
 	return __atomic_load_n(&meta_in_use, __ATOMIC_RELAXED);
+}
+
+int rslub_shim_headers_init(unsigned int size)
+{
+	(void)size;
+	return 0;
+}
+
+void rslub_shim_headers_exit(void)
+{
+}
+
+/* The twin's headers are metadata blocks (meta_addr_valid knows them). */
+void *rslub_shim_alloc_header(int node, unsigned int gfp)
+{
+	(void)gfp;
+	return rslub_shim_alloc_meta(64, node);
+}
+
+void rslub_shim_free_header(void *p)
+{
+	rslub_shim_free_meta(p);
 }
 
 void rslub_shim_free_meta(void *p)

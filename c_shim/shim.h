@@ -60,7 +60,25 @@ void rslub_shim_free_pages(void *addr, unsigned int order, void *owner);
 long rslub_shim_pages_held(void);
 /* Node of the memory at addr (a slab address). */
 int rslub_shim_addr_to_node(const void *addr);
-/* True when addr may be aligned down to a slab start and read. */
+/*
+ * The private word of the struct page of base (a direct-mapped slab start):
+ * where a slab whose header is outside it keeps the header's address. Any
+ * value for a page that is not such a slab's (only checked by the caller).
+ */
+unsigned long rslub_shim_slab_meta(const void *base);
+/* Sets that word, of a block from rslub_shim_alloc_pages (0 before freeing). */
+void rslub_shim_set_slab_meta(void *base, unsigned long word);
+/*
+ * Slab headers kept outside their slabs come from a cache of their own
+ * (rslub_slab_header, of size bytes), made at load; headers_exit destroys
+ * it unless some are still in use (slabs of caches destroyed with objects
+ * live), then it is left with a log line.
+ */
+int rslub_shim_headers_init(unsigned int size);
+void rslub_shim_headers_exit(void);
+/* One header block on node (or any), with the gfp of the slab's pages. */
+void *rslub_shim_alloc_header(int node, unsigned int gfp);
+void rslub_shim_free_header(void *p);
 /*
  * True when addr may be aligned down to a slab start and read: a cheap
  * range check (the kernel's direct map of RAM, below high_memory), inlined

@@ -38,6 +38,16 @@ __always_inline int rslub_shim_addr_to_node(const void *addr)
  * kernel maps, so the slab header at its aligned-down start can be read and
  * checked. Debug caches use the full check (rslub_shim_addr_has_page).
  */
+__always_inline unsigned long rslub_shim_slab_meta(const void *base)
+{
+	return page_private(virt_to_page(base));
+}
+
+__always_inline void rslub_shim_set_slab_meta(void *base, unsigned long word)
+{
+	set_page_private(virt_to_page(base), word);
+}
+
 __always_inline bool rslub_shim_addr_is_direct_mapped(const void *addr)
 {
 	unsigned long a = (unsigned long)addr;

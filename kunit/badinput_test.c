@@ -341,6 +341,51 @@ static void a_copied_slab_header_is_refused(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
 }
 
+/*
+ * Objects of 16 KiB keep their slab header outside the slab, named by
+ * the slab's first struct page (its private word). A page of somebody
+ * else's whose word names that live header, or names a block that is no
+ * header, is no slab of the cache: the free is refused, the page untouched.
+ */
+static void a_page_naming_another_slabs_header_is_refused(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-b-outside", 16384, 0, 0, NULL);
+	unsigned int order = rslub_cache_get(s, "order");
+	unsigned long bytes = PAGE_SIZE << order, off;
+	struct page *page = alloc_pages(GFP_KERNEL | __GFP_ZERO, order);
+	u8 *obj = rslub_cache_alloc(s, GFP_KERNEL), *base, *fake;
+	void *decoy = kunit_kzalloc(test, 64, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	KUNIT_ASSERT_NOT_NULL(test, obj);
+	KUNIT_ASSERT_NOT_NULL(test, decoy);
+	if (PAGE_SIZE == 4096) {
+		/* 4 in an order-4 slab (3 with the header in it). */
+		KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "objs_per_slab"), 4);
+		KUNIT_EXPECT_EQ(test, order, 4);
+	}
+	fake = page_address(page);
+	base = (u8 *)((unsigned long)obj & ~(bytes - 1));
+	off = obj - base;
+	/* The objects start at the slab's first byte: no header in it. */
+	KUNIT_EXPECT_EQ(test, off % 16384, 0);
+	set_page_private(page, page_private(virt_to_page(base)));
+	KUNIT_EXPECT_NE(test, page_private(page), 0);
+	rslub_cache_free(s, fake + off);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "errors"), 1);
+	set_page_private(page, (unsigned long)decoy);
+	rslub_cache_free(s, fake + off);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "errors"), 2);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "objects"), 1);
+	KUNIT_EXPECT_TRUE(test, mem_is_zero(fake, bytes));
+	set_page_private(page, 0);
+	__free_pages(page, order);
+	rslub_cache_free(s, obj);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "errors"), 2);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "objects"), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
 /* Pointers that are no live cache: refused, nothing freed twice. */
 static void destroy_refuses_non_caches(struct kunit *test)
 {
@@ -387,6 +432,7 @@ static struct kunit_case rslub_badinput_cases[] = {
 	KUNIT_CASE(bulk_calls_with_bad_arrays),
 	KUNIT_CASE(a_flood_of_bad_frees_is_counted),
 	KUNIT_CASE(a_copied_slab_header_is_refused),
+	KUNIT_CASE(a_page_naming_another_slabs_header_is_refused),
 	KUNIT_CASE(destroy_refuses_non_caches),
 	KUNIT_CASE(pages_count_returns_to_start),
 	{}

@@ -105,9 +105,20 @@ static void **objs_array(struct kunit *test, size_t n)
 	return p;
 }
 
+/* At 64 bytes the slab header is in the slab, at 16384 outside it. */
+static const unsigned int fast_sizes[] = { 64, 16384 };
+
+static void fast_size_desc(const unsigned int *size, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "size %u", *size);
+}
+
+KUNIT_ARRAY_PARAM(fast_sizes, fast_sizes, fast_size_desc);
+
 static void first_alloc_is_slow_then_fast(struct kunit *test)
 {
-	struct rslub_cache *s = make(test, "rslub-s-fast", 64, 0, 0, NULL);
+	const unsigned int *size = test->param_value;
+	struct rslub_cache *s = make(test, "rslub-s-fast", *size, 0, 0, NULL);
 	void *a, *b;
 
 	pin(test, cpumask_first(cpu_online_mask));
@@ -913,7 +924,7 @@ static void full_batch_returns_in_slab_groups(struct kunit *test)
 }
 
 static struct kunit_case rslub_slub_cases[] = {
-	KUNIT_CASE(first_alloc_is_slow_then_fast),
+	KUNIT_CASE_PARAM(first_alloc_is_slow_then_fast, fast_sizes_gen_params),
 	KUNIT_CASE(remote_free_is_slow),
 	KUNIT_CASE(bulk_double_frees_are_refused),
 	KUNIT_CASE(bulk_double_frees_on_a_node_partial_slab),

@@ -84,13 +84,16 @@ fn debug_bits(flags: c_uint) -> Option<u32> {
     (flags & !allowed == 0).then_some(debug)
 }
 
-/// The slab layout of a cache, or why there is none.
+/// The slab layout of a cache, or why there is none. `served`: the cache
+/// will serve a kernel cache, whose frees find it through the header at
+/// the slab's start (`Cache::of_slab`).
 fn layout_for(
     size: usize,
     align: usize,
     flags: c_uint,
     debug: u32,
     has_ctor: bool,
+    served: bool,
 ) -> core::result::Result<Layout, &'static str> {
     if size == 0 || size > MAX_OBJECT_SIZE {
         return Err("size must be 1..RSLUB_MAX_OBJECT_SIZE");
@@ -107,6 +110,8 @@ fn layout_for(
         cache_line: c.cache_line,
         page_size: c.page_size,
         header_size: HEADER_SIZE,
+        // The debug paths and served frees find headers in the slab.
+        header_outside_ok: debug == 0 && !served,
         min_objects: MIN_OBJECTS,
         red_zone: debug & crate::debug::RED_ZONE != 0,
         poison: debug & crate::debug::POISON != 0 && !has_ctor,
@@ -129,6 +134,23 @@ pub unsafe extern "C" fn rslub_cache_create(
     ctor: Option<Ctor>,
 ) -> *mut Cache {
     // SAFETY: forwarded from the caller's contract.
+    unsafe { create_cache(name, size, align, flags, ctor, false) }
+}
+
+/// `rslub_cache_create`, for a cache that serves a kernel cache when
+/// `served` (`serve.rs`: its slab headers stay in the slabs).
+///
+/// # Safety
+/// As for `rslub_cache_create`.
+pub(crate) unsafe fn create_cache(
+    name: *const c_char,
+    size: c_uint,
+    align: c_uint,
+    flags: c_uint,
+    ctor: Option<Ctor>,
+    served: bool,
+) -> *mut Cache {
+    // SAFETY: forwarded from the caller's contract.
     let Some((buf, len)) = (unsafe { read_name(name, NAME_MAX) }) else {
         pr_err!(
             "create: name is NULL, empty or longer than {} bytes\n",
@@ -147,7 +169,7 @@ pub unsafe extern "C" fn rslub_cache_create(
         .ok_or("unsupported flags")
         .and_then(|debug| {
             Ok((
-                layout_for(size, align, flags, debug, ctor.is_some())?,
+                layout_for(size, align, flags, debug, ctor.is_some(), served)?,
                 debug,
             ))
         });

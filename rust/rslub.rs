@@ -287,12 +287,24 @@ impl kernel::Module for Rslub {
             ],
             debug_default,
         });
+        // SAFETY: once, before any cache exists.
+        let err = unsafe { shim::rslub_shim_headers_init(crate::slab::HEADER_SIZE as u32) };
+        if err != 0 {
+            pr_err!("cannot create the slab header cache (out of memory); not loading\n");
+            return Err(Error::from_errno(err));
+        }
         // SAFETY: module init runs once, before any API call can be made.
-        unsafe { registry::init_registry() }?;
+        if let Err(e) = unsafe { registry::init_registry() } {
+            // SAFETY: made above, no header allocated.
+            unsafe { shim::rslub_shim_headers_exit() };
+            return Err(e);
+        }
         // SAFETY: registers a callback that only walks the registry.
         let state = unsafe { shim::rslub_shim_cpuhp_register() };
         if state < 0 {
             registry::exit_registry();
+            // SAFETY: no cache is left to use a header.
+            unsafe { shim::rslub_shim_headers_exit() };
             pr_err!("cannot register the CPU hotplug callback ({})\n", state);
             return Err(Error::from_errno(state));
         }
@@ -303,6 +315,8 @@ impl kernel::Module for Rslub {
             // SAFETY: `state` came from the registration above.
             unsafe { shim::rslub_shim_cpuhp_unregister(state) };
             registry::exit_registry();
+            // SAFETY: no cache is left to use a header.
+            unsafe { shim::rslub_shim_headers_exit() };
             pr_err!("cannot register the shrinker (out of memory); not loading\n");
             return Err(ENOMEM);
         }
@@ -334,6 +348,9 @@ impl Drop for Rslub {
         // SAFETY: `cpuhp_state` came from a successful registration.
         unsafe { shim::rslub_shim_cpuhp_unregister(self.cpuhp_state) };
         let leaked = registry::exit_registry();
+        // SAFETY: the registry is gone, so no cache allocates a header any
+        // more; headers of leaked slabs keep their cache.
+        unsafe { shim::rslub_shim_headers_exit() };
         if leaked != 0 {
             pr_warn!(
                 "unloading with {} caches never destroyed; their memory is leaked\n",

@@ -22,7 +22,7 @@
 //! paths take neither: the kernel passes the rslub cache (alloc) or the
 //! slab (free), and SRCU in the kernel keeps both alive across the call.
 
-use crate::api::{rslub_cache_create, rslub_cache_destroy, NAME_MAX};
+use crate::api::{create_cache, rslub_cache_destroy, NAME_MAX};
 use crate::kplat::Cache;
 use crate::shim;
 use core::ffi::{c_int, c_long, c_uint, c_ulong, c_void, CStr};
@@ -308,7 +308,16 @@ fn serve_one(list: &mut ServedList, c: &Candidate) -> Result {
     let cache = list.0.reserve(1, GFP_KERNEL).map(|()| {
         // SAFETY: `cname` is NUL-terminated; the kernel cache's
         // constructor accepts any of its objects, which rslub's are.
-        unsafe { rslub_cache_create(cname.as_ptr().cast(), c.object_size, c.align, 0, c.ctor) }
+        unsafe {
+            create_cache(
+                cname.as_ptr().cast(),
+                c.object_size,
+                c.align,
+                0,
+                c.ctor,
+                true,
+            )
+        }
     });
     // SAFETY: as above.
     unsafe { shim::rslub_shim_internal(false) };
@@ -317,7 +326,8 @@ fn serve_one(list: &mut ServedList, c: &Candidate) -> Result {
     if cache.is_null() || cache as usize >= (-4095isize) as usize {
         return Err(Error::from_errno(cache as isize as c_int));
     }
-    // SAFETY: just created, so no slab yet; `c.s` is a live kernel cache,
+    // SAFETY: just created (as served: its slab headers are in its slabs),
+    // so no slab yet; `c.s` is a live kernel cache,
     // and stays so while it has objects of ours (it is destroyed only
     // once they are freed, and tells us first).
     unsafe { (*cache).set_page_owner(c.s) };

@@ -43,6 +43,27 @@ macro_rules! shim_platform_methods {
             unsafe { $shim::rslub_shim_addr_to_node(p.cast()) }
         }
 
+        fn slab_meta(base: *const u8) -> usize {
+            // SAFETY: per the trait, `base` is a direct-mapped slab start,
+            // whose page descriptor exists; the word is only read.
+            unsafe { $shim::rslub_shim_slab_meta(base.cast()) as usize }
+        }
+
+        unsafe fn set_slab_meta(base: *mut u8, word: usize) {
+            // SAFETY: per the caller, a block of ours from `alloc_pages`.
+            unsafe { $shim::rslub_shim_set_slab_meta(base.cast(), word as core::ffi::c_ulong) }
+        }
+
+        fn alloc_header(node: i32, gfp: u32) -> *mut u8 {
+            // SAFETY: plain allocation.
+            unsafe { $shim::rslub_shim_alloc_header(node, gfp) }.cast()
+        }
+
+        unsafe fn free_header(p: *mut u8) {
+            // SAFETY: per the caller, `p` came from `alloc_header`.
+            unsafe { $shim::rslub_shim_free_header(p.cast()) }
+        }
+
         fn addr_valid(p: *const u8) -> bool {
             // SAFETY: an address check, no dereference.
             unsafe { $shim::rslub_shim_addr_is_direct_mapped(p.cast()) }

@@ -512,7 +512,7 @@ fn random_freelist_order_differs_between_slabs() {
     // Each slab's objects in the order they were handed out (freelist order).
     let mut orders: HashMap<usize, Vec<usize>> = HashMap::new();
     for &o in &objs {
-        let s = SlabHeader::of(o, &c.layout) as usize;
+        let s = c.layout.slab_base(o);
         let idx = c.layout.object_index(o as usize - s).unwrap();
         orders.entry(s).or_default().push(idx);
     }
@@ -552,7 +552,7 @@ fn random_freelist_sequence_is_not_always_even() {
         let perm: Vec<usize> = objs
             .iter()
             .map(|&o| {
-                let s = SlabHeader::of(o, &c.layout) as usize;
+                let s = c.layout.slab_base(o);
                 c.layout.object_index(o as usize - s).unwrap()
             })
             .collect();
@@ -718,7 +718,7 @@ fn stat_clear_clears_every_cpu() {
 
 /// The node of `o`'s slab.
 fn node_of(c: &TestCache, o: *mut u8) -> i32 {
-    Host::page_node(SlabHeader::of(o, &c.layout).cast())
+    Host::page_node(c.layout.slab_base(o) as *const u8)
 }
 
 /// Makes at least `n` node partial slabs on the node of CPU `cpu` (`n`

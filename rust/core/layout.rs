@@ -84,6 +84,10 @@ pub struct LayoutRequest {
     pub page_size: usize,
     /// Bytes at the start of each slab reserved for the slab header.
     pub header_size: usize,
+    /// The header may live outside the slab (`Layout::header_outside`):
+    /// not for debug caches, nor for served ones (the kernel finds their
+    /// cache through the header at the slab's start).
+    pub header_outside_ok: bool,
     /// Objects a slab should hold at least, when waste allows.
     pub min_objects: usize,
     /// Red zones around each object (`SLAB_RED_ZONE`).
@@ -106,6 +110,7 @@ impl LayoutRequest {
             cache_line: 64,
             page_size,
             header_size,
+            header_outside_ok: false,
             min_objects: 8,
             red_zone: false,
             poison: false,
@@ -146,6 +151,10 @@ pub struct Layout {
     pub hardened: bool,
     /// Offset of the first object from the slab start.
     pub first_offset: usize,
+    /// The slab header is not in the slab but in a block of its own,
+    /// found through the slab's first page (`Platform::slab_meta`): chosen
+    /// where a header in the slab would cost a quarter of its objects.
+    pub header_outside: bool,
     /// Slab order (`2^order` pages).
     pub order: u32,
     /// Bytes in a slab.
@@ -171,6 +180,50 @@ const fn odd_inverse(d: usize) -> usize {
 
 const fn round_up(x: usize, a: usize) -> usize {
     (x + a - 1) & !(a - 1)
+}
+
+/// The slab of a cache whose objects are `stride` apart from
+/// `first_offset` on: `(order, bytes, objects, first_offset)`, the order
+/// chosen like upstream's `calculate_order`.
+fn geometry(
+    req: &LayoutRequest,
+    stride: usize,
+    first_offset: usize,
+) -> Result<(u32, usize, usize, usize), LayoutError> {
+    let fits = |order: u32| {
+        let bytes = req.page_size << order;
+        if bytes < first_offset + stride {
+            return None;
+        }
+        let objects = ((bytes - first_offset) / stride).min(MAX_OBJECTS);
+        Some((bytes, objects, bytes - first_offset - objects * stride))
+    };
+    let min_order = (0..=MAX_ORDER)
+        .find(|&o| fits(o).is_some())
+        .ok_or(LayoutError::TooLarge)?;
+
+    // Tightest waste bound first. Below the costly order, grow the slab
+    // until it holds `min_objects`; past it, take the first order whose
+    // waste is within the bound. If no bound can be met, the smallest
+    // order that fits one object.
+    let mut chosen = None;
+    'search: for fraction in [16usize, 8, 4] {
+        for order in min_order..=MAX_ORDER {
+            let Some((bytes, objects, waste)) = fits(order) else {
+                continue;
+            };
+            if objects < req.min_objects && order < COSTLY_ORDER {
+                continue;
+            }
+            if waste * fraction <= bytes {
+                chosen = Some(order);
+                break 'search;
+            }
+        }
+    }
+    let order = chosen.unwrap_or(min_order);
+    let (bytes, objects, _) = fits(order).ok_or(LayoutError::TooLarge)?;
+    Ok((order, bytes, objects, first_offset))
 }
 
 impl Layout {
@@ -211,41 +264,23 @@ impl Layout {
         };
         // The next object's left red zone ends the stride.
         let stride = round_up(raw + red_left, align);
-        let first_offset = round_up(req.header_size + red_left, align);
-
-        let fits = |order: u32| {
-            let bytes = req.page_size << order;
-            if bytes < first_offset + stride {
-                return None;
-            }
-            let objects = ((bytes - first_offset) / stride).min(MAX_OBJECTS);
-            Some((bytes, objects, bytes - first_offset - objects * stride))
+        let (order, slab_bytes, inside, inside_first) =
+            geometry(req, stride, round_up(req.header_size + red_left, align))?;
+        // The header moves out where it costs a quarter of the slab's
+        // objects or more: 16 KiB objects, 3 in an order-4 slab with it, 4
+        // without. The order stays what the header in the slab made it, so
+        // the page allocator sees the same requests. Below that it stays
+        // in: found by masking the address, it costs the fast paths
+        // nothing, where the page lookup of a free off the CPU slab cost
+        // more than the object gained (docs/design.md, "Data", measured).
+        let out_first = round_up(red_left, align);
+        let outside = ((slab_bytes - out_first) / stride).min(MAX_OBJECTS);
+        let header_outside = req.header_outside_ok && inside * 4 <= outside * 3;
+        let (objects, first_offset) = if header_outside {
+            (outside, out_first)
+        } else {
+            (inside, inside_first)
         };
-        let min_order = (0..=MAX_ORDER)
-            .find(|&o| fits(o).is_some())
-            .ok_or(LayoutError::TooLarge)?;
-
-        // Tightest waste bound first. Below the costly order, grow the slab
-        // until it holds `min_objects`; past it, take the first order whose
-        // waste is within the bound. If no bound can be met, the smallest
-        // order that fits one object.
-        let mut chosen = None;
-        'search: for fraction in [16usize, 8, 4] {
-            for order in min_order..=MAX_ORDER {
-                let Some((bytes, objects, waste)) = fits(order) else {
-                    continue;
-                };
-                if objects < req.min_objects && order < COSTLY_ORDER {
-                    continue;
-                }
-                if waste * fraction <= bytes {
-                    chosen = Some(order);
-                    break 'search;
-                }
-            }
-        }
-        let order = chosen.unwrap_or(min_order);
-        let (slab_bytes, objects, _) = fits(order).ok_or(LayoutError::TooLarge)?;
         let stride_tz = stride.trailing_zeros();
         let stride_inv = odd_inverse(stride >> stride_tz);
         Ok(Layout {
@@ -262,6 +297,7 @@ impl Layout {
             fp_key: 0,
             hardened: false,
             first_offset,
+            header_outside,
             order,
             slab_bytes,
             slab_mask: !(slab_bytes - 1),
@@ -284,6 +320,13 @@ impl Layout {
             .wrapping_sub(self.first_inv)
             .rotate_right(self.stride_tz);
         (idx < self.objects).then_some(idx)
+    }
+
+    /// The start of the slab that would contain `obj`: slabs are naturally
+    /// aligned buddy blocks.
+    #[inline(always)]
+    pub fn slab_base(&self, obj: *const u8) -> usize {
+        obj as usize & self.slab_mask
     }
 
     /// Whether stored free pointers are hardened (obfuscated).

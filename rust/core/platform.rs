@@ -92,6 +92,28 @@ pub unsafe trait Platform: Sized + 'static {
     unsafe fn free_pages(p: *mut u8, order: u32, owner: *mut core::ffi::c_void);
     /// Node of the memory at `p`.
     fn page_node(p: *const u8) -> i32;
+    /// The word a slab keeps beside its pages, for a header outside the
+    /// slab (`Layout::header_outside`): the `private` word of the first
+    /// page's `struct page`, as a page's owner may use it. `base` is
+    /// `addr_valid` and aligned to a slab; for a block `alloc_pages` did
+    /// not return (or returned to somebody else) the word is whatever its
+    /// owner keeps there, 0 included, and is only checked, never trusted.
+    fn slab_meta(base: *const u8) -> usize;
+    /// A block for one slab header kept outside its slab (`HEADER_SIZE`
+    /// bytes, aligned to 64; `meta_addr_valid`), on `node` (or any, when
+    /// negative), with the `gfp` of the slab's pages; null on failure.
+    fn alloc_header(node: i32, gfp: u32) -> *mut u8;
+    /// Frees a block from `alloc_header`.
+    ///
+    /// # Safety
+    /// `p` came from `alloc_header` and is not used afterwards.
+    unsafe fn free_header(p: *mut u8);
+    /// Sets the word `slab_meta` reads, of a block from `alloc_pages`.
+    ///
+    /// # Safety
+    /// `base` came from `alloc_pages` and is not freed yet; before it is,
+    /// the word is set back to 0.
+    unsafe fn set_slab_meta(base: *mut u8, word: usize);
     /// Whether `p` points into memory the allocator could have handed out
     /// (readable when aligned down to a slab).
     fn addr_valid(p: *const u8) -> bool;

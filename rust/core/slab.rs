@@ -39,25 +39,32 @@ pub const fn inuse(counters: usize) -> u32 {
     counters as u32
 }
 
-/// Per-slab metadata at the start of every slab.
+/// In `SlabHeader::list_gen`: the slab is on a node list (of the
+/// generation in the other bits).
+const ON_LIST: u32 = 1 << 31;
+
+/// Per-slab metadata: at the start of the slab, or, where that would cost
+/// too much of it, outside (`Layout::header_outside`), found through the
+/// slab's first page (`Platform::slab_meta`). Either way it is 64 bytes.
 #[repr(C, align(16))]
 pub struct SlabHeader {
     /// `[freelist, counters]`, the cmpxchg16b pair.
     pair: UnsafeCell<[usize; 2]>,
-    /// `secret ^ (address of this header)` while the slab is live, with
-    /// the owning cache's random `secret` (`live_magic`); that value
-    /// `^ SLAB_BROKEN` once isolated; 0 once the slab is freed.
+    /// `secret ^ base` while the slab is live, with the owning cache's
+    /// random `secret` (`live_magic`); that value `^ SLAB_BROKEN` once
+    /// isolated; 0 once the slab is freed.
     magic: usize,
     /// Identity of the owning cache.
     owner: usize,
-    /// Objects in this slab.
-    pub objects: u32,
     /// NUMA node of the slab's pages.
     pub node: i32,
-    /// Whether the slab is on its node's partial list or empty cache.
-    pub on_list: bool,
-    /// The `generation` of the list it was put on (`SlabList::holds`).
+    /// The `generation` of the list it was put on (`SlabList::holds`),
+    /// with `ON_LIST` while it is on its node's partial list or empty
+    /// cache.
     list_gen: u32,
+    /// The slab's first byte: the header's own address when the header is
+    /// in the slab.
+    pub base: usize,
     /// Previous slab on a node list.
     pub prev: *mut SlabHeader,
     /// Next slab on a node list or the CPU partial list.
@@ -96,28 +103,39 @@ impl FreeError {
 }
 
 impl SlabHeader {
-    /// The header of the slab that would contain `obj`.
-    #[inline(always)]
-    pub fn of(obj: *const u8, layout: &Layout) -> *mut SlabHeader {
-        ((obj as usize) & layout.slab_mask) as *mut SlabHeader
+    /// The header of the slab that would contain `obj` (the host tests'
+    /// shortcut: the cache's own lookup is `Cache::header_of`).
+    #[cfg(test)]
+    pub(crate) fn of(obj: *const u8, layout: &Layout) -> *mut SlabHeader {
+        let base = layout.slab_base(obj);
+        if layout.header_outside {
+            crate::slub::Cache::<crate::host::Host>::header_at::<true>(base)
+        } else {
+            base as *mut SlabHeader
+        }
     }
 
-    /// Writes a header at `base` for the cache at `owner`, whose slab
-    /// secret is `secret` (odd: see [`SlabHeader::live_magic`]), and threads
-    /// every object onto the freelist in address order.
+    /// Writes the header of the slab at `base` (at `base` itself, or at
+    /// `outside` when the layout keeps it out of the slab) for the cache at
+    /// `owner`, whose slab secret is `secret` (odd: see
+    /// [`SlabHeader::live_magic`]), and threads every object onto the
+    /// freelist in address order.
     ///
     /// # Safety
     /// `base` is `layout.slab_bytes` bytes of writable memory, aligned to
-    /// `layout.slab_bytes`, owned by the caller.
+    /// `layout.slab_bytes`, owned by the caller; with
+    /// `layout.header_outside`, `outside` is `HEADER_SIZE` bytes of such
+    /// memory aligned to 16 (else it is unused).
     pub unsafe fn init(
         base: *mut u8,
+        outside: *mut SlabHeader,
         layout: &Layout,
         owner: usize,
         secret: usize,
         node: i32,
     ) -> *mut SlabHeader {
         // SAFETY: per the caller (same contract).
-        unsafe { Self::init_shuffled(base, layout, owner, secret, node, &[], 0) }
+        unsafe { Self::init_shuffled(base, outside, layout, owner, secret, node, &[], 0) }
     }
 
     /// Like [`SlabHeader::init`], but when `seq` holds a permutation of the
@@ -126,8 +144,10 @@ impl SlabHeader {
     ///
     /// # Safety
     /// As for [`SlabHeader::init`].
+    #[allow(clippy::too_many_arguments)]
     pub unsafe fn init_shuffled(
         base: *mut u8,
+        outside: *mut SlabHeader,
         layout: &Layout,
         owner: usize,
         secret: usize,
@@ -135,7 +155,11 @@ impl SlabHeader {
         seq: &[u32],
         start: usize,
     ) -> *mut SlabHeader {
-        let hdr = base.cast::<SlabHeader>();
+        let hdr = if layout.header_outside {
+            outside
+        } else {
+            base.cast::<SlabHeader>()
+        };
         // SAFETY: per the caller.
         let next = unsafe {
             if layout.hardened() {
@@ -144,17 +168,17 @@ impl SlabHeader {
                 thread_freelist::<false>(base, layout, seq, start)
             }
         };
-        // SAFETY: the header fits before the first object and `base` is
-        // aligned far beyond `SlabHeader`'s alignment.
+        // SAFETY: in the slab the header fits before the first object and
+        // `base` is aligned far beyond `SlabHeader`'s alignment; outside,
+        // per the caller.
         unsafe {
             hdr.write(SlabHeader {
                 pair: UnsafeCell::new([next as usize, 0]),
                 magic: Self::live_magic(secret, base as usize),
                 owner,
-                objects: layout.objects as u32,
                 node,
-                on_list: false,
                 list_gen: 0,
+                base: base as usize,
                 prev: ptr::null_mut(),
                 next: ptr::null_mut(),
             });
@@ -200,11 +224,25 @@ impl SlabHeader {
         secret ^ at
     }
 
-    /// Whether this header belongs to a live slab of the cache whose slab
-    /// secret is `secret`: one XOR and one compare, on the free fast path.
+    /// Whether this header belongs to a live slab at `base` of the cache
+    /// whose slab secret is `secret`: one XOR and one compare, on the free
+    /// fast path. The caller found the header from `base`
+    /// (`Cache::header_at`), so a header that is not that slab's fails.
     #[inline(always)]
+    pub fn is_live_at(&self, secret: usize, base: usize) -> bool {
+        self.magic == Self::live_magic(secret, base)
+    }
+
+    /// [`SlabHeader::is_live_at`] for the slab this header says it is of
+    /// (its `base`): for a header reached through a list or a CPU, not
+    /// found from an address.
     pub fn is_live_with(&self, secret: usize) -> bool {
-        self.magic == Self::live_magic(secret, ptr::from_ref(self) as usize)
+        self.is_live_at(secret, self.base)
+    }
+
+    /// Whether the slab is on a node list (of some generation).
+    pub fn on_list(&self) -> bool {
+        self.list_gen & ON_LIST != 0
     }
 
     /// The owner field (a `Cache` address) as written at `init`; trusted
@@ -230,9 +268,9 @@ impl SlabHeader {
         self.magic = 0;
     }
 
-    /// Whether this slab of the cache with `secret` was isolated.
-    pub fn is_isolated_with(&self, secret: usize) -> bool {
-        self.magic == Self::live_magic(secret, ptr::from_ref(self) as usize) ^ SLAB_BROKEN
+    /// Whether this slab at `base` of the cache with `secret` was isolated.
+    pub fn is_isolated_at(&self, secret: usize, base: usize) -> bool {
+        self.magic == Self::live_magic(secret, base) ^ SLAB_BROKEN
     }
 
     /// Marks the slab, of the cache with `secret`, isolated: frees of its
@@ -241,7 +279,8 @@ impl SlabHeader {
     /// # Safety
     /// The caller has taken the slab off every list (or it is on none).
     pub unsafe fn mark_isolated(slab: *mut SlabHeader, secret: usize) {
-        let magic = Self::live_magic(secret, slab as usize) ^ SLAB_BROKEN;
+        // SAFETY: per the caller, a live header.
+        let magic = Self::live_magic(secret, unsafe { (*slab).base }) ^ SLAB_BROKEN;
         // SAFETY: per the caller; racing readers of `magic` only compare it.
         unsafe { ptr::write_volatile(ptr::addr_of_mut!((*slab).magic), magic) };
     }
@@ -250,30 +289,31 @@ impl SlabHeader {
     /// a free.
     #[cold]
     #[inline(never)]
-    fn not_live(&self, secret: usize) -> FreeError {
-        if self.is_isolated_with(secret) {
+    fn not_live(&self, secret: usize, base: usize) -> FreeError {
+        if self.is_isolated_at(secret, base) {
             FreeError::Isolated
         } else {
             FreeError::NotOurSlab
         }
     }
 
-    /// Checks that `obj` is an object start of this live slab of the
-    /// cache whose slab secret is `secret`. Inlined on the free fast path;
-    /// the failure is told apart out of line.
-    #[inline(always)]
+    /// Checks that `obj` is an object start of this live slab at `base` of
+    /// the cache whose slab secret is `secret` (the header found from
+    /// `base`, as for `is_live_at`). Out of line, to tell a refused free
+    /// apart.
     pub fn check_object(
         &self,
         obj: *const u8,
+        base: usize,
         layout: &Layout,
         secret: usize,
     ) -> Result<(), FreeError> {
-        if !self.is_live_with(secret) {
-            return Err(self.not_live(secret));
+        if !self.is_live_at(secret, base) {
+            return Err(self.not_live(secret, base));
         }
-        // An `obj` below the header wraps to a huge offset, which
+        // An `obj` below the slab wraps to a huge offset, which
         // `object_index` refuses.
-        let offset = (obj as usize).wrapping_sub(core::ptr::from_ref(self) as usize);
+        let offset = (obj as usize).wrapping_sub(base);
         if layout.object_index(offset).is_none() {
             return Err(FreeError::NotObjectStart);
         }
@@ -423,12 +463,12 @@ pub unsafe fn set_free_pointer(obj: *mut u8, layout: &Layout, next: *mut u8) {
 }
 
 /// Whether `next` (a decoded free pointer read from an object of the slab
-/// at `slab`) is null or an object start of that slab.
+/// starting at `base`) is null or an object start of that slab.
 #[inline(always)]
-pub fn free_pointer_ok(next: *const u8, slab: *const SlabHeader, layout: &Layout) -> bool {
+pub fn free_pointer_ok(next: *const u8, base: usize, layout: &Layout) -> bool {
     next.is_null()
         || layout
-            .object_index((next as usize).wrapping_sub(slab as usize))
+            .object_index((next as usize).wrapping_sub(base))
             .is_some()
 }
 
@@ -478,8 +518,7 @@ impl SlabList {
         unsafe {
             (*slab).prev = ptr::null_mut();
             (*slab).next = self.head;
-            (*slab).on_list = true;
-            (*slab).list_gen = self.generation;
+            (*slab).list_gen = self.generation | ON_LIST;
             if self.head.is_null() {
                 self.tail = slab;
             } else {
@@ -499,8 +538,7 @@ impl SlabList {
         unsafe {
             (*slab).next = ptr::null_mut();
             (*slab).prev = self.tail;
-            (*slab).on_list = true;
-            (*slab).list_gen = self.generation;
+            (*slab).list_gen = self.generation | ON_LIST;
             if self.tail.is_null() {
                 self.head = slab;
             } else {
@@ -519,7 +557,7 @@ impl SlabList {
     /// `slab` is a live header.
     pub(crate) unsafe fn holds(&self, slab: *const SlabHeader) -> bool {
         // SAFETY: per the caller.
-        unsafe { (*slab).on_list && (*slab).list_gen == self.generation }
+        unsafe { (*slab).list_gen == self.generation | ON_LIST }
     }
 
     /// Unlinks `slab`, once its links agree with its neighbours' (as
@@ -538,10 +576,10 @@ impl SlabList {
     /// list it forgot); see `unlink_checked` for its links.
     pub(crate) unsafe fn remove(&mut self, slab: *mut SlabHeader) -> Result<(), BrokenList> {
         // SAFETY: `slab` is live per the caller.
-        if unsafe { (*slab).list_gen } != self.generation && self.head != slab {
+        if unsafe { (*slab).list_gen } & !ON_LIST != self.generation && self.head != slab {
             // On the list before it forgot its slabs: on none now.
             // SAFETY: as above.
-            unsafe { (*slab).on_list = false };
+            unsafe { (*slab).list_gen &= !ON_LIST };
             return Ok(());
         }
         // SAFETY: as above.
@@ -570,7 +608,7 @@ impl SlabList {
             } else {
                 (*next).prev == slab
             };
-            if !(prev_ok && next_ok && (*slab).list_gen == self.generation) {
+            if !(prev_ok && next_ok && (*slab).list_gen == self.generation | ON_LIST) {
                 return Err(self.forget(slab));
             }
             if prev.is_null() {
@@ -585,7 +623,7 @@ impl SlabList {
             }
             (*slab).prev = ptr::null_mut();
             (*slab).next = ptr::null_mut();
-            (*slab).on_list = false;
+            (*slab).list_gen &= !ON_LIST;
         }
         self.len -= 1;
         Ok(())
@@ -602,9 +640,9 @@ impl SlabList {
     unsafe fn forget(&mut self, at: *mut SlabHeader) -> BrokenList {
         let lost = self.len;
         *self = Self::new();
-        self.generation = NEXT_GENERATION.fetch_add(1, Ordering::Relaxed);
+        self.generation = NEXT_GENERATION.fetch_add(1, Ordering::Relaxed) & !ON_LIST;
         // SAFETY: per the caller.
-        unsafe { (*at).on_list = false };
+        unsafe { (*at).list_gen &= !ON_LIST };
         BrokenList { at, lost }
     }
 

@@ -1517,7 +1517,7 @@ fn served_slabs_carry_their_owner_and_objects_are_found() {
     let objs: Vec<*mut u8> = on_cpu(0, || (0..200).map(|_| c.alloc(GFP_KERNEL, -1)).collect());
     for &o in &objs {
         assert!(!o.is_null());
-        let base = crate::slab::SlabHeader::of(o, &c.layout) as *const u8;
+        let base = c.layout.slab_base(o) as *const u8;
         // SAFETY: `base` is a live slab of the live cache `c`.
         let found = unsafe { Cache::<Host>::of_slab(base) }.expect("a live slab");
         assert!(std::ptr::eq(found, &*c));
@@ -1528,7 +1528,7 @@ fn served_slabs_carry_their_owner_and_objects_are_found() {
     // Past the last object is no object (there the slab ends, or its
     // unused tail begins); object_start only computes, never reads.
     let l = &c.layout;
-    let base = crate::slab::SlabHeader::of(objs[0], l) as *const u8;
+    let base = l.slab_base(objs[0]) as *const u8;
     let past = base.wrapping_add(l.object_offset(l.objects - 1) + l.stride);
     // SAFETY: as above.
     let found = unsafe { Cache::<Host>::of_slab(base) }.expect("a live slab");

@@ -130,6 +130,8 @@ impl TestCache {
             red_zone: debug & crate::debug::RED_ZONE != 0,
             poison: debug & crate::debug::POISON != 0,
             store_user: debug & crate::debug::STORE_USER != 0,
+            // As the C API asks (rust/api.rs).
+            header_outside_ok: debug == 0,
             ..LayoutRequest::plain(size, 0, 4096, HEADER_SIZE)
         })
         .unwrap();

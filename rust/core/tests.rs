@@ -19,6 +19,7 @@ fn req(size: usize, align: usize, hw: bool, ctor: bool) -> LayoutRequest {
         cache_line: 64,
         page_size: PAGE,
         header_size: HEADER_SIZE,
+        header_outside_ok: false,
         min_objects: 8,
         red_zone: false,
         poison: false,
@@ -153,7 +154,7 @@ fn new_slab_threads_every_object_once() {
         let l = Layout::new(&req(size, 0, false, ctor)).unwrap();
         let b = Block::new(l.slab_bytes);
         // SAFETY: `b` is a slab-sized, slab-aligned block.
-        let hdr = unsafe { &*SlabHeader::init(b.ptr, &l, 1, 1, 0) };
+        let hdr = unsafe { &*SlabHeader::init(b.ptr, std::ptr::null_mut(), &l, 1, 1, 0) };
         let objs = freelist(hdr, &l);
         assert_eq!(objs.len(), l.objects);
         let set: HashSet<usize> = objs.iter().map(|&p| p as usize).collect();
@@ -172,20 +173,26 @@ fn check_object_catches_bad_pointers() {
     let l = Layout::new(&req(64, 0, false, false)).unwrap();
     let b = Block::new(l.slab_bytes);
     // SAFETY: slab-sized, slab-aligned block.
-    let hdr = unsafe { &mut *SlabHeader::init(b.ptr, &l, 0x1000, 7, 0) };
+    let hdr = unsafe { &mut *SlabHeader::init(b.ptr, std::ptr::null_mut(), &l, 0x1000, 7, 0) };
     let a = freelist(hdr, &l)[0];
-    assert_eq!(hdr.check_object(a, &l, 9), Err(FreeError::NotOurSlab));
     assert_eq!(
-        hdr.check_object(a.wrapping_add(8), &l, 7),
+        hdr.check_object(a, b.ptr as usize, &l, 9),
+        Err(FreeError::NotOurSlab)
+    );
+    assert_eq!(
+        hdr.check_object(a.wrapping_add(8), b.ptr as usize, &l, 7),
         Err(FreeError::NotObjectStart)
     );
     assert_eq!(
-        hdr.check_object(b.ptr, &l, 7),
+        hdr.check_object(b.ptr, b.ptr as usize, &l, 7),
         Err(FreeError::NotObjectStart)
     );
-    assert_eq!(hdr.check_object(a, &l, 7), Ok(()));
+    assert_eq!(hdr.check_object(a, b.ptr as usize, &l, 7), Ok(()));
     hdr.kill();
-    assert_eq!(hdr.check_object(a, &l, 7), Err(FreeError::NotOurSlab));
+    assert_eq!(
+        hdr.check_object(a, b.ptr as usize, &l, 7),
+        Err(FreeError::NotOurSlab)
+    );
 }
 
 /// A slab header is bound to its cache's secret and to its own address:
@@ -205,32 +212,36 @@ fn header_bound_to(secret: usize) {
     let l = Layout::new(&req(64, 0, false, false)).unwrap();
     let (real, forged) = (Block::new(l.slab_bytes), Block::new(l.slab_bytes));
     // SAFETY: slab-sized, slab-aligned block.
-    let hdr = unsafe { SlabHeader::init(real.ptr, &l, 0x1000, secret, 0) };
+    let hdr = unsafe { SlabHeader::init(real.ptr, std::ptr::null_mut(), &l, 0x1000, secret, 0) };
     // SAFETY: both blocks are slab_bytes long; the header is plain data.
     unsafe { std::ptr::copy_nonoverlapping(real.ptr, forged.ptr, HEADER_SIZE) };
     // SAFETY: `forged` now holds a header (a copy).
     let copy = unsafe { &*forged.ptr.cast::<SlabHeader>() };
     // SAFETY: `hdr` was initialized above.
-    assert!(unsafe { (*hdr).is_live_with(secret) });
+    assert!(unsafe { (*hdr).is_live_at(secret, real.ptr as usize) });
     assert!(
-        !copy.is_live_with(secret),
+        !copy.is_live_at(secret, forged.ptr as usize),
         "a copied header must not validate elsewhere"
     );
     let obj = forged.ptr.wrapping_add(l.object_offset(0));
     assert_eq!(
-        copy.check_object(obj, &l, secret),
+        copy.check_object(obj, forged.ptr as usize, &l, secret),
         Err(FreeError::NotOurSlab)
     );
     // SAFETY: the slab is on no list.
     unsafe { SlabHeader::mark_isolated(hdr, secret) };
     // SAFETY: as above.
     let hdr = unsafe { &*hdr };
-    assert!(hdr.is_isolated_with(secret) && !hdr.is_live_with(secret));
-    assert!(!hdr.is_isolated_with(secret ^ 2));
+    let at = real.ptr as usize;
+    assert!(hdr.is_isolated_at(secret, at) && !hdr.is_live_at(secret, at));
+    assert!(!hdr.is_isolated_at(secret ^ 2, at));
     let obj = real.ptr.wrapping_add(l.object_offset(0));
-    assert_eq!(hdr.check_object(obj, &l, secret), Err(FreeError::Isolated));
     assert_eq!(
-        hdr.check_object(obj, &l, secret ^ 2),
+        hdr.check_object(obj, at, &l, secret),
+        Err(FreeError::Isolated)
+    );
+    assert_eq!(
+        hdr.check_object(obj, at, &l, secret ^ 2),
         Err(FreeError::NotOurSlab)
     );
 }
@@ -286,7 +297,7 @@ fn slab_list_matches_model() {
     let slabs: Vec<*mut SlabHeader> = blocks
         .iter()
         // SAFETY: each block is slab-sized and slab-aligned.
-        .map(|b| unsafe { SlabHeader::init(b.ptr, &l, 1, 1, 0) })
+        .map(|b| unsafe { SlabHeader::init(b.ptr, std::ptr::null_mut(), &l, 1, 1, 0) })
         .collect();
     let mut list = SlabList::new();
     let mut model: std::collections::VecDeque<*mut SlabHeader> = Default::default();
@@ -345,10 +356,10 @@ fn slab_list_refuses_links_that_do_not_agree() {
     let s: Vec<*mut SlabHeader> = blocks
         .iter()
         // SAFETY: each block is slab-sized and slab-aligned.
-        .map(|b| unsafe { SlabHeader::init(b.ptr, &l, 1, 1, 0) })
+        .map(|b| unsafe { SlabHeader::init(b.ptr, std::ptr::null_mut(), &l, 1, 1, 0) })
         .collect();
     // SAFETY: as above; a slab the forged links point at.
-    let victim = unsafe { SlabHeader::init(target.ptr, &l, 1, 1, 0) };
+    let victim = unsafe { SlabHeader::init(target.ptr, std::ptr::null_mut(), &l, 1, 1, 0) };
     for forge_next in [false, true] {
         let mut list = SlabList::new();
         // SAFETY: live headers on no list; then one link overwritten.
@@ -366,7 +377,7 @@ fn slab_list_refuses_links_that_do_not_agree() {
             assert_eq!(list.remove(s[1]), Err(BrokenList { at: s[1], lost: 3 }));
             assert_eq!(std::ptr::read(victim.cast::<[u8; HEADER_SIZE]>()), before);
             assert_eq!((list.len(), list.first()), (0, std::ptr::null_mut()));
-            assert!(!(*s[1]).on_list);
+            assert!(!(*s[1]).on_list());
             list.push_front(s[3]);
             assert_eq!(list.pop_front(), Ok(s[3]));
         }

@@ -131,11 +131,13 @@ impl<P: Platform> Cache<P> {
     /// corrupt: it is reported, the CPU slab is isolated, and None returned.
     pub(super) fn load_freelist(&self, g: &mut CpuGuard<P>, freelist: *mut u8) -> Option<*mut u8> {
         let slab = g.slab;
-        let next = if free_pointer_ok(freelist, slab, &self.layout) {
+        // SAFETY: the CPU slab, live while it is this CPU's.
+        let base = unsafe { (*slab).base };
+        let next = if free_pointer_ok(freelist, base, &self.layout) {
             // SAFETY: `freelist` is an object of the CPU slab, which stays
             // mapped while it is this CPU's.
             let next = unsafe { get_free_pointer(freelist, &self.layout) };
-            if free_pointer_ok(next, slab, &self.layout) {
+            if free_pointer_ok(next, base, &self.layout) {
                 Some(next)
             } else {
                 // SAFETY: `freelist` is an object of the CPU slab.
@@ -251,7 +253,7 @@ impl<P: Platform> Cache<P> {
         // SAFETY: per the caller, the slab is live and private.
         unsafe {
             let [freelist, _] = (*slab).read_pair();
-            (*slab).set_pair_private([0, (*slab).objects as usize | FROZEN]);
+            (*slab).set_pair_private([0, self.layout.objects | FROZEN]);
             g.slab = slab;
             freelist as *mut u8
         }
@@ -263,9 +265,7 @@ impl<P: Platform> Cache<P> {
     /// # Safety
     /// `slab` is the CPU slab of the CPU whose lock the caller holds.
     unsafe fn get_freelist(&self, slab: *mut SlabHeader) -> *mut u8 {
-        // SAFETY: per the caller, `slab` is live; `objects` is written once,
-        // at slab creation.
-        let objects = unsafe { (*slab).objects } as usize;
+        let objects = self.layout.objects;
         // SAFETY: per the caller, `slab` is live.
         let Ok([freelist, _]) = unsafe {
             self.update_pair(slab, |[freelist, counters]| {
@@ -360,9 +360,7 @@ impl<P: Platform> Cache<P> {
     /// `slab` is a live slab of this cache that the caller has just taken
     /// off its node's partial list (with the node lock held).
     unsafe fn freeze(&self, slab: *mut SlabHeader, take: bool) -> *mut u8 {
-        // SAFETY: per the caller, `slab` is live; `objects` is written once,
-        // at slab creation.
-        let objects = unsafe { (*slab).objects } as usize;
+        let objects = self.layout.objects;
         // SAFETY: per the caller, `slab` is live.
         let Ok([freelist, _]) = unsafe {
             self.update_pair(slab, |[freelist, counters]| {
@@ -409,6 +407,25 @@ impl<P: Platform> Cache<P> {
         } else {
             0
         };
+        // A header outside the slab: a block of its own, near the pages,
+        // named by the first page (`Platform::slab_meta`) once written.
+        let outside = if self.layout.header_outside {
+            let h = P::alloc_header(nid, gfp & !self.gfp_zero).cast::<SlabHeader>();
+            if h.is_null() {
+                // SAFETY: allocated above with this order and owner, unused.
+                unsafe {
+                    P::free_pages(
+                        base,
+                        self.layout.order,
+                        self.page_owner.load(Ordering::Relaxed),
+                    )
+                };
+                return ptr::null_mut();
+            }
+            h
+        } else {
+            ptr::null_mut()
+        };
         let n = self.layout.objects;
         let seq = self.random_seq.load(Ordering::Acquire);
         let (seq, start) = if self.random_freelist.load(Ordering::Relaxed) && !seq.is_null() {
@@ -418,10 +435,12 @@ impl<P: Platform> Cache<P> {
         } else {
             (&[][..], 0)
         };
-        // SAFETY: `base` is `slab_bytes` of fresh memory aligned to its size.
+        // SAFETY: `base` is `slab_bytes` of fresh memory aligned to its
+        // size; `outside`, when used, a fresh header block.
         let slab = unsafe {
             SlabHeader::init_shuffled(
                 base,
+                outside,
                 &self.layout,
                 self.owner(),
                 self.slab_secret,
@@ -430,6 +449,11 @@ impl<P: Platform> Cache<P> {
                 start,
             )
         };
+        if self.layout.header_outside {
+            // SAFETY: `base` is ours, from `alloc_pages`; `free_discards`
+            // clears the word before the pages go.
+            unsafe { P::set_slab_meta(base, slab as usize) };
+        }
         if self.debug != 0 {
             for idx in 0..n {
                 // SAFETY: each object is inside the new, private slab.

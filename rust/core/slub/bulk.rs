@@ -3,7 +3,7 @@
 //! cmpxchg16b.
 
 use super::chain::{Chain, Filter, Gather, Seen};
-use super::{Cache, MODE_HARDENED, NO_NODE};
+use super::{Cache, MODE_HARDENED, MODE_OUT_HARDENED, MODE_PLAIN, NO_NODE};
 use crate::platform::Platform;
 use crate::slab::{
     free_pointer_ok, get_free_pointer_as, set_free_pointer_as, FreeError, SlabHeader,
@@ -34,16 +34,22 @@ impl<P: Platform> Cache<P> {
             return true;
         }
         // One branch per call, like the single-object paths.
-        if self.mode == MODE_HARDENED {
-            self.alloc_bulk_fast::<true>(gfp, out)
-        } else {
-            self.alloc_bulk_fast::<false>(gfp, out)
+        match self.mode {
+            MODE_HARDENED => self.alloc_bulk_fast::<true, false>(gfp, out),
+            MODE_PLAIN => self.alloc_bulk_fast::<false, false>(gfp, out),
+            MODE_OUT_HARDENED => self.alloc_bulk_fast::<true, true>(gfp, out),
+            _ => self.alloc_bulk_fast::<false, true>(gfp, out),
         }
     }
 
-    /// `alloc_bulk` for non-debug caches, hardened (`HARDENED`) or not.
+    /// `alloc_bulk` for non-debug caches, hardened (`HARDENED`) or not,
+    /// slab headers outside the slabs (`OUT`) or in.
     #[inline(always)]
-    fn alloc_bulk_fast<const HARDENED: bool>(&self, gfp: u32, out: &mut [*mut u8]) -> bool {
+    fn alloc_bulk_fast<const HARDENED: bool, const OUT: bool>(
+        &self,
+        gfp: u32,
+        out: &mut [*mut u8],
+    ) -> bool {
         let mut g = self.cpu_lock();
         let n = out.len();
         let mut i = 0;
@@ -53,13 +59,19 @@ impl<P: Platform> Cache<P> {
             // stores to `out` would otherwise force them to be reloaded
             // for every object).
             let mut obj = g.freelist;
-            let slab = g.slab;
+            // The CPU slab's base (with `OUT`, computed from an object: the
+            // slab is null while the freelist is).
+            let base = if OUT {
+                self.layout.slab_base(obj)
+            } else {
+                g.slab as usize
+            };
             let mut corrupt = false;
             while !obj.is_null() {
                 // SAFETY: `obj` is on the locked CPU's freelist, so it is an
                 // object of the CPU slab, which stays mapped.
                 let next = unsafe { get_free_pointer_as::<HARDENED>(obj, &self.layout) };
-                if HARDENED && !free_pointer_ok(next, slab, &self.layout) {
+                if HARDENED && !free_pointer_ok(next, base, &self.layout) {
                     corrupt = true;
                     break;
                 }
@@ -130,24 +142,27 @@ impl<P: Platform> Cache<P> {
             }
             return;
         }
-        if self.mode == MODE_HARDENED {
-            // SAFETY: per the caller (same contract).
-            unsafe { self.free_bulk_fast::<true>(objs) }
-        } else {
-            // SAFETY: per the caller (same contract).
-            unsafe { self.free_bulk_fast::<false>(objs) }
+        // SAFETY: per the caller (same contract).
+        unsafe {
+            match self.mode {
+                MODE_HARDENED => self.free_bulk_fast::<true, false>(objs),
+                MODE_PLAIN => self.free_bulk_fast::<false, false>(objs),
+                MODE_OUT_HARDENED => self.free_bulk_fast::<true, true>(objs),
+                _ => self.free_bulk_fast::<false, true>(objs),
+            }
         }
     }
 
-    /// `free_bulk` for non-debug caches, hardened (`HARDENED`) or not.
+    /// `free_bulk` for non-debug caches, hardened (`HARDENED`) or not,
+    /// slab headers outside the slabs (`OUT`) or in.
     ///
     /// # Safety
     /// As for [`Cache::free_bulk`].
     #[inline(always)]
-    unsafe fn free_bulk_fast<const HARDENED: bool>(&self, objs: &mut [*mut u8]) {
+    unsafe fn free_bulk_fast<const HARDENED: bool, const OUT: bool>(&self, objs: &mut [*mut u8]) {
         // SAFETY: per the caller; each chain is of one validated slab.
         unsafe {
-            self.group_by_slab::<HARDENED, false>(objs, |slab, ch| {
+            self.group_by_slab::<HARDENED, OUT, false>(objs, |slab, ch| {
                 self.free_chain::<HARDENED>(slab, ch);
             });
         }
@@ -162,14 +177,19 @@ impl<P: Platform> Cache<P> {
     /// of a scan of the rest. An object named twice is reported and freed
     /// once (`chain.rs`). `CHECKED`: the objects were validated before (a
     /// free batch), only their slab is computed; else each is validated and
-    /// a refused one reported.
+    /// a refused one reported. `OUT`: the cache's slab headers are outside
+    /// the slabs.
     ///
     /// # Safety
     /// The objects of `objs` are handed over by the caller (with `CHECKED`,
     /// validated objects of this cache); `sink` may assume its chain is
     /// objects of the validated `slab`, linked the `HARDENED` way, none twice.
     #[inline(always)]
-    pub(super) unsafe fn group_by_slab<const HARDENED: bool, const CHECKED: bool>(
+    pub(super) unsafe fn group_by_slab<
+        const HARDENED: bool,
+        const OUT: bool,
+        const CHECKED: bool,
+    >(
         &self,
         objs: &mut [*mut u8],
         mut sink: impl FnMut(*mut SlabHeader, Chain),
@@ -185,9 +205,9 @@ impl<P: Platform> Cache<P> {
                 continue;
             }
             let slab = if CHECKED {
-                SlabHeader::of(obj, &self.layout)
+                Self::header_at::<OUT>(self.layout.slab_base(obj))
             } else {
-                match self.object_slab(obj) {
+                match self.object_slab::<OUT>(obj) {
                     // The free_batch variant: an object in a CPU's batch
                     // is free already.
                     #[cfg(rslub_free_batch)]
@@ -203,102 +223,29 @@ impl<P: Platform> Cache<P> {
                     }
                 }
             };
-            let Some(ch) = self.chain_start(slab, obj) else {
+            // In the slab, the header's address is the base.
+            let base = if OUT {
+                self.layout.slab_base(obj)
+            } else {
+                slab as usize
+            };
+            let Some(ch) = self.chain_start(slab, base, obj) else {
                 continue;
             };
             // SAFETY: per the caller.
-            let (mut ch, mut k, mut unsure) =
-                unsafe { self.gather::<HARDENED, CHECKED>(objs, slab, ch, end, &mut filter) };
-            // Bits of `seen` that one of the chain's start objects (its
-            // guards and first object) and a later member share; see
-            // `settle_start_bit`.
-            let mut shared = 0;
-            while unsure {
-                // SAFETY: `gather` left the object it was unsure of at
-                // `k - 1`; `ch` is a chain of `slab` being freed by us.
-                let settled = unsafe {
-                    self.settle_start_bit::<HARDENED, CHECKED>(
-                        slab,
-                        ch,
-                        objs.get_unchecked_mut(k - 1),
-                        &mut shared,
-                    )
-                };
-                let Some(c) = settled else {
-                    // Long chains of small objects: the exact set.
-                    // SAFETY: `ch` is a chain of `slab` being freed by us.
-                    let mut map = unsafe { self.chain_bitmap(slab, ch) };
-                    // SAFETY: per the caller.
-                    ch = unsafe { self.gather::<HARDENED, CHECKED>(objs, slab, ch, k, &mut map) }.0;
-                    break;
-                };
-                // SAFETY: per the caller; the settled slot is cleared.
-                (ch, k, unsure) =
-                    unsafe { self.gather::<HARDENED, CHECKED>(objs, slab, c, k - 1, &mut filter) };
+            let (mut ch, k, unsure) =
+                unsafe { self.gather::<HARDENED, CHECKED>(objs, base, ch, end, &mut filter) };
+            if unsure {
+                // SAFETY: `ch` is a chain of `slab` being freed by us.
+                let mut map = unsafe { self.chain_bitmap(base, ch) };
+                // SAFETY: per the caller.
+                ch = unsafe { self.gather::<HARDENED, CHECKED>(objs, base, ch, k, &mut map) }.0;
             }
             sink(slab, ch);
         }
     }
 
-    /// Settles the object at `slot`, which the filter was unsure of, when
-    /// the chain's start objects alone hold its bit; None when a member
-    /// gathered since may hold it (the caller asks the exact set).
-    ///
-    /// `gather` adds an object only when its bit is clear, so a bit of
-    /// `seen` belongs either to the objects the chain started with (its
-    /// guards and its first object, the tail) or to exactly one member
-    /// added since. For a bit of the first kind, comparing the object with
-    /// those three settles it: one of them is a double free (reported, the
-    /// slot cleared), else the object joins the chain and its bit goes
-    /// into `shared`, of the second kind from then on. This is the case of
-    /// a batch of 64 consecutive small objects, whose first object shares
-    /// its bit with the CPU freelist's head just after the batch: without
-    /// it every such batch took the exact set (`chain_bitmap`), 1.37 of
-    /// the in-tree SLUB's cost.
-    ///
-    /// # Safety
-    /// As for `gather`; `*slot` is an object start of `slab` whose bit is
-    /// in `ch.seen`, handed over by the caller.
-    #[cold]
-    #[inline(never)]
-    unsafe fn settle_start_bit<const HARDENED: bool, const CHECKED: bool>(
-        &self,
-        slab: *mut SlabHeader,
-        mut ch: Chain,
-        slot: &mut *mut u8,
-        shared: &mut u64,
-    ) -> Option<Chain> {
-        let o = *slot;
-        let bit = self.index_bit(slab, o as usize);
-        let start = self.index_bit(slab, ch.guards[0])
-            | self.index_bit(slab, ch.guards[1])
-            | self.index_bit(slab, ch.tail as usize);
-        if start & bit == 0 || *shared & bit != 0 {
-            return None;
-        }
-        let o_addr = o as usize;
-        // The free_batch variant: an object in a CPU's batch is free already.
-        #[cfg(rslub_free_batch)]
-        // SAFETY: an object start of `slab`, per the caller.
-        let batched = !CHECKED && unsafe { self.is_batched::<HARDENED>(o) };
-        #[cfg(not(rslub_free_batch))]
-        let batched = false;
-        if o_addr == ch.guards[0] || o_addr == ch.guards[1] || o == ch.tail || batched {
-            self.report(o, FreeError::DoubleFree);
-        } else {
-            // SAFETY: `o` is an object of `slab` handed over, in no
-            // freelist and not in the chain (the three objects that share
-            // its bit are not it).
-            unsafe { set_free_pointer_as::<HARDENED>(o, &self.layout, ch.head) };
-            ch.head = o;
-            ch.cnt += 1;
-            *shared |= bit;
-        }
-        *slot = ptr::null_mut();
-        Some(ch)
-    }
-
-    /// Gathers the other objects of `slab` from `objs[..k]` into `ch`,
+    /// Gathers the other objects of the slab at `base` from `objs[..k]` into `ch`,
     /// nearest first, taking each out of `objs`, until `LOOKAHEAD` objects
     /// of other slabs in a row or the start. Returns the chain, where it
     /// stopped, and true if that is at an object `set` is unsure of (left
@@ -306,13 +253,13 @@ impl<P: Platform> Cache<P> {
     /// references: the loop keeps them in registers.
     ///
     /// # Safety
-    /// As for `group_by_slab`; `ch` is a chain of `slab`, and `set` holds
-    /// its object indices.
+    /// As for `group_by_slab`; `ch` is a chain of the validated slab at
+    /// `base`, and `set` holds its object indices.
     #[inline(always)]
     unsafe fn gather<const HARDENED: bool, const CHECKED: bool>(
         &self,
         objs: &mut [*mut u8],
-        slab: *mut SlabHeader,
+        base: usize,
         mut ch: Chain,
         mut k: usize,
         set: &mut impl Gather,
@@ -334,11 +281,8 @@ impl<P: Platform> Cache<P> {
             // check alone would do, `object_index` being exact for any
             // offset, but the loop then kept its filter on the stack: +7
             // instructions an object of bulk 16.)
-            if SlabHeader::of(o, &self.layout) == slab {
-                if let Some(idx) = self
-                    .layout
-                    .object_index((o as usize).wrapping_sub(slab as usize))
-                {
+            if self.layout.slab_base(o) == base {
+                if let Some(idx) = self.layout.object_index((o as usize).wrapping_sub(base)) {
                     match set.insert(&mut ch.seen, idx) {
                         // The free_batch variant: an object in a CPU's
                         // batch is free already.

@@ -121,12 +121,18 @@ impl Gather for Bitmap {
 }
 
 impl<P: Platform> Cache<P> {
-    /// Starts a chain with `obj`, a validated object of `slab` being freed:
+    /// Starts a chain with `obj`, a validated object of `slab` (starting at
+    /// `base`) being freed:
     /// reads the chain's guards (the head of the slab's freelist, and of
     /// this CPU's if `slab` is its CPU slab) and puts their bits in `seen`.
     /// None, with a report, when `obj` is one of them.
     #[inline(always)]
-    pub(super) fn chain_start(&self, slab: *mut SlabHeader, obj: *mut u8) -> Option<Chain> {
+    pub(super) fn chain_start(
+        &self,
+        slab: *mut SlabHeader,
+        base: usize,
+        obj: *mut u8,
+    ) -> Option<Chain> {
         let (cpu_freelist, _, cpu_slab) = self.cpu_snapshot();
         let cpu_head = if cpu_slab == slab { cpu_freelist } else { 0 };
         // SAFETY: `slab` is a validated, live slab of this cache.
@@ -137,9 +143,9 @@ impl<P: Platform> Cache<P> {
         }
         // Written out: an array's iterator was not inlined in the kernel
         // build (a call per element).
-        let seen = self.index_bit(slab, cpu_head)
-            | self.index_bit(slab, slab_head)
-            | self.index_bit(slab, obj as usize);
+        let seen = self.index_bit(base, cpu_head)
+            | self.index_bit(base, slab_head)
+            | self.index_bit(base, obj as usize);
         Some(Chain {
             seen,
             guards: [cpu_head, slab_head],
@@ -164,18 +170,21 @@ impl<P: Platform> Cache<P> {
         if ch.cnt <= 2 || obj == ch.guards[0] || obj == ch.guards[1] {
             return false;
         }
-        match self.layout.object_index(obj.wrapping_sub(slab as usize)) {
+        // SAFETY: per the caller, `slab` is a live header.
+        let base = unsafe { (*slab).base };
+        match self.layout.object_index(obj.wrapping_sub(base)) {
             // SAFETY: per the caller.
             Some(idx) if ch.seen & seen_bit(idx) != 0 => unsafe { self.chain_walk_has(*ch, obj) },
             _ => false,
         }
     }
 
-    /// The `seen` bit of `obj` if it is an object start of `slab`, else 0.
+    /// The `seen` bit of `obj` if it is an object start of the slab at
+    /// `base`, else 0.
     #[inline(always)]
-    pub(super) fn index_bit(&self, slab: *mut SlabHeader, obj: usize) -> u64 {
+    fn index_bit(&self, base: usize, obj: usize) -> u64 {
         self.layout
-            .object_index(obj.wrapping_sub(slab as usize))
+            .object_index(obj.wrapping_sub(base))
             .map_or(0, seen_bit)
     }
 
@@ -207,22 +216,16 @@ impl<P: Platform> Cache<P> {
     /// As for `chain_has`.
     #[cold]
     #[inline(never)]
-    pub(super) unsafe fn chain_bitmap(&self, slab: *mut SlabHeader, mut ch: Chain) -> Bitmap {
+    pub(super) unsafe fn chain_bitmap(&self, base: usize, mut ch: Chain) -> Bitmap {
         let mut map = Bitmap([0; MAX_OBJECTS / 64]);
         for i in 0..ch.guards.len() {
-            if let Some(idx) = self
-                .layout
-                .object_index(ch.guards[i].wrapping_sub(slab as usize))
-            {
+            if let Some(idx) = self.layout.object_index(ch.guards[i].wrapping_sub(base)) {
                 map.insert(&mut ch.seen, idx);
             }
         }
         let mut o = ch.head;
         for i in 0..ch.cnt {
-            if let Some(idx) = self
-                .layout
-                .object_index((o as usize).wrapping_sub(slab as usize))
-            {
+            if let Some(idx) = self.layout.object_index((o as usize).wrapping_sub(base)) {
                 map.insert(&mut ch.seen, idx);
             }
             if i + 1 < ch.cnt {

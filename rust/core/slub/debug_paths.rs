@@ -104,6 +104,8 @@ impl<P: Platform> Cache<P> {
         let [fl, counters] = unsafe { (*slab).read_pair() };
         let obj = fl as *mut u8;
         let used = inuse(counters) as usize;
+        // SAFETY: as above.
+        let base = unsafe { (*slab).base };
         let mut next = ptr::null_mut();
         // SAFETY: the slab is on a node list, so live (the magic is checked
         // first); `obj` is read only once it is known to be an object start.
@@ -114,14 +116,14 @@ impl<P: Platform> Cache<P> {
                 Some(Problem::Slab(
                     "counters say full or frozen, but the slab is on the partial list",
                 ))
-            } else if !free_pointer_ok(obj, slab, l) {
+            } else if !free_pointer_ok(obj, base, l) {
                 Some(Problem::FreePointer {
                     from: ptr::null(),
                     bad: obj,
                 })
             } else {
                 next = get_free_pointer(obj, l);
-                if !free_pointer_ok(next, slab, l) {
+                if !free_pointer_ok(next, base, l) {
                     Some(Problem::FreePointer {
                         from: obj,
                         bad: next,
@@ -210,7 +212,7 @@ impl<P: Platform> Cache<P> {
                     Some(Problem::DoubleFree(obj))
                 } else if used == 0 || used > l.objects || counters & FROZEN != 0 {
                     Some(Problem::Slab("inuse out of range on free"))
-                } else if !free_pointer_ok(fl as *const u8, slab, l) {
+                } else if !free_pointer_ok(fl as *const u8, (*slab).base, l) {
                     Some(Problem::FreePointer {
                         from: ptr::null(),
                         bad: fl as *const u8,
@@ -282,7 +284,9 @@ impl<P: Platform> Cache<P> {
     unsafe fn on_freelist(&self, slab: *mut SlabHeader, fl: usize, obj: *mut u8) -> bool {
         let mut cur = fl as *const u8;
         let mut n = 0;
-        while !cur.is_null() && n <= self.layout.objects && free_pointer_ok(cur, slab, &self.layout)
+        // SAFETY: per the caller, `slab` is live.
+        let base = unsafe { (*slab).base };
+        while !cur.is_null() && n <= self.layout.objects && free_pointer_ok(cur, base, &self.layout)
         {
             if cur == obj.cast_const() {
                 return true;

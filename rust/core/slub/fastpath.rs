@@ -5,7 +5,9 @@
 //! `free_slow.rs`.
 
 use super::chain::Chain;
-use super::{Cache, CpuSlab, MODE_HARDENED, MODE_PLAIN, NO_NODE};
+use super::{
+    Cache, CpuSlab, MODE_HARDENED, MODE_OUT_HARDENED, MODE_OUT_PLAIN, MODE_PLAIN, NO_NODE,
+};
 use crate::platform::Platform;
 use crate::slab::{
     free_pointer_ok, get_free_pointer_as, get_free_pointer_with, set_free_pointer_as, FreeError,
@@ -56,8 +58,20 @@ impl<P: Platform> Cache<P> {
         // (3 instructions more on the default path; scripts/fastpath-shape.py
         // holds the budget).
         match self.mode {
-            MODE_HARDENED => self.alloc_fast::<true>(gfp, node),
-            MODE_PLAIN => self.alloc_fast::<false>(gfp, node),
+            MODE_HARDENED => self.alloc_fast::<true, false>(gfp, node),
+            MODE_PLAIN => self.alloc_fast::<false, false>(gfp, node),
+            _ => self.alloc_other(gfp, node),
+        }
+    }
+
+    /// `alloc` of the caches whose slab headers are outside their slabs
+    /// (`OUT`: the same lockless path, but for the slab's base), and of
+    /// debug caches.
+    #[inline(never)]
+    fn alloc_other(&self, gfp: u32, node: i32) -> *mut u8 {
+        match self.mode {
+            MODE_OUT_HARDENED => self.alloc_fast::<true, true>(gfp, node),
+            MODE_OUT_PLAIN => self.alloc_fast::<false, true>(gfp, node),
             _ => self.alloc_debug(gfp, node),
         }
     }
@@ -101,8 +115,8 @@ impl<P: Platform> Cache<P> {
 
     /// After a lost cmpxchg: the fast path again, in a loop.
     #[inline(never)]
-    fn alloc_retry<const HARDENED: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
-        let obj = self.alloc_inner::<HARDENED>(gfp, node);
+    fn alloc_retry<const HARDENED: bool, const OUT: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
+        let obj = self.alloc_inner::<HARDENED, OUT>(gfp, node);
         self.zero_if_asked(gfp, obj)
     }
 
@@ -172,9 +186,10 @@ impl<P: Platform> Cache<P> {
         }
     }
 
-    /// One try at the lockless alloc from this CPU's freelist.
+    /// One try at the lockless alloc from this CPU's freelist. `OUT`: the
+    /// cache's slab headers are outside the slabs (`Layout::header_outside`).
     #[inline(always)]
-    fn alloc_try<const HARDENED: bool>(&self, node: i32) -> AllocTry {
+    fn alloc_try<const HARDENED: bool, const OUT: bool>(&self, node: i32) -> AllocTry {
         let (obj, tid, slab) = self.cpu_snapshot();
         if obj == 0 || !Self::node_match(slab, node) {
             return AllocTry::Miss;
@@ -197,10 +212,18 @@ impl<P: Platform> Cache<P> {
             // and its slab's pages stay mapped when freed.
             unsafe { get_free_pointer_as::<HARDENED>(obj as *const u8, &self.layout) }
         };
+        // The slab's base: the header's address when it is in the slab,
+        // else that of the slab `obj` is in (no header read: a stale
+        // snapshot's header may be gone, and the cmpxchg fails then).
+        let base = if OUT {
+            self.layout.slab_base(obj as *const u8)
+        } else {
+            slab as usize
+        };
         // Hardened: a next pointer that is no object of the slab is either
         // a race (the object was taken meanwhile) or corruption; the slow
         // path tells them apart under the CPU lock.
-        if HARDENED && !free_pointer_ok(next, slab, &self.layout) {
+        if HARDENED && !free_pointer_ok(next, base, &self.layout) {
             return AllocTry::Miss;
         }
         if !self.cpu_cmpxchg(
@@ -216,21 +239,21 @@ impl<P: Platform> Cache<P> {
     /// The lockless alloc: the object, or a tail call to what continues
     /// (slow path, retry, zeroing).
     #[inline(always)]
-    fn alloc_fast<const HARDENED: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
-        match self.alloc_try::<HARDENED>(node) {
+    fn alloc_fast<const HARDENED: bool, const OUT: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
+        match self.alloc_try::<HARDENED, OUT>(node) {
             AllocTry::Got(obj) if gfp & self.gfp_zero != 0 => self.zero_fill(obj),
             AllocTry::Got(obj) => obj,
             AllocTry::Miss => self.alloc_miss(gfp, node),
-            AllocTry::Lost => self.alloc_retry::<HARDENED>(gfp, node),
+            AllocTry::Lost => self.alloc_retry::<HARDENED, OUT>(gfp, node),
         }
     }
 
     /// The lockless alloc in a loop (after a lost cmpxchg), without zeroing.
     #[inline(always)]
-    fn alloc_inner<const HARDENED: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
+    fn alloc_inner<const HARDENED: bool, const OUT: bool>(&self, gfp: u32, node: i32) -> *mut u8 {
         loop {
             self.stat(Stat::CmpxchgDoubleCpuFail);
-            match self.alloc_try::<HARDENED>(node) {
+            match self.alloc_try::<HARDENED, OUT>(node) {
                 AllocTry::Got(obj) => return obj,
                 AllocTry::Miss => return self.alloc_slow(gfp, node),
                 AllocTry::Lost => {}
@@ -239,31 +262,46 @@ impl<P: Platform> Cache<P> {
     }
 
     /// The slab of `obj` if `obj` is an object start of a live slab of this
-    /// cache. The address check is the cheap inline one
-    /// (`Platform::addr_valid`); debug caches add the full one first
-    /// (`free_debug_checked`).
+    /// cache, whose headers are outside the slabs if `OUT`. The address
+    /// check is the cheap inline one (`Platform::addr_valid`); debug caches
+    /// add the full one first (`free_debug_checked`).
     #[inline(always)]
-    fn valid_object_slab(&self, obj: *const u8) -> Option<*mut SlabHeader> {
+    fn valid_object_slab<const OUT: bool>(&self, obj: *const u8) -> Option<*mut SlabHeader> {
         if !P::addr_valid(obj) {
             return None;
         }
-        let slab = SlabHeader::of(obj, &self.layout);
-        // SAFETY: `slab` is the aligned-down start of valid memory; the
-        // object check trusts the header only once its magic matches.
-        let live = unsafe { (*slab).is_live_with(self.slab_secret) };
-        let index = self
-            .layout
-            .object_index((obj as usize).wrapping_sub(slab as usize));
+        let base = self.layout.slab_base(obj);
+        let slab = Self::header_at::<OUT>(base);
+        if OUT && slab.is_null() {
+            return None;
+        }
+        // SAFETY: in the slab, `slab` is the aligned-down start of valid
+        // memory; outside, a header block (`header_at`). The object check
+        // trusts the header only once its magic matches.
+        let live = unsafe { (*slab).is_live_at(self.slab_secret, base) };
+        let index = self.layout.object_index((obj as usize).wrapping_sub(base));
         (live && index.is_some()).then_some(slab)
     }
 
-    /// Validates `obj` as an object start of this cache; returns its slab,
-    /// or why it is refused.
+    /// Validates `obj` as an object start of this cache (headers outside
+    /// the slabs if `OUT`); returns its slab, or why it is refused.
     #[inline(always)]
-    pub(super) fn object_slab(&self, obj: *const u8) -> Result<*mut SlabHeader, FreeError> {
-        match self.valid_object_slab(obj) {
+    pub(super) fn object_slab<const OUT: bool>(
+        &self,
+        obj: *const u8,
+    ) -> Result<*mut SlabHeader, FreeError> {
+        match self.valid_object_slab::<OUT>(obj) {
             Some(slab) => Ok(slab),
             None => Err(self.refusal(obj)),
+        }
+    }
+
+    /// `object_slab` for this cache's layout, off the fast paths.
+    pub(super) fn object_slab_any(&self, obj: *const u8) -> Result<*mut SlabHeader, FreeError> {
+        if self.layout.header_outside {
+            self.object_slab::<true>(obj)
+        } else {
+            self.object_slab::<false>(obj)
         }
     }
 
@@ -274,9 +312,13 @@ impl<P: Platform> Cache<P> {
         if !P::addr_valid(obj) {
             return FreeError::NotSlabMemory;
         }
-        let slab = SlabHeader::of(obj, &self.layout);
+        let base = self.layout.slab_base(obj);
+        let slab = self.header_of(base);
+        if slab.is_null() {
+            return FreeError::NotOurSlab;
+        }
         // SAFETY: as in `valid_object_slab`.
-        match unsafe { (*slab).check_object(obj, &self.layout, self.slab_secret) } {
+        match unsafe { (*slab).check_object(obj, base, &self.layout, self.slab_secret) } {
             Err(e) => e,
             // Not reached: the two checks agree.
             Ok(()) => FreeError::NotOurSlab,
@@ -295,8 +337,26 @@ impl<P: Platform> Cache<P> {
         // SAFETY: the caller gives up `obj` (if it is an object of ours).
         unsafe {
             match self.mode {
-                MODE_HARDENED => self.free_fast::<true>(obj),
-                MODE_PLAIN => self.free_fast::<false>(obj),
+                MODE_HARDENED => self.free_fast::<true, false>(obj),
+                MODE_PLAIN => self.free_fast::<false, false>(obj),
+                _ => self.free_other(obj),
+            }
+        }
+    }
+
+    /// `free` of the caches whose slab headers are outside their slabs,
+    /// and of debug caches (as `alloc_other`).
+    ///
+    /// # Safety
+    /// As for `free`.
+    // Not `#[cold]`, as `free_debug_checked`.
+    #[inline(never)]
+    unsafe fn free_other(&self, obj: *mut u8) {
+        // SAFETY: per the caller (same contract).
+        unsafe {
+            match self.mode {
+                MODE_OUT_HARDENED => self.free_fast::<true, true>(obj),
+                MODE_OUT_PLAIN => self.free_fast::<false, true>(obj),
                 _ => self.free_debug_checked(obj),
             }
         }
@@ -310,18 +370,33 @@ impl<P: Platform> Cache<P> {
     ///
     /// # Safety
     /// As for `free`.
+    ///
+    /// With `OUT` (slab headers outside the slabs) the CPU slab is tested
+    /// first, by its base: an object start of it is an object of this
+    /// cache, so the hit needs no look at the page that names the header;
+    /// anything else is validated out of line (`free_out_miss`).
     #[inline(always)]
-    unsafe fn free_fast<const HARDENED: bool>(&self, obj: *mut u8) {
-        // Null is refused too, and told apart in `free_refused`.
-        let Some(slab) = self.valid_object_slab(obj) else {
-            return self.free_refused(obj);
+    unsafe fn free_fast<const HARDENED: bool, const OUT: bool>(&self, obj: *mut u8) {
+        let (slab, freelist, tid) = if OUT {
+            let (freelist, tid, cpu_slab) = self.cpu_snapshot();
+            if !self.on_cpu_slab(cpu_slab, obj) {
+                // SAFETY: the caller gives up `obj`.
+                return unsafe { self.free_out_miss::<HARDENED>(obj) };
+            }
+            (cpu_slab, freelist, tid)
+        } else {
+            // Null is refused too, and told apart in `free_refused`.
+            let Some(slab) = self.valid_object_slab::<false>(obj) else {
+                return self.free_refused(obj);
+            };
+            let (freelist, tid, cpu_slab) = self.cpu_snapshot();
+            if cpu_slab != slab {
+                // SAFETY: `slab` was validated just now and the caller gives
+                // up `obj`.
+                return unsafe { self.free_off_cpu_slab::<HARDENED>(slab, obj) };
+            }
+            (slab, freelist, tid)
         };
-        let (freelist, tid, cpu_slab) = self.cpu_snapshot();
-        if cpu_slab != slab {
-            // SAFETY: `slab` was validated just now and the caller gives up
-            // `obj`.
-            return unsafe { self.free_off_cpu_slab::<HARDENED>(slab, obj) };
-        }
         // Two branches, not one `||`: the compiler would compute both
         // compares into flags and OR them (more instructions on the hit
         // path, which scripts/fastpath-shape.py counts).
@@ -347,6 +422,53 @@ impl<P: Platform> Cache<P> {
             return unsafe { self.free_miss::<HARDENED>(slab, obj) };
         }
         self.stat(Stat::FreeFastpath);
+    }
+
+    /// Whether `obj` is an object start of `cpu_slab` (a CPU slab of this
+    /// cache from a snapshot, or null), judged by the slab's base alone.
+    /// A stale snapshot may name a slab another context has since retired
+    /// (and its header block freed): the base read then is garbage, and
+    /// the cmpxchg of the same snapshot's tid fails.
+    #[inline(always)]
+    fn on_cpu_slab(&self, cpu_slab: *mut SlabHeader, obj: *const u8) -> bool {
+        if cpu_slab.is_null() {
+            return false;
+        }
+        // SAFETY: only the field's address is computed (no read).
+        let at = unsafe { ptr::addr_of!((*cpu_slab).base) };
+        let base = if P::FREED_PAGES_MAY_UNMAP {
+            // SAFETY: word aligned; a header block freed and unmapped
+            // since reads as a failure.
+            match unsafe { P::read_word_nofault(at.cast()) } {
+                Some(b) => b,
+                None => return false,
+            }
+        } else {
+            // SAFETY: a header block, which stays mapped when freed.
+            unsafe { ptr::read_volatile(at) }
+        };
+        self.layout.slab_base(obj) == base
+            && self
+                .layout
+                .object_index((obj as usize).wrapping_sub(base))
+                .is_some()
+    }
+
+    /// A free of a cache with headers outside that missed the CPU slab
+    /// (`free_fast`): validated through the slab's page, then freed to its
+    /// slab, as the other caches' frees off the CPU slab are (a slab that
+    /// became the CPU slab since takes the lockless push onto its own
+    /// freelist there).
+    ///
+    /// # Safety
+    /// As for `free`.
+    #[inline(never)]
+    unsafe fn free_out_miss<const HARDENED: bool>(&self, obj: *mut u8) {
+        match self.valid_object_slab::<true>(obj) {
+            // SAFETY: validated just now; the caller gives up `obj`.
+            Some(slab) => unsafe { self.free_off_cpu_slab::<HARDENED>(slab, obj) },
+            None => self.free_refused(obj),
+        }
     }
 
     /// A pointer `free_fast` refused: null (ignored) or one to report.
@@ -413,7 +535,7 @@ impl<P: Platform> Cache<P> {
         if !P::addr_has_page(obj) {
             return self.report(obj, FreeError::NotSlabMemory);
         }
-        match self.object_slab(obj) {
+        match self.object_slab_any(obj) {
             // SAFETY: validated just now; the caller gives up `obj`.
             Ok(slab) => unsafe { self.debug_free(slab, obj) },
             Err(e) => self.report(obj, e),

@@ -29,11 +29,9 @@
 //! objects.
 
 use super::chain::Chain;
-use super::{Cache, CpuGuard, MODE_HARDENED, MODE_PLAIN};
+use super::{Cache, CpuGuard, MODE_HARDENED, MODE_OUT_HARDENED, MODE_OUT_PLAIN, MODE_PLAIN};
 use crate::platform::Platform;
-use crate::slab::{
-    get_free_pointer_as, set_free_pointer, set_free_pointer_as, FreeError, SlabHeader,
-};
+use crate::slab::{get_free_pointer_as, set_free_pointer, set_free_pointer_as, FreeError};
 use crate::stat::Stat;
 use core::ptr;
 use core::sync::atomic::Ordering;
@@ -82,7 +80,11 @@ impl<P: Platform> Cache<P> {
             drop(g);
             // SAFETY: per the caller; the mark is overwritten by the chain.
             return unsafe {
-                self.slab_free(SlabHeader::of(obj, &self.layout), Chain::one(obj), true)
+                self.slab_free(
+                    self.header_of(self.layout.slab_base(obj)),
+                    Chain::one(obj),
+                    true,
+                )
             };
         };
         *slot = obj;
@@ -126,7 +128,7 @@ impl<P: Platform> Cache<P> {
     pub(super) fn batch_pop(&self, g: &mut CpuGuard<P>, node: i32) -> Option<*mut u8> {
         let top = (g.batch_len as usize).checked_sub(1)?;
         let obj = *g.batch.get(top)?;
-        if !Self::node_match(SlabHeader::of(obj, &self.layout), node) {
+        if !Self::node_match(self.header_of(self.layout.slab_base(obj)), node) {
             return None;
         }
         g.batch_len -= 1;
@@ -163,16 +165,25 @@ impl<P: Platform> Cache<P> {
     /// `objs` are validated objects of this cache, handed over, their free
     /// pointers written the `HARDENED` way.
     unsafe fn release_batch<const HARDENED: bool>(&self, objs: &mut [*mut u8], on_cpu: bool) {
-        // SAFETY: per the caller; every chain the grouping makes is of
-        // objects of one validated slab.
-        unsafe {
-            self.group_by_slab::<HARDENED, true>(objs, |slab, ch| {
+        let sink = |slab, ch| {
+            // SAFETY: each chain `group_by_slab` hands over is of objects
+            // of the validated `slab`, handed over by the caller.
+            unsafe {
                 if on_cpu {
                     self.free_chain::<HARDENED>(slab, ch);
                 } else {
                     self.slab_free(slab, ch, false);
                 }
-            });
+            }
+        };
+        // SAFETY: per the caller; every chain the grouping makes is of
+        // objects of one validated slab.
+        unsafe {
+            if self.layout.header_outside {
+                self.group_by_slab::<HARDENED, true, true>(objs, sink);
+            } else {
+                self.group_by_slab::<HARDENED, false, true>(objs, sink);
+            }
         }
     }
 
@@ -185,9 +196,9 @@ impl<P: Platform> Cache<P> {
         // cache, written the way the cache's mode says (debug caches never
         // batch).
         unsafe {
-            if self.mode == MODE_HARDENED {
+            if self.mode == MODE_HARDENED || self.mode == MODE_OUT_HARDENED {
                 self.release_batch::<true>(out, false);
-            } else if self.mode == MODE_PLAIN {
+            } else if self.mode == MODE_PLAIN || self.mode == MODE_OUT_PLAIN {
                 self.release_batch::<false>(out, false);
             }
         }

@@ -525,6 +525,12 @@ const MODE_HARDENED: u8 = 0;
 const MODE_PLAIN: u8 = 1;
 /// `Cache::mode`: the locked debug paths.
 const MODE_DEBUG: u8 = 2;
+/// `Cache::mode`: lockless paths, hardened, the slab header outside the
+/// slab (`Layout::header_outside`). The modes past `MODE_PLAIN` are one
+/// jump away from the hit paths of the first two.
+const MODE_OUT_HARDENED: u8 = 3;
+/// `Cache::mode`: lockless paths, plain, the slab header outside the slab.
+const MODE_OUT_PLAIN: u8 = 4;
 
 impl<P: Platform> Cache<P> {
     /// What a CPU's tid advances by at each change of its freelist: a power
@@ -532,6 +538,32 @@ impl<P: Platform> Cache<P> {
     /// are its id modulo the step and no two CPUs share one. A constant:
     /// the fast paths add an immediate.
     const TID_STEP: usize = (P::MAX_CPU_IDS as usize).next_power_of_two();
+
+    /// The header of the slab at `base` (slab aligned, `addr_valid`), as
+    /// the memory names it: `base` itself, or with `OUT` (the cache's
+    /// `Layout::header_outside`) the block the slab's first page names
+    /// (`Platform::slab_meta`), null when that word is no header block.
+    /// Trusted only once `is_live_at(secret, base)` holds.
+    #[inline(always)]
+    pub(crate) fn header_at<const OUT: bool>(base: usize) -> *mut SlabHeader {
+        if !OUT {
+            return base as *mut SlabHeader;
+        }
+        let word = P::slab_meta(base as *const u8);
+        if word % align_of::<SlabHeader>() != 0 || !P::meta_addr_valid(word as *const u8) {
+            return ptr::null_mut();
+        }
+        word as *mut SlabHeader
+    }
+
+    /// `header_at` for this cache's layout, off the fast paths.
+    pub(super) fn header_of(&self, base: usize) -> *mut SlabHeader {
+        if self.layout.header_outside {
+            Self::header_at::<true>(base)
+        } else {
+            Self::header_at::<false>(base)
+        }
+    }
 
     /// Creates a cache in memory from the platform. Null on failure.
     /// `name` is truncated to `NAME_MAX` bytes.
@@ -560,6 +592,8 @@ impl<P: Platform> Cache<P> {
         }
         let nr_nodes = (P::nr_node_ids() as usize).min(MAX_NODES);
         let mut layout = layout;
+        // The debug paths find headers in the slab only.
+        debug_assert!(params.debug == 0 || !layout.header_outside);
         if params.harden {
             layout.fp_key = P::random();
             layout.hardened = true;
@@ -590,12 +624,12 @@ impl<P: Platform> Cache<P> {
                 free_batch: AtomicU32::new(params.free_batch.min(FREE_BATCH_MAX as u32)),
                 errors: AtomicUsize::new(0),
                 debug: params.debug,
-                mode: if params.debug != 0 {
-                    MODE_DEBUG
-                } else if params.harden {
-                    MODE_HARDENED
-                } else {
-                    MODE_PLAIN
+                mode: match (params.debug != 0, params.harden, layout.header_outside) {
+                    (true, _, _) => MODE_DEBUG,
+                    (false, true, false) => MODE_HARDENED,
+                    (false, false, false) => MODE_PLAIN,
+                    (false, true, true) => MODE_OUT_HARDENED,
+                    (false, false, true) => MODE_OUT_PLAIN,
                 },
                 poisoned: params.debug & debug::POISON != 0 && ctor.is_none(),
                 random_freelist: AtomicBool::new(false),
@@ -698,9 +732,12 @@ impl<P: Platform> Cache<P> {
     /// slab pages of `owner` (`Platform::alloc_pages`).
     ///
     /// # Safety
-    /// The cache has no slab yet, and `owner` is a kernel cache that stays
-    /// live while the cache has slabs.
+    /// The cache has no slab yet, its slab headers are in the slab (not
+    /// `Layout::header_outside`: the kernel finds the cache of a served
+    /// object through the header at the slab's start, `of_slab`), and
+    /// `owner` is a kernel cache that stays live while the cache has slabs.
     pub unsafe fn set_page_owner(&self, owner: *mut c_void) {
+        debug_assert!(!self.layout.header_outside);
         self.page_owner.store(owner, Ordering::Relaxed);
     }
 
@@ -718,6 +755,7 @@ impl<P: Platform> Cache<P> {
     /// found by the kernel from its page), and the cache it names is live.
     #[inline(always)]
     pub unsafe fn of_slab<'a>(base: *const u8) -> Option<&'a Self> {
+        // Served caches keep their headers in the slab (`set_page_owner`).
         let hdr = base.cast::<SlabHeader>();
         // SAFETY: per the caller, a slab header is at `base`.
         let owner = unsafe { (*hdr).owner() };
@@ -734,7 +772,7 @@ impl<P: Platform> Cache<P> {
         // SAFETY: sealed, so a cache of ours, live per the caller.
         let cache = unsafe { &*cache };
         // SAFETY: per the caller, a slab header is at `base`.
-        unsafe { (*hdr).is_live_with(cache.slab_secret) }.then_some(cache)
+        unsafe { (*hdr).is_live_at(cache.slab_secret, base as usize) }.then_some(cache)
     }
 
     /// The start of the object of the slab at `base` that `ptr` points

@@ -48,15 +48,20 @@ impl<P: Platform> Cache<P> {
         let mut cur = d.0;
         while !cur.is_null() {
             // SAFETY: by the `Discards` invariant the slab is ours.
-            let next = unsafe { (*cur).next };
-            // SAFETY: the block was allocated with this order and owner.
+            let (next, base) = unsafe { ((*cur).next, (*cur).base as *mut u8) };
+            // SAFETY: the block was allocated with this order and owner; a
+            // header outside it goes with it (nothing names the killed slab).
             unsafe {
+                if self.layout.header_outside {
+                    P::set_slab_meta(base, 0);
+                    P::free_header(cur.cast());
+                }
                 P::free_pages(
-                    cur.cast(),
+                    base,
                     self.layout.order,
                     self.page_owner.load(Ordering::Relaxed),
-                )
-            };
+                );
+            }
             self.stat(Stat::FreeSlab);
             cur = next;
         }
@@ -141,8 +146,10 @@ impl<P: Platform> Cache<P> {
         let mut count = 0usize;
         let mut tail: *mut u8 = ptr::null_mut();
         let mut cur = cpu_freelist;
+        // SAFETY: per the caller, `slab` is live.
+        let base = unsafe { (*slab).base };
         while !cur.is_null() {
-            if !free_pointer_ok(cur, slab, &self.layout) || count >= self.layout.objects {
+            if !free_pointer_ok(cur, base, &self.layout) || count >= self.layout.objects {
                 // Corrupt (or cyclic) CPU freelist: do not follow it.
                 // SAFETY: per the caller the slab is live and on no list;
                 // `tail`, when set, is an object of it (checked).

@@ -47,7 +47,8 @@ impl<P: Platform> Cache<P> {
         P::report(format_args!(
             "cache {}: freelist corrupted in slab {:p}: free pointer {:p}{} is not an object of the slab",
             self.name_str(),
-            slab,
+            // SAFETY: per the caller, a slab of this cache.
+            unsafe { (*slab).base } as *const u8,
             bad,
             if from.is_null() { " (the freelist head)" } else { "" },
         ));
@@ -180,6 +181,9 @@ impl<P: Platform> Cache<P> {
     /// `p` names are object starts of it.
     pub(super) unsafe fn report_problem(&self, slab: *mut SlabHeader, p: Problem, when: &str) {
         let l = &self.layout;
+        // SAFETY: per the caller, a slab of this cache. The slab's address
+        // in the reports, and what object indices are counted from.
+        let base = unsafe { (*slab).base };
         match p {
             // SAFETY: per the caller.
             Problem::FreePointer { from, bad } => unsafe {
@@ -192,7 +196,7 @@ impl<P: Platform> Cache<P> {
                 P::report(format_args!(
                     "cache {}: slab {:p} found on {}: {} (inuse {}, objects {}, freelist {:#x}); slab isolated",
                     self.name_str(),
-                    slab,
+                    base as *const u8,
                     when,
                     why,
                     inuse(counters),
@@ -206,8 +210,8 @@ impl<P: Platform> Cache<P> {
                     "cache {}: double free of object {:p} (slab {:p}, index {}); ignored",
                     self.name_str(),
                     obj,
-                    slab,
-                    l.object_index(obj as usize - slab as usize).unwrap_or(0)
+                    base as *const u8,
+                    l.object_index(obj as usize - base).unwrap_or(0)
                 ));
                 self.report_owners(obj);
             }
@@ -219,8 +223,8 @@ impl<P: Platform> Cache<P> {
                     damage.what,
                     if free { "free" } else { "allocated" },
                     obj,
-                    slab,
-                    l.object_index(obj as usize - slab as usize).unwrap_or(0),
+                    base as *const u8,
+                    l.object_index(obj as usize - base).unwrap_or(0),
                     when
                 ));
                 P::report(format_args!(

@@ -117,12 +117,13 @@ impl<P: Platform> Cache<P> {
                     for i in 0..n.min(FREE_BATCH_MAX) {
                         let obj = ptr::read_volatile(ptr::addr_of!((*c).batch[i]));
                         if !obj.is_null() {
-                            t.batched(nid_of(SlabHeader::of(obj, &self.layout)));
+                            t.batched(nid_of(self.header_of(self.layout.slab_base(obj))));
                         }
                     }
                 }
                 let slab = ptr::read_volatile(ptr::addr_of!((*c).slab));
                 if !slab.is_null() {
+                    let base = (*slab).base;
                     let mut free = 0;
                     let mut cur = ptr::read_volatile(ptr::addr_of!((*c).freelist));
                     // The owner may be changing this list: follow it only
@@ -130,11 +131,8 @@ impl<P: Platform> Cache<P> {
                     // worth, so a stale link is never dereferenced.
                     while !cur.is_null()
                         && free < per_slab
-                        && SlabHeader::of(cur, &self.layout) == slab
-                        && self
-                            .layout
-                            .object_index(cur as usize - slab as usize)
-                            .is_some()
+                        && self.layout.slab_base(cur) == base
+                        && self.layout.object_index(cur as usize - base).is_some()
                     {
                         free += 1;
                         cur = get_free_pointer(cur, &self.layout);
@@ -150,7 +148,11 @@ impl<P: Platform> Cache<P> {
                 let mut seen = 0;
                 while !p.is_null()
                     && seen <= limit
-                    && P::addr_valid(p.cast())
+                    && if self.layout.header_outside {
+                        P::meta_addr_valid(p.cast())
+                    } else {
+                        P::addr_valid(p.cast())
+                    }
                     && (*p).is_live_with(self.slab_secret)
                 {
                     seen += 1;

@@ -93,8 +93,9 @@ impl<P: Platform> Cache<P> {
         let mut is_free = [0u64; 64];
         let mut prev: *const u8 = ptr::null();
         let mut cur = head as *const u8;
+        let base = h.base;
         while !cur.is_null() {
-            if !free_pointer_ok(cur, slab, l) {
+            if !free_pointer_ok(cur, base, l) {
                 return Some(Problem::FreePointer {
                     from: prev,
                     bad: cur,
@@ -104,7 +105,7 @@ impl<P: Platform> Cache<P> {
             if free > l.objects {
                 return Some(Problem::Slab("freelist longer than the slab (a cycle)"));
             }
-            let idx = l.object_index(cur as usize - slab as usize).unwrap_or(0);
+            let idx = l.object_index(cur as usize - base).unwrap_or(0);
             if let Some(w) = is_free.get_mut(idx / 64) {
                 *w |= 1 << (idx % 64);
             }
@@ -121,7 +122,7 @@ impl<P: Platform> Cache<P> {
             return None;
         }
         for idx in 0..l.objects.min(64 * 64) {
-            let obj = (slab as usize + l.object_offset(idx)) as *const u8;
+            let obj = (base + l.object_offset(idx)) as *const u8;
             let free = is_free[idx / 64] & (1 << (idx % 64)) != 0;
             let rz = if free {
                 debug::RED_INACTIVE

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Host tests of slab headers kept outside their slabs
+//! (`Layout::header_outside`): where the layout puts them, that such caches
+//! run every path and give everything back, and that a free can neither be
+//! steered by the page word that names the header nor find a header the
+//! slab no longer has.
+
+use crate::host::{shim, Host};
+use crate::layout::{Layout, LayoutRequest};
+use crate::platform::Platform;
+use crate::slab::HEADER_SIZE;
+use crate::slub::MIN_OBJECTS;
+use crate::test_util::{machine, on_cpu, pages, TestCache, GFP_KERNEL};
+use std::collections::HashSet;
+
+/// The C API's request for a non-debug cache of `size` bytes.
+fn request(size: usize, outside_ok: bool) -> LayoutRequest {
+    LayoutRequest {
+        min_objects: MIN_OBJECTS,
+        header_outside_ok: outside_ok,
+        ..LayoutRequest::plain(size, 0, 4096, HEADER_SIZE)
+    }
+}
+
+/// The header goes out exactly where keeping it in costs a quarter of the
+/// slab's objects or more: 16 KiB objects (4 in an order-4 slab instead of
+/// 3), never at 64 or 256 bytes (whose fast paths stay as they are), nor
+/// at 2048 to 8192 (where the page lookup of frees off the CPU slab cost
+/// more than the object gained). The order stays what the header in the
+/// slab made it; out of the slab the objects start at its first byte.
+#[test]
+fn headers_move_out_where_they_cost_a_sixteenth() {
+    let mut out_sizes = Vec::new();
+    for size in (8..=16384).step_by(8) {
+        let inside = Layout::new(&request(size, false)).unwrap();
+        let chosen = Layout::new(&request(size, true)).unwrap();
+        assert!(!inside.header_outside);
+        // The objects a slab of the same order holds without a header.
+        let without = (inside.slab_bytes / inside.stride).min(crate::layout::MAX_OBJECTS);
+        let costly = inside.objects * 4 <= without * 3;
+        assert_eq!(chosen.header_outside, costly, "size {size}");
+        if !costly {
+            assert_eq!(chosen, inside, "size {size}");
+            continue;
+        }
+        out_sizes.push(size);
+        assert_eq!(chosen.first_offset, 0, "size {size}");
+        assert_eq!(chosen.objects, without, "size {size}");
+        assert_eq!(
+            (chosen.order, chosen.stride),
+            (inside.order, inside.stride),
+            "size {size}"
+        );
+    }
+    for size in [64, 128, 256, 512, 1024, 2048, 4096, 8192] {
+        assert!(!out_sizes.contains(&size), "size {size}");
+    }
+    for (size, order, objects) in [(16376, 4, 4), (16384, 4, 4)] {
+        let l = Layout::new(&request(size, true)).unwrap();
+        assert!(l.header_outside, "size {size}");
+        assert_eq!((l.order, l.objects), (order, objects), "size {size}");
+    }
+}
+
+/// Allocates `n` objects of `c` on `cpu`.
+fn alloc_n(c: &TestCache, cpu: u32, n: usize) -> Vec<*mut u8> {
+    on_cpu(cpu, || {
+        (0..n)
+            .map(|_| {
+                let o = c.alloc(GFP_KERNEL, -1);
+                assert!(!o.is_null());
+                o
+            })
+            .collect()
+    })
+}
+
+fn meta() -> i64 {
+    // SAFETY: a counter read.
+    unsafe { shim::rslub_host_meta_in_use() as i64 }
+}
+
+/// Caches whose headers are outside, hardened or not: the fast paths,
+/// frees from another CPU (to CPU partial and node partial slabs, full
+/// slabs found again through their page), bulk both ways, shrink; nothing
+/// reported, every object distinct, and the pages and header blocks all
+/// given back on destroy.
+#[test]
+fn caches_with_headers_outside_run_every_path_and_give_all_back() {
+    let _m = machine();
+    for size in [16376, 16384] {
+        for harden in [true, false] {
+            let (pages0, meta0) = (pages(), meta());
+            let c = TestCache::with(size, 4, 2, 2, 0, harden);
+            assert!(c.layout.header_outside);
+            let per = c.layout.objects;
+            let objs = alloc_n(&c, 0, 6 * per);
+            let set: HashSet<usize> = objs.iter().map(|&o| o as usize).collect();
+            assert_eq!(set.len(), objs.len());
+            for &o in &objs {
+                assert_eq!(o as usize % c.layout.align, 0);
+                assert!(c
+                    .layout
+                    .object_index(o as usize - c.layout.slab_base(o))
+                    .is_some());
+            }
+            // Half freed on another CPU (full slabs become CPU partial and
+            // node partial there), a quarter on this one, the rest in bulk.
+            let (remote, rest) = objs.split_at(3 * per);
+            on_cpu(1, || remote.iter().for_each(|&o| c.free(o)));
+            let (local, bulk) = rest.split_at(per + per / 2);
+            on_cpu(0, || local.iter().for_each(|&o| c.free(o)));
+            let mut bulk = bulk.to_vec();
+            on_cpu(2, || c.free_bulk(&mut bulk));
+            let mut again = vec![std::ptr::null_mut(); 2 * per];
+            assert!(on_cpu(3, || c.alloc_bulk(GFP_KERNEL, &mut again)));
+            let set: HashSet<usize> = again.iter().map(|&o| o as usize).collect();
+            assert_eq!(set.len(), again.len());
+            on_cpu(3, || c.free_bulk(&mut again));
+            assert_eq!(c.errors(), 0, "size {size}");
+            assert_eq!(c.validate(), 0, "size {size}");
+            c.shrink();
+            assert_eq!(c.destroy(), Ok(()), "size {size}");
+            assert_eq!(pages(), pages0, "size {size}: pages kept");
+            assert_eq!(meta(), meta0, "size {size}: header blocks kept");
+        }
+    }
+}
+
+/// A free into a slab with its header outside is checked against the
+/// header the slab's page names, for that slab's address: a pointer that
+/// is no object start, an object of another cache, and a page whose word
+/// names a live header of the cache but is another block (a header is
+/// bound to its slab's address) are each refused and reported, and the
+/// cache stays sound. So is a free into a slab the cache gave back.
+#[test]
+fn frees_into_outside_slabs_are_checked_against_the_page_word() {
+    let _m = machine();
+    let c = TestCache::new(16384, 4, 2, 0);
+    let other = TestCache::new(16384, 4, 2, 0);
+    let objs = alloc_n(&c, 0, 3 * c.layout.objects);
+    let theirs = alloc_n(&other, 0, 1)[0];
+    let mut errors = c.errors();
+    on_cpu(0, || c.free(objs[0].wrapping_add(8)));
+    errors += 1;
+    assert_eq!(c.errors(), errors, "not an object start");
+    on_cpu(0, || c.free(theirs));
+    errors += 1;
+    assert_eq!(c.errors(), errors, "another cache's object");
+    // A block of pages whose word names one of `c`'s live headers.
+    let order = c.layout.order;
+    // SAFETY: a plain page allocation, given back below.
+    let fake = unsafe { Host::alloc_pages(0, GFP_KERNEL, order, std::ptr::null_mut()) };
+    assert!(!fake.is_null());
+    let real = Host::slab_meta(c.layout.slab_base(objs[0]) as *const u8);
+    assert_ne!(real, 0);
+    // SAFETY: `fake` is ours; the word is cleared before it is freed.
+    unsafe { Host::set_slab_meta(fake, real) };
+    on_cpu(0, || c.free(fake.wrapping_add(c.layout.object_offset(1))));
+    errors += 1;
+    assert_eq!(c.errors(), errors, "a page naming a header of another slab");
+    // Words that name no header block: unmapped, misaligned, and memory
+    // that is not a header block (never read as one).
+    let local = 0u128;
+    for word in [0x1000, real + 8, &local as *const u128 as usize] {
+        // SAFETY: as above.
+        unsafe { Host::set_slab_meta(fake, word) };
+        on_cpu(0, || c.free(fake.wrapping_add(c.layout.object_offset(1))));
+        errors += 1;
+        assert_eq!(c.errors(), errors, "page word {word:#x}");
+    }
+    // SAFETY: as above.
+    unsafe {
+        Host::set_slab_meta(fake, 0);
+        Host::free_pages(fake, order, std::ptr::null_mut());
+    }
+    // A double free, then everything back and shrunk: the slabs are gone.
+    on_cpu(0, || c.free(objs[1]));
+    on_cpu(0, || c.free(objs[1]));
+    errors += 1;
+    assert_eq!(c.errors(), errors, "double free");
+    on_cpu(0, || {
+        for &o in objs.iter().filter(|&&o| o != objs[1]) {
+            c.free(o);
+        }
+    });
+    assert_eq!(c.errors(), errors);
+    assert_eq!(c.validate(), 0);
+    c.shrink();
+    on_cpu(0, || c.free(objs[2]));
+    assert!(c.errors() > errors, "a free into a slab given back");
+    on_cpu(0, || other.free(theirs));
+    assert_eq!(other.errors(), 0);
+    assert_eq!(c.destroy(), Ok(()));
+    assert_eq!(other.destroy(), Ok(()));
+}
