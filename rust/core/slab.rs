@@ -39,10 +39,6 @@ pub const fn inuse(counters: usize) -> u32 {
     counters as u32
 }
 
-/// In `SlabHeader::list_gen`: the slab is on a node list (of the
-/// generation in the other bits).
-const ON_LIST: u32 = 1 << 31;
-
 /// Per-slab metadata: at the start of the slab, or, where that would cost
 /// too much of it, outside (`Layout::header_outside`), found through the
 /// slab's first page (`Platform::slab_meta`). Either way it is 64 bytes.
@@ -56,11 +52,12 @@ pub struct SlabHeader {
     magic: usize,
     /// Identity of the owning cache.
     owner: usize,
-    /// NUMA node of the slab's pages.
-    pub node: i32,
-    /// The `generation` of the list it was put on (`SlabList::holds`),
-    /// with `ON_LIST` while it is on its node's partial list or empty
-    /// cache.
+    /// NUMA node of the slab's pages (below `MAX_NODES`; two bytes, so
+    /// that the header keeps to 64 with its `base`).
+    pub node: i16,
+    /// Whether the slab is on its node's partial list or empty cache.
+    pub on_list: bool,
+    /// The `generation` of the list it was put on (`SlabList::holds`).
     list_gen: u32,
     /// The slab's first byte: the header's own address when the header is
     /// in the slab.
@@ -176,7 +173,8 @@ impl SlabHeader {
                 pair: UnsafeCell::new([next as usize, 0]),
                 magic: Self::live_magic(secret, base as usize),
                 owner,
-                node,
+                node: node as i16,
+                on_list: false,
                 list_gen: 0,
                 base: base as usize,
                 prev: ptr::null_mut(),
@@ -240,9 +238,9 @@ impl SlabHeader {
         self.is_live_at(secret, self.base)
     }
 
-    /// Whether the slab is on a node list (of some generation).
-    pub fn on_list(&self) -> bool {
-        self.list_gen & ON_LIST != 0
+    /// NUMA node of the slab's pages.
+    pub fn node(&self) -> i32 {
+        i32::from(self.node)
     }
 
     /// The owner field (a `Cache` address) as written at `init`; trusted
@@ -518,7 +516,8 @@ impl SlabList {
         unsafe {
             (*slab).prev = ptr::null_mut();
             (*slab).next = self.head;
-            (*slab).list_gen = self.generation | ON_LIST;
+            (*slab).on_list = true;
+            (*slab).list_gen = self.generation;
             if self.head.is_null() {
                 self.tail = slab;
             } else {
@@ -538,7 +537,8 @@ impl SlabList {
         unsafe {
             (*slab).next = ptr::null_mut();
             (*slab).prev = self.tail;
-            (*slab).list_gen = self.generation | ON_LIST;
+            (*slab).on_list = true;
+            (*slab).list_gen = self.generation;
             if self.tail.is_null() {
                 self.head = slab;
             } else {
@@ -557,7 +557,7 @@ impl SlabList {
     /// `slab` is a live header.
     pub(crate) unsafe fn holds(&self, slab: *const SlabHeader) -> bool {
         // SAFETY: per the caller.
-        unsafe { (*slab).list_gen == self.generation | ON_LIST }
+        unsafe { (*slab).on_list && (*slab).list_gen == self.generation }
     }
 
     /// Unlinks `slab`, once its links agree with its neighbours' (as
@@ -576,10 +576,10 @@ impl SlabList {
     /// list it forgot); see `unlink_checked` for its links.
     pub(crate) unsafe fn remove(&mut self, slab: *mut SlabHeader) -> Result<(), BrokenList> {
         // SAFETY: `slab` is live per the caller.
-        if unsafe { (*slab).list_gen } & !ON_LIST != self.generation && self.head != slab {
+        if unsafe { (*slab).list_gen } != self.generation && self.head != slab {
             // On the list before it forgot its slabs: on none now.
             // SAFETY: as above.
-            unsafe { (*slab).list_gen &= !ON_LIST };
+            unsafe { (*slab).on_list = false };
             return Ok(());
         }
         // SAFETY: as above.
@@ -608,7 +608,7 @@ impl SlabList {
             } else {
                 (*next).prev == slab
             };
-            if !(prev_ok && next_ok && (*slab).list_gen == self.generation | ON_LIST) {
+            if !(prev_ok && next_ok && (*slab).list_gen == self.generation) {
                 return Err(self.forget(slab));
             }
             if prev.is_null() {
@@ -623,7 +623,7 @@ impl SlabList {
             }
             (*slab).prev = ptr::null_mut();
             (*slab).next = ptr::null_mut();
-            (*slab).list_gen &= !ON_LIST;
+            (*slab).on_list = false;
         }
         self.len -= 1;
         Ok(())
@@ -640,9 +640,9 @@ impl SlabList {
     unsafe fn forget(&mut self, at: *mut SlabHeader) -> BrokenList {
         let lost = self.len;
         *self = Self::new();
-        self.generation = NEXT_GENERATION.fetch_add(1, Ordering::Relaxed) & !ON_LIST;
+        self.generation = NEXT_GENERATION.fetch_add(1, Ordering::Relaxed);
         // SAFETY: per the caller.
-        unsafe { (*at).list_gen &= !ON_LIST };
+        unsafe { (*at).on_list = false };
         BrokenList { at, lost }
     }
 

@@ -33,12 +33,24 @@ impl<P: Platform> Cache<P> {
             }
             return true;
         }
-        // One branch per call, like the single-object paths.
+        // One branch per call, like the single-object paths; the caches
+        // with headers outside the slabs one jump away, so the others'
+        // code stays as it was (with them inline, bulk 8 cost 0.3
+        // instructions an object more).
         match self.mode {
             MODE_HARDENED => self.alloc_bulk_fast::<true, false>(gfp, out),
             MODE_PLAIN => self.alloc_bulk_fast::<false, false>(gfp, out),
-            MODE_OUT_HARDENED => self.alloc_bulk_fast::<true, true>(gfp, out),
-            _ => self.alloc_bulk_fast::<false, true>(gfp, out),
+            _ => self.alloc_bulk_out(gfp, out),
+        }
+    }
+
+    /// `alloc_bulk` of the caches whose slab headers are outside the slabs.
+    #[inline(never)]
+    fn alloc_bulk_out(&self, gfp: u32, out: &mut [*mut u8]) -> bool {
+        if self.mode == MODE_OUT_HARDENED {
+            self.alloc_bulk_fast::<true, true>(gfp, out)
+        } else {
+            self.alloc_bulk_fast::<false, true>(gfp, out)
         }
     }
 
@@ -147,8 +159,24 @@ impl<P: Platform> Cache<P> {
             match self.mode {
                 MODE_HARDENED => self.free_bulk_fast::<true, false>(objs),
                 MODE_PLAIN => self.free_bulk_fast::<false, false>(objs),
-                MODE_OUT_HARDENED => self.free_bulk_fast::<true, true>(objs),
-                _ => self.free_bulk_fast::<false, true>(objs),
+                _ => self.free_bulk_out(objs),
+            }
+        }
+    }
+
+    /// `free_bulk` of the caches whose slab headers are outside the slabs
+    /// (as `alloc_bulk_out`).
+    ///
+    /// # Safety
+    /// As for [`Cache::free_bulk`].
+    #[inline(never)]
+    unsafe fn free_bulk_out(&self, objs: &mut [*mut u8]) {
+        // SAFETY: per the caller (same contract).
+        unsafe {
+            if self.mode == MODE_OUT_HARDENED {
+                self.free_bulk_fast::<true, true>(objs)
+            } else {
+                self.free_bulk_fast::<false, true>(objs)
             }
         }
     }
@@ -163,7 +191,7 @@ impl<P: Platform> Cache<P> {
         // SAFETY: per the caller; each chain is of one validated slab.
         unsafe {
             self.group_by_slab::<HARDENED, OUT, false>(objs, |slab, ch| {
-                self.free_chain::<HARDENED>(slab, ch);
+                self.free_chain::<HARDENED, OUT>(slab, ch);
             });
         }
     }

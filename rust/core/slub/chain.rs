@@ -161,7 +161,14 @@ impl<P: Platform> Cache<P> {
     /// # Safety
     /// `ch` is a chain of `slab` owned by the caller.
     #[inline(always)]
-    pub(super) unsafe fn chain_has(&self, slab: *mut SlabHeader, ch: &Chain, obj: usize) -> bool {
+    /// `OUT`: the slab's base is read from its header (right for any
+    /// slab; the other way, for a header in the slab, is its address).
+    pub(super) unsafe fn chain_has<const OUT: bool>(
+        &self,
+        slab: *mut SlabHeader,
+        ch: &Chain,
+        obj: usize,
+    ) -> bool {
         if obj == ch.head as usize || obj == ch.tail as usize {
             return true;
         }
@@ -170,8 +177,12 @@ impl<P: Platform> Cache<P> {
         if ch.cnt <= 2 || obj == ch.guards[0] || obj == ch.guards[1] {
             return false;
         }
-        // SAFETY: per the caller, `slab` is a live header.
-        let base = unsafe { (*slab).base };
+        let base = if OUT {
+            // SAFETY: per the caller, `slab` is a live header.
+            unsafe { (*slab).base }
+        } else {
+            slab as usize
+        };
         match self.layout.object_index(obj.wrapping_sub(base)) {
             // SAFETY: per the caller.
             Some(idx) if ch.seen & seen_bit(idx) != 0 => unsafe { self.chain_walk_has(*ch, obj) },

@@ -72,7 +72,7 @@ impl<P: Platform> Cache<P> {
                 self.stat(Stat::AllocSlab);
             }
             // SAFETY: a private slab; its node id is in range.
-            let nd = self.node(unsafe { (*slab).node });
+            let nd = self.node(unsafe { (*slab).node() });
             let mut lists = P::node_lock(&nd.lists);
             // SAFETY: a live, unfrozen, private slab of this node, then on
             // its partial list.
@@ -189,7 +189,7 @@ impl<P: Platform> Cache<P> {
         self.stat(Stat::FreeSlowpath);
         // SAFETY: per the caller, the slab's memory is valid; `node` never
         // changes.
-        let node = self.node(unsafe { (*slab).node });
+        let node = self.node(unsafe { (*slab).node() });
         let mut d = Discards::new();
         {
             let mut lists = P::node_lock(&node.lists);

@@ -32,7 +32,7 @@ impl<P: Platform> Cache<P> {
         // SAFETY: a hint read of a header field; slab memory stays mapped.
         node < 0
             || (!slab.is_null()
-                && unsafe { ptr::read_volatile(ptr::addr_of!((*slab).node)) } == node)
+                && i32::from(unsafe { ptr::read_volatile(ptr::addr_of!((*slab).node)) }) == node)
     }
 
     /// Allocates one object on `node` (negative: any, local first); null when
@@ -368,13 +368,13 @@ impl<P: Platform> Cache<P> {
     /// pointer, a miss of the CPU slab and a lost cmpxchg continue out of
     /// line.
     ///
-    /// # Safety
-    /// As for `free`.
-    ///
     /// With `OUT` (slab headers outside the slabs) the CPU slab is tested
     /// first, by its base: an object start of it is an object of this
     /// cache, so the hit needs no look at the page that names the header;
     /// anything else is validated out of line (`free_out_miss`).
+    ///
+    /// # Safety
+    /// As for `free`.
     #[inline(always)]
     unsafe fn free_fast<const HARDENED: bool, const OUT: bool>(&self, obj: *mut u8) {
         let (slab, freelist, tid) = if OUT {
@@ -419,7 +419,7 @@ impl<P: Platform> Cache<P> {
         ) {
             self.stat(Stat::CmpxchgDoubleCpuFail);
             // SAFETY: as above.
-            return unsafe { self.free_miss::<HARDENED>(slab, obj) };
+            return unsafe { self.free_miss::<HARDENED, OUT>(slab, obj) };
         }
         self.stat(Stat::FreeFastpath);
     }
@@ -509,11 +509,15 @@ impl<P: Platform> Cache<P> {
     /// # Safety
     /// As for `free_off_cpu_slab`.
     #[inline(never)]
-    unsafe fn free_miss<const HARDENED: bool>(&self, slab: *mut SlabHeader, obj: *mut u8) {
+    unsafe fn free_miss<const HARDENED: bool, const OUT: bool>(
+        &self,
+        slab: *mut SlabHeader,
+        obj: *mut u8,
+    ) {
         // SAFETY: per the caller, the chain of `obj` alone is a chain of
         // `slab` handed over; `obj` stays ours if the push is not made.
         unsafe {
-            if !self.cpu_slab_push::<HARDENED>(slab, &Chain::one(obj)) {
+            if !self.cpu_slab_push::<HARDENED, OUT>(slab, &Chain::one(obj)) {
                 self.free_off_cpu_slab::<HARDENED>(slab, obj);
             }
         }
@@ -544,17 +548,22 @@ impl<P: Platform> Cache<P> {
 
     /// Frees the chain `ch` of `slab`: the lockless push onto this CPU's
     /// freelist when `slab` is this CPU's slab (one per-CPU cmpxchg16b),
-    /// else `slab_free`. Hardened (`HARDENED`) or plain free pointers.
+    /// else `slab_free`. Hardened (`HARDENED`) or plain free pointers; the
+    /// slab's header outside it (`OUT`) or in.
     ///
     /// # Safety
     /// `slab` is a slab of this cache validated by `object_slab`; `ch` is
     /// a chain of its objects owned by the caller, linked the `HARDENED` way, none
     /// twice.
     #[inline(always)]
-    pub(super) unsafe fn free_chain<const HARDENED: bool>(&self, slab: *mut SlabHeader, ch: Chain) {
+    pub(super) unsafe fn free_chain<const HARDENED: bool, const OUT: bool>(
+        &self,
+        slab: *mut SlabHeader,
+        ch: Chain,
+    ) {
         // SAFETY: per the caller.
         unsafe {
-            if !self.cpu_slab_push::<HARDENED>(slab, &ch) {
+            if !self.cpu_slab_push::<HARDENED, OUT>(slab, &ch) {
                 self.slab_free(slab, ch, true);
             }
         }
@@ -571,7 +580,7 @@ impl<P: Platform> Cache<P> {
     /// # Safety
     /// As for `free_chain`.
     #[inline(always)]
-    unsafe fn cpu_slab_push<const HARDENED: bool>(
+    unsafe fn cpu_slab_push<const HARDENED: bool, const OUT: bool>(
         &self,
         slab: *mut SlabHeader,
         ch: &Chain,
@@ -582,7 +591,7 @@ impl<P: Platform> Cache<P> {
                 return false;
             }
             // SAFETY: per the caller.
-            if unsafe { self.chain_has(slab, ch, freelist) } {
+            if unsafe { self.chain_has::<OUT>(slab, ch, freelist) } {
                 // Freed meanwhile by another context: drop the chain.
                 self.report(freelist as *const u8, FreeError::DoubleFree);
                 return true;

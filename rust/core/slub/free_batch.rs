@@ -170,7 +170,7 @@ impl<P: Platform> Cache<P> {
             // of the validated `slab`, handed over by the caller.
             unsafe {
                 if on_cpu {
-                    self.free_chain::<HARDENED>(slab, ch);
+                    self.free_chain::<HARDENED, true>(slab, ch);
                 } else {
                     self.slab_free(slab, ch, false);
                 }

@@ -63,7 +63,7 @@ impl<P: Platform> Cache<P> {
         // SAFETY: per the caller, `slab` is live.
         let [prior, counters] = unsafe { (*slab).read_pair() };
         // SAFETY: per the caller.
-        let twice = unsafe { self.chain_has(slab, &ch, prior) };
+        let twice = unsafe { self.chain_has::<true>(slab, &ch, prior) };
         if !twice && plain_push_ok(prior, counters, ch.cnt) {
             // SAFETY: per the caller, `ch.tail` is ours until the cmpxchg
             // publishes it.
@@ -95,12 +95,14 @@ impl<P: Platform> Cache<P> {
     unsafe fn slab_free_slow(&self, slab: *mut SlabHeader, ch: Chain, freeze: bool) {
         self.stat(Stat::FreeSlowpath);
         // SAFETY: per the caller, `slab` is live; `node` never changes.
-        let node = self.node(unsafe { (*slab).node });
+        let node = self.node(unsafe { (*slab).node() });
         let mut lists = None;
         let mut froze = false;
         let update = |[prior, counters]: [usize; 2]| {
             // SAFETY: per the caller.
-            if unsafe { self.chain_has(slab, &ch, prior) } || (inuse(counters) as usize) < ch.cnt {
+            if unsafe { self.chain_has::<true>(slab, &ch, prior) }
+                || (inuse(counters) as usize) < ch.cnt
+            {
                 return Err(());
             }
             // SAFETY: per the caller, `ch.tail` is ours until published.

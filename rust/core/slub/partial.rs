@@ -115,7 +115,7 @@ impl<P: Platform> Cache<P> {
         // SAFETY: per the caller.
         if let Err(b) = unsafe { list.remove(slab) } {
             // SAFETY: live per the caller; `node` is written at creation.
-            self.report_broken_list(unsafe { (*slab).node }, name, b);
+            self.report_broken_list(unsafe { (*slab).node() }, name, b);
         }
     }
 
@@ -165,7 +165,7 @@ impl<P: Platform> Cache<P> {
             cur = unsafe { get_free_pointer(cur, &self.layout) };
         }
         // SAFETY: per the caller, the slab is live; `node` never changes.
-        let node = self.node(unsafe { (*slab).node });
+        let node = self.node(unsafe { (*slab).node() });
         let mut d = Discards::new();
         {
             let mut lists = P::node_lock(&node.lists);
@@ -221,11 +221,11 @@ impl<P: Platform> Cache<P> {
         let mut d = Discards::new();
         while !list.is_null() {
             // SAFETY: per the caller, chain members are live.
-            let nid = unsafe { (*list).node };
+            let nid = unsafe { (*list).node() };
             let node = self.node(nid);
             let mut lists = P::node_lock(&node.lists);
             // SAFETY: per the caller, chain members are live.
-            while !list.is_null() && unsafe { (*list).node } == nid {
+            while !list.is_null() && unsafe { (*list).node() } == nid {
                 let slab = list;
                 // SAFETY: per the caller, the `next` links are ours.
                 unsafe {

@@ -105,7 +105,7 @@ impl<P: Platform> Cache<P> {
         // SAFETY: per the caller, off every list.
         unsafe { SlabHeader::mark_isolated(slab, self.slab_secret) };
         // SAFETY: a header field written at slab creation.
-        let nid = unsafe { (*slab).node };
+        let nid = unsafe { (*slab).node() };
         self.node(nid).nr_slabs.fetch_sub(1, Ordering::Relaxed);
         self.isolated.fetch_add(1, Ordering::Relaxed);
     }
