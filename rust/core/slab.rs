@@ -255,6 +255,12 @@ impl SlabHeader {
         self.list_gen = generation;
     }
 
+    /// Overwrites the base word, as an overflow into the header would.
+    #[cfg(test)]
+    pub(crate) fn forge_base(&mut self, base: usize) {
+        self.base = base;
+    }
+
     /// Overwrites the owner word, as an overflow into the header would.
     #[cfg(test)]
     pub(crate) fn forge_owner(&mut self, owner: usize) {
@@ -271,14 +277,14 @@ impl SlabHeader {
         self.magic == Self::live_magic(secret, base) ^ SLAB_BROKEN
     }
 
-    /// Marks the slab, of the cache with `secret`, isolated: frees of its
-    /// objects are ignored from now on, and it is never freed or reused.
+    /// Marks the slab at `base`, of the cache with `secret`, isolated:
+    /// frees of its objects are ignored from now on, and it is never freed
+    /// or reused.
     ///
     /// # Safety
     /// The caller has taken the slab off every list (or it is on none).
-    pub unsafe fn mark_isolated(slab: *mut SlabHeader, secret: usize) {
-        // SAFETY: per the caller, a live header.
-        let magic = Self::live_magic(secret, unsafe { (*slab).base }) ^ SLAB_BROKEN;
+    pub unsafe fn mark_isolated(slab: *mut SlabHeader, secret: usize, base: usize) {
+        let magic = Self::live_magic(secret, base) ^ SLAB_BROKEN;
         // SAFETY: per the caller; racing readers of `magic` only compare it.
         unsafe { ptr::write_volatile(ptr::addr_of_mut!((*slab).magic), magic) };
     }

@@ -229,7 +229,7 @@ fn header_bound_to(secret: usize) {
         Err(FreeError::NotOurSlab)
     );
     // SAFETY: the slab is on no list.
-    unsafe { SlabHeader::mark_isolated(hdr, secret) };
+    unsafe { SlabHeader::mark_isolated(hdr, secret, real.ptr as usize) };
     // SAFETY: as above.
     let hdr = unsafe { &*hdr };
     let at = real.ptr as usize;

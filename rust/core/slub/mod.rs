@@ -556,6 +556,22 @@ impl<P: Platform> Cache<P> {
         word as *mut SlabHeader
     }
 
+    /// The base of the slab whose header is `slab`, where it decides what
+    /// is written or freed: a header in the slab is at its base, and its
+    /// `base` word, which an overflow from the page before can reach, is
+    /// not trusted for it.
+    ///
+    /// # Safety
+    /// `slab` is a header of this cache's.
+    pub(super) unsafe fn base_of(&self, slab: *const SlabHeader) -> usize {
+        if self.layout.header_outside {
+            // SAFETY: per the caller.
+            unsafe { (*slab).base }
+        } else {
+            slab as usize
+        }
+    }
+
     /// `header_at` for this cache's layout, off the fast paths.
     pub(super) fn header_of(&self, base: usize) -> *mut SlabHeader {
         if self.layout.header_outside {

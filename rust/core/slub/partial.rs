@@ -48,7 +48,9 @@ impl<P: Platform> Cache<P> {
         let mut cur = d.0;
         while !cur.is_null() {
             // SAFETY: by the `Discards` invariant the slab is ours.
-            let (next, base) = unsafe { ((*cur).next, (*cur).base as *mut u8) };
+            let next = unsafe { (*cur).next };
+            // SAFETY: as above.
+            let base = unsafe { self.base_of(cur) } as *mut u8;
             // SAFETY: the block was allocated with this order and owner; a
             // header outside it goes with it (nothing names the killed slab).
             unsafe {

@@ -103,7 +103,7 @@ impl<P: Platform> Cache<P> {
             })
         };
         // SAFETY: per the caller, off every list.
-        unsafe { SlabHeader::mark_isolated(slab, self.slab_secret) };
+        unsafe { SlabHeader::mark_isolated(slab, self.slab_secret, self.base_of(slab)) };
         // SAFETY: a header field written at slab creation.
         let nid = unsafe { (*slab).node() };
         self.node(nid).nr_slabs.fetch_sub(1, Ordering::Relaxed);
