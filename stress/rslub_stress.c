@@ -814,6 +814,9 @@ static int make_caches(u64 *rng)
 			c->size = 16 + rnd_below(rng, 49);	/* small: many per slab */
 		} else if (i == ncaches - 1 && ncaches >= 4) {
 			c->size = 4097 + rnd_below(rng, 8192);	/* order-3+ slabs */
+		} else if (i == 2 && ncaches >= 5) {
+			/* Slab headers outside the slabs (but with a ctor). */
+			c->size = 16384;
 		} else {
 			shift = 4 + rnd_below(rng, 8);		/* 16 .. 4095 */
 			c->size = (1u << shift) + rnd_below(rng, 1u << shift);
