@@ -492,21 +492,11 @@ long rslub_host_meta_in_use(void)
 	return __atomic_load_n(&meta_in_use, __ATOMIC_RELAXED);
 }
 
-int rslub_shim_headers_init(unsigned int size)
-{
-	(void)size;
-	return 0;
-}
-
-void rslub_shim_headers_exit(void)
-{
-}
-
 /* The twin's headers are metadata blocks (meta_addr_valid knows them). */
 void *rslub_shim_alloc_header(int node, unsigned int gfp)
 {
 	(void)gfp;
-	return rslub_shim_alloc_meta(64, node);
+	return rslub_shim_alloc_meta(RSLUB_HEADER_SIZE, node);
 }
 
 void rslub_shim_free_header(void *p)

@@ -99,46 +99,22 @@ long rslub_shim_pages_held(void)
 	return atomic_long_read(&rslub_pages);
 }
 
-/* Headers of slabs that keep theirs outside (rslub_shim_headers_init). */
-static struct kmem_cache *rslub_header_cache;
-static atomic_long_t rslub_headers = ATOMIC_LONG_INIT(0);
-
-int rslub_shim_headers_init(unsigned int size)
-{
-	/* Its own cache: never merged, never served (rslub_candidate). */
-	rslub_header_cache = kmem_cache_create("rslub_slab_header", size, 0,
-					       SLAB_HWCACHE_ALIGN | SLAB_NO_MERGE,
-					       NULL);
-	return rslub_header_cache ? 0 : -ENOMEM;
-}
-
-void rslub_shim_headers_exit(void)
-{
-	long left = atomic_long_read(&rslub_headers);
-
-	if (left) {
-		pr_warn("rslub: %ld slab headers of destroyed caches still in use; rslub_slab_header is left\n",
-			left);
-		return;
-	}
-	kmem_cache_destroy(rslub_header_cache);
-}
-
+/*
+ * A slab header kept outside its slab: a kmalloc block (64 bytes, so
+ * naturally aligned), with the page allocation's flags less those of pages
+ * only. While kmalloc-64 is served by rslub it comes from there: one level
+ * deeper, never further (served caches keep their headers in their slabs).
+ */
 void *rslub_shim_alloc_header(int node, unsigned int gfp)
 {
-	/* The page allocation's flags, less those of pages only. */
 	gfp_t flags = (__force gfp_t)gfp & ~(__GFP_ZERO | __GFP_COMP | GFP_ZONEMASK);
-	void *p = kmem_cache_alloc_node(rslub_header_cache, flags, node);
 
-	if (p)
-		atomic_long_inc(&rslub_headers);
-	return p;
+	return kmalloc_node(RSLUB_HEADER_SIZE, flags, node);
 }
 
 void rslub_shim_free_header(void *p)
 {
-	kmem_cache_free(rslub_header_cache, p);
-	atomic_long_dec(&rslub_headers);
+	kfree(p);
 }
 
 void *rslub_shim_alloc_meta(unsigned long size, int node)
@@ -639,14 +615,10 @@ void rslub_shim_backend_unregister(void)
 static int rslub_candidate(struct kmem_cache *s,
 			   const struct slab_backend_cache_info *info, void *arg)
 {
-	/* rslub's own slab headers: serving them would recurse. */
-	const char *refused = s == rslub_header_cache ? "rslub's own slab headers" :
-				info->refused;
-
 	return rslub_rust_serve_candidate(arg, s, info->name, info->object_size,
 					  info->align, (__force unsigned int)info->flags,
 					  info->ctor, info->useroffset,
-					  info->usersize, refused);
+					  info->usersize, info->refused);
 }
 
 int rslub_shim_backend_list(void *arg)

@@ -22,6 +22,9 @@
 
 #include "../include/rslub_limits.h"
 
+/* Bytes of a slab header (the core's HEADER_SIZE; both Rust builds assert it). */
+#define RSLUB_HEADER_SIZE 64
+
 /* Kernel constants the Rust side needs, read once at module load. */
 struct rslub_shim_consts {
 	unsigned long page_size;
@@ -69,14 +72,10 @@ unsigned long rslub_shim_slab_meta(const void *base);
 /* Sets that word, of a block from rslub_shim_alloc_pages (0 before freeing). */
 void rslub_shim_set_slab_meta(void *base, unsigned long word);
 /*
- * Slab headers kept outside their slabs come from a cache of their own
- * (rslub_slab_header, of size bytes), made at load; headers_exit destroys
- * it unless some are still in use (slabs of caches destroyed with objects
- * live), then it is left with a log line.
+ * One block for a slab header kept outside its slab (RSLUB_HEADER_SIZE
+ * bytes, naturally aligned), on node (or any), with the gfp of the slab's
+ * pages; NULL on failure.
  */
-int rslub_shim_headers_init(unsigned int size);
-void rslub_shim_headers_exit(void);
-/* One header block on node (or any), with the gfp of the slab's pages. */
 void *rslub_shim_alloc_header(int node, unsigned int gfp);
 void rslub_shim_free_header(void *p);
 /*

@@ -56,6 +56,8 @@ pub mod shim {
 
 // The core's name limit is the C API's (include/rslub_limits.h).
 const _: () = assert!(slub::NAME_MAX == shim::RSLUB_NAME_MAX as usize);
+// The shim's header blocks are the core's header size.
+const _: () = assert!(slab::HEADER_SIZE == shim::RSLUB_HEADER_SIZE as usize);
 
 /// The module's declaration; `$extra` are a build variant's own
 /// parameters, after the common ones (`module!` takes no `cfg` on a
@@ -287,24 +289,12 @@ impl kernel::Module for Rslub {
             ],
             debug_default,
         });
-        // SAFETY: once, before any cache exists.
-        let err = unsafe { shim::rslub_shim_headers_init(crate::slab::HEADER_SIZE as u32) };
-        if err != 0 {
-            pr_err!("cannot create the slab header cache (out of memory); not loading\n");
-            return Err(Error::from_errno(err));
-        }
         // SAFETY: module init runs once, before any API call can be made.
-        if let Err(e) = unsafe { registry::init_registry() } {
-            // SAFETY: made above, no header allocated.
-            unsafe { shim::rslub_shim_headers_exit() };
-            return Err(e);
-        }
+        unsafe { registry::init_registry() }?;
         // SAFETY: registers a callback that only walks the registry.
         let state = unsafe { shim::rslub_shim_cpuhp_register() };
         if state < 0 {
             registry::exit_registry();
-            // SAFETY: no cache is left to use a header.
-            unsafe { shim::rslub_shim_headers_exit() };
             pr_err!("cannot register the CPU hotplug callback ({})\n", state);
             return Err(Error::from_errno(state));
         }
@@ -315,8 +305,6 @@ impl kernel::Module for Rslub {
             // SAFETY: `state` came from the registration above.
             unsafe { shim::rslub_shim_cpuhp_unregister(state) };
             registry::exit_registry();
-            // SAFETY: no cache is left to use a header.
-            unsafe { shim::rslub_shim_headers_exit() };
             pr_err!("cannot register the shrinker (out of memory); not loading\n");
             return Err(ENOMEM);
         }
@@ -348,9 +336,6 @@ impl Drop for Rslub {
         // SAFETY: `cpuhp_state` came from a successful registration.
         unsafe { shim::rslub_shim_cpuhp_unregister(self.cpuhp_state) };
         let leaked = registry::exit_registry();
-        // SAFETY: the registry is gone, so no cache allocates a header any
-        // more; headers of leaked slabs keep their cache.
-        unsafe { shim::rslub_shim_headers_exit() };
         if leaked != 0 {
             pr_warn!(
                 "unloading with {} caches never destroyed; their memory is leaked\n",

@@ -20,6 +20,8 @@ pub mod shim {
 
 // The core's name limit is the C API's (include/rslub_limits.h).
 const _: () = assert!(crate::slub::NAME_MAX == shim::RSLUB_NAME_MAX as usize);
+// The shim's header blocks are the core's header size.
+const _: () = assert!(crate::slab::HEADER_SIZE == shim::RSLUB_HEADER_SIZE as usize);
 
 /// A held node lock. The kernel's is an irq-safe spinlock, so while it is
 /// held no interrupt arrives: the twin's interrupt hook is told so.
