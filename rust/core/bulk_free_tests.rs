@@ -5,21 +5,8 @@
 //! batch are freed, and the cache stays sound: every object handed out
 //! afterwards is distinct and the cache is destroyed with nothing in use.
 
-use crate::test_util::{machine, on_cpu, reports, TestCache, GFP_KERNEL};
+use crate::test_util::{alloc_on, machine, on_cpu, reports, TestCache};
 use std::collections::HashSet;
-
-/// Allocates `n` objects on `cpu`.
-fn alloc_on(c: &TestCache, cpu: u32, n: usize) -> Vec<*mut u8> {
-    on_cpu(cpu, || {
-        (0..n)
-            .map(|_| {
-                let o = c.alloc(GFP_KERNEL, -1);
-                assert!(!o.is_null());
-                o
-            })
-            .collect()
-    })
-}
 
 /// Allocates `n` objects on `cpu`, asserts they are distinct (a looped
 /// freelist hands one object out again and again), and frees them.

@@ -10,7 +10,7 @@ use crate::layout::{Layout, LayoutRequest};
 use crate::platform::Platform;
 use crate::slab::{SlabHeader, HEADER_SIZE};
 use crate::slub::MIN_OBJECTS;
-use crate::test_util::{machine, on_cpu, pages, TestCache, GFP_KERNEL};
+use crate::test_util::{alloc_on, machine, on_cpu, pages, TestCache, GFP_KERNEL};
 use std::collections::HashSet;
 
 /// The C API's request for a non-debug cache of `size` bytes.
@@ -62,19 +62,6 @@ fn headers_move_out_where_they_cost_a_sixteenth() {
     }
 }
 
-/// Allocates `n` objects of `c` on `cpu`.
-fn alloc_n(c: &TestCache, cpu: u32, n: usize) -> Vec<*mut u8> {
-    on_cpu(cpu, || {
-        (0..n)
-            .map(|_| {
-                let o = c.alloc(GFP_KERNEL, -1);
-                assert!(!o.is_null());
-                o
-            })
-            .collect()
-    })
-}
-
 fn meta() -> i64 {
     // SAFETY: a counter read.
     unsafe { shim::rslub_host_meta_in_use() as i64 }
@@ -94,7 +81,7 @@ fn caches_with_headers_outside_run_every_path_and_give_all_back() {
             let c = TestCache::with(size, 4, 2, 2, 0, harden);
             assert!(c.layout.header_outside);
             let per = c.layout.objects;
-            let objs = alloc_n(&c, 0, 6 * per);
+            let objs = alloc_on(&c, 0, 6 * per);
             let set: HashSet<usize> = objs.iter().map(|&o| o as usize).collect();
             assert_eq!(set.len(), objs.len());
             for &o in &objs {
@@ -138,8 +125,8 @@ fn frees_into_outside_slabs_are_checked_against_the_page_word() {
     let _m = machine();
     let c = TestCache::new(16384, 4, 2, 0);
     let other = TestCache::new(16384, 4, 2, 0);
-    let objs = alloc_n(&c, 0, 3 * c.layout.objects);
-    let theirs = alloc_n(&other, 0, 1)[0];
+    let objs = alloc_on(&c, 0, 3 * c.layout.objects);
+    let theirs = alloc_on(&other, 0, 1)[0];
     let mut errors = c.errors();
     on_cpu(0, || c.free(objs[0].wrapping_add(8)));
     errors += 1;
@@ -207,7 +194,7 @@ fn an_overwritten_base_word_does_not_pick_the_pages_freed() {
     // No CPU partial list, no empty slab kept: the emptied slab goes.
     let c = TestCache::new(64, 0, 0, 0);
     let per = c.layout.objects;
-    let objs = alloc_n(&c, 0, 2 * per);
+    let objs = alloc_on(&c, 0, 2 * per);
     let first = SlabHeader::of(objs[0], &c.layout);
     assert!(objs[..per]
         .iter()

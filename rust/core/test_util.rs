@@ -59,6 +59,19 @@ pub(crate) fn machine() -> MutexGuard<'static, ()> {
     g
 }
 
+/// Allocates `n` objects of `c` on `cpu` (none may fail).
+pub(crate) fn alloc_on(c: &TestCache, cpu: u32, n: usize) -> Vec<*mut u8> {
+    on_cpu(cpu, || {
+        (0..n)
+            .map(|_| {
+                let o = c.alloc(GFP_KERNEL, -1);
+                assert!(!o.is_null());
+                o
+            })
+            .collect()
+    })
+}
+
 /// This thread runs on a simulated CPU until the value is dropped (on
 /// unwinding too, so a failed assertion does not leave the CPU held).
 pub(crate) struct OnCpu(());
