@@ -132,7 +132,7 @@ impl<P: Platform> Cache<P> {
     pub(super) fn load_freelist(&self, g: &mut CpuGuard<P>, freelist: *mut u8) -> Option<*mut u8> {
         let slab = g.slab;
         // SAFETY: the CPU slab, live while it is this CPU's.
-        let base = unsafe { (*slab).base };
+        let base = unsafe { self.base_of(slab) };
         let next = if free_pointer_ok(freelist, base, &self.layout) {
             // SAFETY: `freelist` is an object of the CPU slab, which stays
             // mapped while it is this CPU's.

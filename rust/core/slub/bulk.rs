@@ -264,6 +264,7 @@ impl<P: Platform> Cache<P> {
             let (mut ch, k, unsure) =
                 unsafe { self.gather::<HARDENED, CHECKED>(objs, base, ch, end, &mut filter) };
             if unsure {
+                // Long chains of small objects: the exact set.
                 // SAFETY: `ch` is a chain of `slab` being freed by us.
                 let mut map = unsafe { self.chain_bitmap(base, ch) };
                 // SAFETY: per the caller.
@@ -273,9 +274,9 @@ impl<P: Platform> Cache<P> {
         }
     }
 
-    /// Gathers the other objects of the slab at `base` from `objs[..k]` into `ch`,
-    /// nearest first, taking each out of `objs`, until `LOOKAHEAD` objects
-    /// of other slabs in a row or the start. Returns the chain, where it
+    /// Gathers the other objects of the slab at `base` from `objs[..k]`
+    /// into `ch`, nearest first, taking each out of `objs`, until
+    /// `LOOKAHEAD` objects of other slabs in a row or the start. Returns the chain, where it
     /// stopped, and true if that is at an object `set` is unsure of (left
     /// in `objs`, the returned `k` past it). Values in and out, not
     /// references: the loop keeps them in registers.

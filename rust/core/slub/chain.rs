@@ -161,8 +161,8 @@ impl<P: Platform> Cache<P> {
     /// # Safety
     /// `ch` is a chain of `slab` owned by the caller.
     #[inline(always)]
-    /// `OUT`: the slab's base is read from its header (right for any
-    /// slab; the other way, for a header in the slab, is its address).
+    /// `OUT`: the slab's base is the cache's `base_of` (right for any
+    /// slab); else, for a header in the slab, its address.
     pub(super) unsafe fn chain_has<const OUT: bool>(
         &self,
         slab: *mut SlabHeader,
@@ -179,7 +179,7 @@ impl<P: Platform> Cache<P> {
         }
         let base = if OUT {
             // SAFETY: per the caller, `slab` is a live header.
-            unsafe { (*slab).base }
+            unsafe { self.base_of(slab) }
         } else {
             slab as usize
         };

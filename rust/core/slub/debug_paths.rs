@@ -105,7 +105,7 @@ impl<P: Platform> Cache<P> {
         let obj = fl as *mut u8;
         let used = inuse(counters) as usize;
         // SAFETY: as above.
-        let base = unsafe { (*slab).base };
+        let base = unsafe { self.base_of(slab) };
         let mut next = ptr::null_mut();
         // SAFETY: the slab is on a node list, so live (the magic is checked
         // first); `obj` is read only once it is known to be an object start.
@@ -212,7 +212,7 @@ impl<P: Platform> Cache<P> {
                     Some(Problem::DoubleFree(obj))
                 } else if used == 0 || used > l.objects || counters & FROZEN != 0 {
                     Some(Problem::Slab("inuse out of range on free"))
-                } else if !free_pointer_ok(fl as *const u8, (*slab).base, l) {
+                } else if !free_pointer_ok(fl as *const u8, self.base_of(slab), l) {
                     Some(Problem::FreePointer {
                         from: ptr::null(),
                         bad: fl as *const u8,
@@ -285,7 +285,7 @@ impl<P: Platform> Cache<P> {
         let mut cur = fl as *const u8;
         let mut n = 0;
         // SAFETY: per the caller, `slab` is live.
-        let base = unsafe { (*slab).base };
+        let base = unsafe { self.base_of(slab) };
         while !cur.is_null() && n <= self.layout.objects && free_pointer_ok(cur, base, &self.layout)
         {
             if cur == obj.cast_const() {

@@ -149,7 +149,7 @@ impl<P: Platform> Cache<P> {
         let mut tail: *mut u8 = ptr::null_mut();
         let mut cur = cpu_freelist;
         // SAFETY: per the caller, `slab` is live.
-        let base = unsafe { (*slab).base };
+        let base = unsafe { self.base_of(slab) };
         while !cur.is_null() {
             if !free_pointer_ok(cur, base, &self.layout) || count >= self.layout.objects {
                 // Corrupt (or cyclic) CPU freelist: do not follow it.

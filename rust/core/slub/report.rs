@@ -48,7 +48,7 @@ impl<P: Platform> Cache<P> {
             "cache {}: freelist corrupted in slab {:p}: free pointer {:p}{} is not an object of the slab",
             self.name_str(),
             // SAFETY: per the caller, a slab of this cache.
-            unsafe { (*slab).base } as *const u8,
+            unsafe { self.base_of(slab) } as *const u8,
             bad,
             if from.is_null() { " (the freelist head)" } else { "" },
         ));
@@ -183,7 +183,7 @@ impl<P: Platform> Cache<P> {
         let l = &self.layout;
         // SAFETY: per the caller, a slab of this cache. The slab's address
         // in the reports, and what object indices are counted from.
-        let base = unsafe { (*slab).base };
+        let base = unsafe { self.base_of(slab) };
         match p {
             // SAFETY: per the caller.
             Problem::FreePointer { from, bad } => unsafe {

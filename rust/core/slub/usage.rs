@@ -123,7 +123,7 @@ impl<P: Platform> Cache<P> {
                 }
                 let slab = ptr::read_volatile(ptr::addr_of!((*c).slab));
                 if !slab.is_null() {
-                    let base = (*slab).base;
+                    let base = self.base_of(slab);
                     let mut free = 0;
                     let mut cur = ptr::read_volatile(ptr::addr_of!((*c).freelist));
                     // The owner may be changing this list: follow it only

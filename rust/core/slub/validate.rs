@@ -93,7 +93,8 @@ impl<P: Platform> Cache<P> {
         let mut is_free = [0u64; 64];
         let mut prev: *const u8 = ptr::null();
         let mut cur = head as *const u8;
-        let base = h.base;
+        // SAFETY: per the caller.
+        let base = unsafe { self.base_of(slab) };
         while !cur.is_null() {
             if !free_pointer_ok(cur, base, l) {
                 return Some(Problem::FreePointer {
