@@ -131,6 +131,12 @@ fn frees_into_outside_slabs_are_checked_against_the_page_word() {
     on_cpu(0, || c.free(objs[0].wrapping_add(8)));
     errors += 1;
     assert_eq!(c.errors(), errors, "not an object start");
+    // The same in the CPU slab (the last object's), whose frees take the
+    // base compare (`on_cpu_slab`), not the page word.
+    let last = *objs.last().unwrap();
+    on_cpu(0, || c.free(last.wrapping_add(8)));
+    errors += 1;
+    assert_eq!(c.errors(), errors, "not an object start of the CPU slab");
     on_cpu(0, || c.free(theirs));
     errors += 1;
     assert_eq!(c.errors(), errors, "another cache's object");
@@ -166,8 +172,12 @@ fn frees_into_outside_slabs_are_checked_against_the_page_word() {
     on_cpu(0, || c.free(objs[1]));
     errors += 1;
     assert_eq!(c.errors(), errors, "double free");
+    on_cpu(0, || c.free(last));
+    on_cpu(0, || c.free(last));
+    errors += 1;
+    assert_eq!(c.errors(), errors, "double free on the CPU slab");
     on_cpu(0, || {
-        for &o in objs.iter().filter(|&&o| o != objs[1]) {
+        for &o in objs.iter().filter(|&&o| o != objs[1] && o != last) {
             c.free(o);
         }
     });

@@ -311,7 +311,14 @@ fn script(c: &TestCache, live: &mut Live, irq: &mut Irq, rng: &mut Rng, what: &s
 fn interrupt_at_every_shim_call_never_hands_out_an_object_twice() {
     let _m = machine();
     let base = pages();
-    for (size, harden, cpu_partial) in [(64usize, true, 30u32), (256, false, 30), (512, true, 0)] {
+    // 16384: slab headers outside the slabs.
+    for (size, harden, cpu_partial) in [
+        (64usize, true, 30u32),
+        (256, false, 30),
+        (512, true, 0),
+        (16384, true, 30),
+        (16384, false, 0),
+    ] {
         let c = TestCache::with(size, cpu_partial, 0, 0, 0, harden);
         let mut live = Live {
             objs: HashMap::new(),

@@ -418,8 +418,16 @@ impl<P: Platform> Cache<P> {
             [obj as usize, tid.wrapping_add(Self::TID_STEP)],
         ) {
             self.stat(Stat::CmpxchgDoubleCpuFail);
+            // With `OUT`, `slab` came from a snapshot that is stale now,
+            // unchecked: `obj` is validated anew.
             // SAFETY: as above.
-            return unsafe { self.free_miss::<HARDENED, OUT>(slab, obj) };
+            return unsafe {
+                if OUT {
+                    self.free_out_miss::<HARDENED>(obj)
+                } else {
+                    self.free_miss::<HARDENED, OUT>(slab, obj)
+                }
+            };
         }
         self.stat(Stat::FreeFastpath);
     }
