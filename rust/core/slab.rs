@@ -470,10 +470,17 @@ pub unsafe fn set_free_pointer(obj: *mut u8, layout: &Layout, next: *mut u8) {
 /// starting at `base`) is null or an object start of that slab.
 #[inline(always)]
 pub fn free_pointer_ok(next: *const u8, base: usize, layout: &Layout) -> bool {
-    next.is_null()
-        || layout
-            .object_index((next as usize).wrapping_sub(base))
-            .is_some()
+    next.is_null() || is_object_of(next, base, layout)
+}
+
+/// Whether `p` is an object start of the slab starting at `base`. Null
+/// never is: its offset from a slab's base, `2^64 - base`, is one only
+/// for a slab that ends past the top of the address space.
+#[inline(always)]
+pub fn is_object_of(p: *const u8, base: usize, layout: &Layout) -> bool {
+    layout
+        .object_index((p as usize).wrapping_sub(base))
+        .is_some()
 }
 
 /// An intrusive doubly linked list of slabs with its length, for node lists

@@ -5,9 +5,7 @@
 use super::chain::{Chain, Filter, Gather, Seen};
 use super::{Cache, MODE_HARDENED, MODE_OUT_HARDENED, MODE_PLAIN, NO_NODE};
 use crate::platform::Platform;
-use crate::slab::{
-    free_pointer_ok, get_free_pointer_as, set_free_pointer_as, FreeError, SlabHeader,
-};
+use crate::slab::{get_free_pointer_as, is_object_of, set_free_pointer_as, FreeError, SlabHeader};
 use crate::stat::Stat;
 use core::ptr;
 
@@ -64,6 +62,10 @@ impl<P: Platform> Cache<P> {
     ) -> bool {
         let mut g = self.cpu_lock();
         let n = out.len();
+        // The geometry in locals: read through `self`, every field the
+        // loop uses was loaded again after each store to `out` (three
+        // instructions an object).
+        let layout = self.layout;
         let mut i = 0;
         while i < n {
             // The CPU freelist, walked in registers: the freelist and the
@@ -74,30 +76,39 @@ impl<P: Platform> Cache<P> {
             // The CPU slab's base (with `OUT`, computed from an object: the
             // slab is null while the freelist is).
             let base = if OUT {
-                self.layout.slab_base(obj)
+                layout.slab_base(obj)
             } else {
                 g.slab as usize
             };
             let mut corrupt = false;
-            while !obj.is_null() {
-                // SAFETY: `obj` is on the locked CPU's freelist, so it is an
-                // object of the CPU slab, which stays mapped.
-                let next = unsafe { get_free_pointer_as::<HARDENED>(obj, &self.layout) };
-                if HARDENED && !free_pointer_ok(next, base, &self.layout) {
-                    corrupt = true;
-                    break;
-                }
-                // SAFETY: `i < n` (checked before the loop and after each
-                // increment); the compiler did not see it and kept a
-                // bounds check per object.
-                unsafe { *out.get_unchecked_mut(i) = obj };
-                // `i < n <= isize::MAX`: no overflow to check (the
-                // kernel's overflow checks cost 2 instructions an object).
-                i = i.wrapping_add(1);
-                g.stat(Stat::AllocFastpath);
-                obj = next;
-                if i == n {
-                    break;
+            if !obj.is_null() {
+                loop {
+                    // SAFETY: `obj` is on the locked CPU's freelist, so it is
+                    // an object of the CPU slab, which stays mapped.
+                    let next = unsafe { get_free_pointer_as::<HARDENED>(obj, &layout) };
+                    // Hardened, the end of the freelist is found by the
+                    // object test failing (null is no object:
+                    // `is_object_of`): one test an object instead of two.
+                    let last = HARDENED && !is_object_of(next, base, &layout);
+                    // Tested on the value itself: seen through, the null
+                    // test became a compare of the stored word with its
+                    // key, which kept both alive in the loop.
+                    if last && !core::hint::black_box(next).is_null() {
+                        corrupt = true;
+                        break;
+                    }
+                    // SAFETY: `i < n` (checked before the loop and after
+                    // each increment); the compiler did not see it and kept
+                    // a bounds check per object.
+                    unsafe { *out.get_unchecked_mut(i) = obj };
+                    // `i < n <= isize::MAX`: no overflow to check (the
+                    // kernel's overflow checks cost 2 instructions an object).
+                    i = i.wrapping_add(1);
+                    g.stat(Stat::AllocFastpath);
+                    obj = next;
+                    if last || i == n || (!HARDENED && obj.is_null()) {
+                        break;
+                    }
                 }
             }
             g.freelist = obj;
