@@ -271,16 +271,35 @@ impl<P: Platform> Cache<P> {
             let Some(ch) = self.chain_start(slab, base, obj) else {
                 continue;
             };
-            // SAFETY: per the caller.
-            let (mut ch, k, unsure) =
-                unsafe { self.gather::<HARDENED, CHECKED>(objs, base, ch, end, &mut filter) };
-            if unsure {
+            let (mut ch, mut k) = (ch, end);
+            // Not computed yet (it has at most two bits).
+            let mut guard_only = u64::MAX;
+            let ch = loop {
+                // One call of the filter's loop, inline with the exact
+                // set's: a second call, or either loop out of line, made
+                // LLVM allocate this one's registers anew (bulk 8 and 16
+                // 2-4% dearer, docs/benchmarks.md).
+                // SAFETY: per the caller.
+                let (c, stop, unsure) =
+                    unsafe { self.gather::<HARDENED, CHECKED>(objs, base, ch, k, &mut filter) };
+                (ch, k) = (c, stop);
+                if !unsure {
+                    break ch;
+                }
+                // SAFETY: per the caller; `objs[k - 1]` is the object of
+                // `slab` the filter was unsure of.
+                if let Some((c, g)) = unsafe {
+                    self.settle_guard_bit::<HARDENED, CHECKED>(objs, base, ch, k, guard_only)
+                } {
+                    (ch, k, guard_only) = (c, k.wrapping_sub(1), g);
+                    continue;
+                }
                 // Long chains of small objects: the exact set.
                 // SAFETY: `ch` is a chain of `slab` being freed by us.
                 let mut map = unsafe { self.chain_bitmap(base, ch) };
                 // SAFETY: per the caller.
-                ch = unsafe { self.gather::<HARDENED, CHECKED>(objs, base, ch, k, &mut map) }.0;
-            }
+                break unsafe { self.gather::<HARDENED, CHECKED>(objs, base, ch, k, &mut map) }.0;
+            };
             sink(slab, ch);
         }
     }
@@ -361,5 +380,62 @@ impl<P: Platform> Cache<P> {
             misses += 1;
         }
         (ch, k, false)
+    }
+
+    /// Settles the filter's doubt about `objs[k - 1]`, an object of the
+    /// slab at `base`, when its bit in `seen` is one only a guard set
+    /// (`guard_only`, or `u64::MAX` if not computed yet): the object is in
+    /// the chain's filter by a guard's bit alone, so it is new unless it
+    /// is that guard. This is the common doubt: a batch of 64 objects in
+    /// a row of a slab of more than 64 has every bit, and one is the CPU
+    /// freelist head's. Returns the chain with the object linked (or
+    /// reported, if it is a guard) and the guard-only bits left; None
+    /// when the bit is not a guard's alone (the exact set must decide).
+    ///
+    /// # Safety
+    /// As for `gather`; `objs[k - 1]` is an object of the slab at `base`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn settle_guard_bit<const HARDENED: bool, const CHECKED: bool>(
+        &self,
+        objs: &mut [*mut u8],
+        base: usize,
+        mut ch: Chain,
+        k: usize,
+        guard_only: u64,
+    ) -> Option<(Chain, u64)> {
+        // The guards' bits less the first object's: every later object
+        // with a guard's bit was either settled here (and the bit taken
+        // out) or left to the exact set.
+        let guard_only = if guard_only == u64::MAX {
+            (self.index_bit(base, ch.guards[0]) | self.index_bit(base, ch.guards[1]))
+                & !self.index_bit(base, ch.tail as usize)
+        } else {
+            guard_only
+        };
+        let slot = &mut objs[k - 1];
+        let o = *slot;
+        let bit = self.index_bit(base, o as usize);
+        if guard_only & bit == 0 {
+            return None;
+        }
+        *slot = ptr::null_mut();
+        if o as usize == ch.guards[0] || o as usize == ch.guards[1] {
+            self.report(o, FreeError::DoubleFree);
+            return Some((ch, guard_only));
+        }
+        // The free_batch variant: an object in a CPU's batch is free
+        // already (as in `gather`).
+        #[cfg(rslub_free_batch)]
+        // SAFETY: an object start of the slab.
+        if !CHECKED && unsafe { self.is_batched::<HARDENED>(o) } {
+            self.report(o, FreeError::DoubleFree);
+            return Some((ch, guard_only & !bit));
+        }
+        // SAFETY: `o` is an object of the slab being freed by us.
+        unsafe { set_free_pointer_as::<HARDENED>(o, &self.layout, ch.head) };
+        ch.head = o;
+        ch.cnt = ch.cnt.wrapping_add(1);
+        Some((ch, guard_only & !bit))
     }
 }
