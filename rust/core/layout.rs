@@ -56,6 +56,13 @@ pub const MAX_OBJECTS: usize = 512;
 /// `PAGE_ALLOC_COSTLY_ORDER`); larger ones are used only when needed.
 pub const COSTLY_ORDER: u32 = 3;
 
+/// Objects a slab of one page must hold to be chosen over two pages: a
+/// bulk batch of 32, which the in-tree allocator's sheaves serve whole. The
+/// header in the slab leaves 128-byte objects 31 in a page (in-tree: 32),
+/// and every such batch then finished on a second slab: 15% dearer than
+/// in-tree (docs/benchmarks.md). In two pages they are 63.
+pub const PAGE_SLAB_OBJECTS: usize = 32;
+
 /// Why a geometry could not be computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LayoutError {
@@ -212,7 +219,9 @@ fn geometry(
             let Some((bytes, objects, waste)) = fits(order) else {
                 continue;
             };
-            if objects < req.min_objects && order < COSTLY_ORDER {
+            if order < COSTLY_ORDER
+                && (objects < req.min_objects || (order == 0 && objects < PAGE_SLAB_OBJECTS))
+            {
                 continue;
             }
             if waste * fraction <= bytes {

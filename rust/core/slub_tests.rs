@@ -1459,11 +1459,11 @@ fn empty_slabs_are_cached_only_beside_a_short_partial_list() {
 /// CPU's partial list, as upstream's `__slab_free` does for any first free
 /// of a full slab, instead of listing it (empty) on its node: batches of
 /// bulk allocations that span two slabs then cycle without the node's
-/// list_lock (the bench's bulk 32 at 128 bytes, 31 objects a slab).
+/// list_lock (the bench's bulk 32 at 256 bytes, 31 objects a slab).
 #[test]
 fn bulk_free_of_a_whole_slab_freezes_it() {
     let _m = machine();
-    let c = TestCache::new(128, 30, 5, 4);
+    let c = TestCache::new(256, 30, 5, 4);
     let per = c.layout.objects;
     assert!(per < 32, "{per} objects a slab: a batch of 32 spans two");
     on_cpu(0, || {

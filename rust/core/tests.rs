@@ -118,6 +118,32 @@ fn layout_waste_is_bounded_for_common_sizes() {
     }
 }
 
+/// A one-page slab holds a bulk batch of 32, else the slab takes two
+/// pages (`PAGE_SLAB_OBJECTS`): 128-byte objects, 31 in a page beside
+/// the header, get 63 in two; 64-byte ones stay in a page, and 256-byte
+/// ones, 15 in a page, stay at two pages, 31.
+#[test]
+fn a_one_page_slab_holds_a_batch_of_32() {
+    use crate::layout::PAGE_SLAB_OBJECTS;
+    for size in (WORD..=512).step_by(WORD) {
+        let l = Layout::new(&req(size, 0, false, false)).unwrap();
+        if l.order == 0 {
+            assert!(
+                l.objects >= PAGE_SLAB_OBJECTS,
+                "size {size}: {} in a page",
+                l.objects
+            );
+        }
+    }
+    let at = |size| {
+        let l = Layout::new(&req(size, 0, false, false)).unwrap();
+        (l.order, l.objects)
+    };
+    assert_eq!(at(64), (0, 63));
+    assert_eq!(at(128), (1, 63));
+    assert_eq!(at(256), (1, 31));
+}
+
 #[test]
 fn object_index_round_trips() {
     let l = Layout::new(&req(100, 16, false, false)).unwrap();
