@@ -675,7 +675,8 @@ unsigned long rslub_shim_cpu_lock(unsigned int *cpu)
 		abort();	/* allocator used from a thread not on a CPU */
 	irq_point();
 	rslub_host_irqs_disable();
-	*cpu = cur_cpu;
+	if (cpu)
+		*cpu = cur_cpu;
 	return 0;
 }
 

@@ -128,6 +128,7 @@ bool rslub_shim_cmpxchg_pair(unsigned long *pair, unsigned long old0,
 
 /* --- the CPU lock: irqs off on this CPU (local_irq_save) --- */
 
+/* Stores this CPU's number through cpu unless it is NULL. */
 unsigned long rslub_shim_cpu_lock(unsigned int *cpu);
 void rslub_shim_cpu_unlock(unsigned long flags);
 /*

@@ -148,7 +148,8 @@ __always_inline unsigned long rslub_shim_cpu_lock(unsigned int *cpu)
 	unsigned long flags;
 
 	local_irq_save(flags);
-	*cpu = smp_processor_id();
+	if (cpu)
+		*cpu = smp_processor_id();
 	return flags;
 }
 

@@ -173,6 +173,13 @@ macro_rules! shim_platform_methods {
             })
         }
 
+        fn cpu_lock_here() -> $crate::platform::CpuToken {
+            // SAFETY: a null out-pointer asks for no CPU number.
+            let flags = unsafe { $shim::rslub_shim_cpu_lock(core::ptr::null_mut()) };
+            // SAFETY: as in `cpu_lock`.
+            unsafe { $crate::platform::CpuToken::new(flags as usize) }
+        }
+
         fn cpu_unlock(token: $crate::platform::CpuToken) {
             // SAFETY: a token is made only by `cpu_lock` and consumed here
             // once, so these are the flags of the lock this task holds.

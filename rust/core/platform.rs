@@ -185,6 +185,11 @@ pub unsafe trait Platform: Sized + 'static {
     /// (interrupts included). Returns the CPU and the token `cpu_unlock`
     /// takes back.
     fn cpu_lock() -> (u32, CpuToken);
+    /// `cpu_lock` for a caller that does not need the CPU's number (it
+    /// finds its per-CPU data with `this_cpu_ptr`): the number is not read.
+    fn cpu_lock_here() -> CpuToken {
+        Self::cpu_lock().1
+    }
     /// Undoes the `cpu_lock` that made `token`.
     fn cpu_unlock(token: CpuToken);
     /// Runs `f(cpu)` for every online CPU with that CPU's lock held (in the

@@ -371,12 +371,15 @@ impl<P: Platform> CpuGuard<P> {
     /// Takes the lock of the CPU the caller runs on.
     #[inline(always)]
     fn lock(pcpu: &Pcpu) -> Self {
-        let (cpu, token) = P::cpu_lock();
-        // INVARIANT: `cpu` is the CPU whose lock was just taken.
+        let token = P::cpu_lock_here();
+        // INVARIANT: this CPU's lock was just taken, so the task stays on
+        // it while the guard lives.
         Self {
             // `pcpu` is read only now: before the lock it would be kept
-            // across the call (the bulk path's instruction count).
-            c: P::per_cpu_ptr(*pcpu, cpu).cast(),
+            // across the call (the bulk path's instruction count). This
+            // CPU's instance by its per-CPU offset, one load, where the
+            // CPU number and the offset table took three.
+            c: P::this_cpu_ptr(*pcpu).cast(),
             token: ManuallyDrop::new(token),
             _p: PhantomData,
         }
@@ -390,9 +393,10 @@ impl<P: Platform> CpuGuard<P> {
         // and replaced below before anything can read it again.
         P::cpu_unlock(unsafe { ManuallyDrop::take(&mut self.token) });
         let r = f();
-        let (cpu, token) = P::cpu_lock();
-        // INVARIANT: the lock of `cpu` is held again, by this guard.
-        self.c = P::per_cpu_ptr(*pcpu, cpu).cast();
+        let token = P::cpu_lock_here();
+        // INVARIANT: the lock of the CPU the task runs on now is held
+        // again, by this guard.
+        self.c = P::this_cpu_ptr(*pcpu).cast();
         self.token = ManuallyDrop::new(token);
         r
     }
