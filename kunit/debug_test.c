@@ -285,6 +285,33 @@ static void bulk_double_free_detected(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
 }
 
+/*
+ * A bulk free of 64 objects in a row of a slab of more than 64 (16-byte
+ * objects, 252 a slab) and of the CPU freelist's head just after them:
+ * the head is the one double free. The first object shares the head's
+ * bit in the chain's filter and is freed all the same (settled against
+ * the head); a refusal would leave it live, and the destroy would fail.
+ */
+static void bulk_free_on_the_freelist_heads_bit(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-d-bhb", 16, 0, 0, NULL);
+	void *objs[65];
+	bool ok;
+
+	/* One CPU, so objs[64] heads its freelist when the batch is freed. */
+	preempt_disable();
+	ok = rslub_cache_alloc_bulk(s, GFP_ATOMIC, ARRAY_SIZE(objs), objs);
+	if (ok) {
+		rslub_cache_free(s, objs[64]);
+		rslub_cache_free_bulk(s, ARRAY_SIZE(objs), objs);
+	}
+	preempt_enable();
+	KUNIT_ASSERT_TRUE(test, ok);
+	KUNIT_EXPECT_EQ(test, errors(s), 1);
+	expect_healthy(test, s, 16);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
 static void bad_frees(struct kunit *test, slab_flags_t flags)
 {
 	struct rslub_cache *s = make(test, "rslub-d-bad", 64, 0, flags, NULL);
@@ -428,6 +455,7 @@ static struct kunit_case rslub_debug_cases[] = {
 	KUNIT_CASE(double_free_detected),
 	KUNIT_CASE(double_free_detected_debug),
 	KUNIT_CASE(bulk_double_free_detected),
+	KUNIT_CASE(bulk_free_on_the_freelist_heads_bit),
 	KUNIT_CASE(bad_frees_detected),
 	KUNIT_CASE(bad_frees_detected_debug),
 	KUNIT_CASE(random_freelist_tunable),
