@@ -146,9 +146,15 @@ impl<P: Platform> Cache<P> {
         }
         // Written out: an array's iterator was not inlined in the kernel
         // build (a call per element).
-        let seen = self.index_bit(base, cpu_head)
-            | self.index_bit(base, slab_head)
-            | self.index_bit(base, obj as usize);
+        // The slab's own freelist is empty while it is a CPU slab with
+        // no remote frees (a bulk free just after a bulk allocation): no
+        // index to compute then.
+        let slab_bit = if slab_head != 0 {
+            self.index_bit(base, slab_head)
+        } else {
+            0
+        };
+        let seen = self.index_bit(base, cpu_head) | slab_bit | self.index_bit(base, obj as usize);
         Some(Chain {
             seen,
             guards: [cpu_head, slab_head],
