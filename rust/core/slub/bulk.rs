@@ -278,7 +278,7 @@ impl<P: Platform> Cache<P> {
                 // One call of the filter's loop, inline with the exact
                 // set's: a second call, or either loop out of line, made
                 // LLVM allocate this one's registers anew (bulk 8 and 16
-                // 2-4% dearer, docs/benchmarks.md).
+                // 3-4% dearer, docs/benchmarks.md).
                 // SAFETY: per the caller.
                 let (c, stop, unsure) =
                     unsafe { self.gather::<HARDENED, CHECKED>(objs, base, ch, k, &mut filter) };
