@@ -33,21 +33,31 @@ __always_inline int rslub_shim_addr_to_node(const void *addr)
 }
 
 /*
+ * The struct page of base, an address of the direct map (the callers have
+ * checked it, or have it from the page allocator): from its offset into
+ * the direct map, without __pa()'s test for an address of the kernel image.
+ */
+static __always_inline struct page *rslub_direct_map_page(const void *base)
+{
+	return pfn_to_page(((unsigned long)base - PAGE_OFFSET) >> PAGE_SHIFT);
+}
+
+__always_inline unsigned long rslub_shim_slab_meta(const void *base)
+{
+	return page_private(rslub_direct_map_page(base));
+}
+
+__always_inline void rslub_shim_set_slab_meta(void *base, unsigned long word)
+{
+	set_page_private(rslub_direct_map_page(base), word);
+}
+
+/*
  * Two compares with memory instead of virt_addr_valid()'s out-of-line
  * section lookup: an address of the direct map below high_memory is RAM the
  * kernel maps, so the slab header at its aligned-down start can be read and
  * checked. Debug caches use the full check (rslub_shim_addr_has_page).
  */
-__always_inline unsigned long rslub_shim_slab_meta(const void *base)
-{
-	return page_private(virt_to_page(base));
-}
-
-__always_inline void rslub_shim_set_slab_meta(void *base, unsigned long word)
-{
-	set_page_private(virt_to_page(base), word);
-}
-
 __always_inline bool rslub_shim_addr_is_direct_mapped(const void *addr)
 {
 	unsigned long a = (unsigned long)addr;

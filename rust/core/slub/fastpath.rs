@@ -271,10 +271,7 @@ impl<P: Platform> Cache<P> {
             return None;
         }
         let base = self.layout.slab_base(obj);
-        let slab = Self::header_at::<OUT>(base);
-        if OUT && slab.is_null() {
-            return None;
-        }
+        let slab = Self::header_block::<OUT>(base)?;
         // SAFETY: in the slab, `slab` is the aligned-down start of valid
         // memory; outside, a header block (`header_at`). The object check
         // trusts the header only once its magic matches.
