@@ -289,27 +289,39 @@ static void bulk_double_free_detected(struct kunit *test)
  * A bulk free of 64 objects in a row of a slab of more than 64 (16-byte
  * objects, 252 a slab) and of the CPU freelist's head just after them:
  * the head is the one double free. The first object shares the head's
- * bit in the chain's filter and is freed all the same (settled against
- * the head); a refusal would leave it live, and the destroy would fail.
+ * bit in the chain's filter and is freed all the same; a refusal would
+ * leave it live, and the destroy would fail. The batch of 65 takes the
+ * exact set from the start, and the same with the first 63 objects (64
+ * entries, the 64th object freed after) the filter and its settling of
+ * the head's bit.
  */
 static void bulk_free_on_the_freelist_heads_bit(struct kunit *test)
 {
-	struct rslub_cache *s = make(test, "rslub-d-bhb", 16, 0, 0, NULL);
-	void *objs[65];
-	bool ok;
+	void *objs[65], *batch[65];
+	unsigned int n, i;
 
-	/* One CPU, so objs[64] heads its freelist when the batch is freed. */
-	preempt_disable();
-	ok = rslub_cache_alloc_bulk(s, GFP_ATOMIC, ARRAY_SIZE(objs), objs);
-	if (ok) {
-		rslub_cache_free(s, objs[64]);
-		rslub_cache_free_bulk(s, ARRAY_SIZE(objs), objs);
+	for (n = 64; n >= 63; n--) {
+		/* A fresh cache: its first slab hands objects out in order. */
+		struct rslub_cache *s = make(test, "rslub-d-bhb", 16, 0, 0, NULL);
+		bool ok;
+
+		/* One CPU, so objs[64] heads its freelist at the bulk free. */
+		preempt_disable();
+		ok = rslub_cache_alloc_bulk(s, GFP_ATOMIC, ARRAY_SIZE(objs), objs);
+		if (ok) {
+			rslub_cache_free(s, objs[64]);
+			memcpy(batch, objs, n * sizeof(*batch));
+			batch[n] = objs[64];
+			rslub_cache_free_bulk(s, n + 1, batch);
+			for (i = n; i < 64; i++)
+				rslub_cache_free(s, objs[i]);
+		}
+		preempt_enable();
+		KUNIT_ASSERT_TRUE(test, ok);
+		KUNIT_EXPECT_EQ_MSG(test, errors(s), 1, "%u objects", n);
+		expect_healthy(test, s, 16);
+		KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
 	}
-	preempt_enable();
-	KUNIT_ASSERT_TRUE(test, ok);
-	KUNIT_EXPECT_EQ(test, errors(s), 1);
-	expect_healthy(test, s, 16);
-	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
 }
 
 static void bad_frees(struct kunit *test, slab_flags_t flags)

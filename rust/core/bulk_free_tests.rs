@@ -172,30 +172,38 @@ fn a_flood_of_bad_frees_leaves_a_bounded_log() {
 /// of 64 consecutive objects puts its first on the bit of the CPU
 /// freelist's head (index + 64). The batch is freed whole; the same batch
 /// with its first object named again, or with the freelist's head itself
-/// added, is refused for that object only.
+/// added, is refused for that object only. Batches of more than 64 take
+/// the exact set from the start (`free_bulk_exact`), those of up to 64
+/// the filter and its settling of a guard's bit (`settle_guard_bit`): each
+/// case runs with the 64 objects and with the first 63 (the 64th freed
+/// after), so that each way meets it.
 #[test]
 fn bulk_frees_of_64_small_objects_across_a_guard_bit() {
     let _m = machine();
     let c = TestCache::new(8, 30, 5, 0);
     assert!(c.layout.objects > 64);
-    for extra in [None, Some(0usize), Some(usize::MAX)] {
-        let mut objs = alloc_on(&c, 0, 64);
-        let head = alloc_on(&c, 0, 1)[0];
-        // `head` goes back first: it heads the CPU freelist, the guard.
-        on_cpu(0, || c.free(head));
-        let errors = c.errors();
-        match extra {
-            Some(0) => objs.push(objs[0]),
-            Some(_) => objs.push(head),
-            None => {}
+    for n in [64, 63] {
+        for extra in [None, Some(0usize), Some(usize::MAX)] {
+            let objs = alloc_on(&c, 0, 64);
+            let head = alloc_on(&c, 0, 1)[0];
+            // `head` goes back first: it heads the CPU freelist, the guard.
+            on_cpu(0, || c.free(head));
+            let errors = c.errors();
+            let mut batch = objs[..n].to_vec();
+            match extra {
+                Some(0) => batch.push(objs[0]),
+                Some(_) => batch.push(head),
+                None => {}
+            }
+            on_cpu(0, || c.free_bulk(&mut batch));
+            on_cpu(0, || objs[n..].iter().for_each(|&o| c.free(o)));
+            assert_eq!(
+                c.errors(),
+                errors + usize::from(extra.is_some()),
+                "{n} {extra:?}"
+            );
+            assert_distinct(&c, 0, 130);
         }
-        on_cpu(0, || c.free_bulk(&mut objs));
-        assert_eq!(
-            c.errors(),
-            errors + usize::from(extra.is_some()),
-            "{extra:?}"
-        );
-        assert_distinct(&c, 0, 130);
     }
     finish(c);
 }
@@ -205,40 +213,50 @@ fn bulk_frees_of_64_small_objects_across_a_guard_bit() {
 /// freelist's head: the head itself, the first object again, or another
 /// object of that bit (index 128); or the first object named last too, so
 /// that the chain starts with the head's bit. These are the cases the
-/// settling of a guard's bit (`settle_guard_bit`) must get right
-/// (docs/benchmarks.md, "Bulk 64"). Each double free is reported once, the
-/// other object is freed, and the cache stays sound.
+/// settling of a guard's bit (`settle_guard_bit`, batches of up to 64)
+/// and the exact set (`free_bulk_exact`, more than 64) must get right
+/// (docs/benchmarks.md, "Bulk 64"): each runs with the 64 objects and with
+/// the first 63 (the 64th freed after). Each double free is reported once,
+/// the other object is freed, and the cache stays sound.
 #[test]
 fn bulk_frees_of_64_small_objects_and_one_more_on_the_shared_bit() {
     let _m = machine();
-    for case in 0..4 {
-        let c = TestCache::new(8, 30, 5, 0);
-        let objs = alloc_on(&c, 0, 64);
-        let head = alloc_on(&c, 0, 1)[0];
-        let more = alloc_on(&c, 0, 64);
-        let stride = objs[1] as usize - objs[0] as usize;
-        assert_eq!(
-            more[63] as usize - objs[0] as usize,
-            128 * stride,
-            "one fresh slab, handed out in address order"
-        );
-        on_cpu(0, || c.free(head));
-        let errors = c.errors();
-        let mut batch = match case {
-            // The head between the first object and the rest.
-            0 => [&objs[..1], &[head], &objs[1..]].concat(),
-            // The first object twice, the second before the first.
-            1 => [&objs[..1], &objs[..]].concat(),
-            // Object 128, a bit shared with object 0 and the head.
-            2 => [&more[63..], &objs[..]].concat(),
-            // The first object at both ends: the chain starts with it.
-            _ => [&objs[..], &objs[..1]].concat(),
-        };
-        on_cpu(0, || c.free_bulk(&mut batch));
-        assert_eq!(c.errors(), errors + usize::from(case != 2), "case {case}");
-        let rest = if case == 2 { &more[..63] } else { &more[..] };
-        on_cpu(0, || rest.iter().for_each(|&o| c.free(o)));
-        assert_distinct(&c, 0, 200);
-        finish(c);
+    for n in [64, 63] {
+        for case in 0..4 {
+            let c = TestCache::new(8, 30, 5, 0);
+            let objs = alloc_on(&c, 0, 64);
+            let head = alloc_on(&c, 0, 1)[0];
+            let more = alloc_on(&c, 0, 64);
+            let stride = objs[1] as usize - objs[0] as usize;
+            assert_eq!(
+                more[63] as usize - objs[0] as usize,
+                128 * stride,
+                "one fresh slab, handed out in address order"
+            );
+            on_cpu(0, || c.free(head));
+            let errors = c.errors();
+            let first = &objs[..n];
+            let mut batch = match case {
+                // The head between the first object and the rest.
+                0 => [&first[..1], &[head], &first[1..]].concat(),
+                // The first object twice, the second before the first.
+                1 => [&first[..1], first].concat(),
+                // Object 128, a bit shared with object 0 and the head.
+                2 => [&more[63..], first].concat(),
+                // The first object at both ends: the chain starts with it.
+                _ => [first, &first[..1]].concat(),
+            };
+            on_cpu(0, || c.free_bulk(&mut batch));
+            on_cpu(0, || objs[n..].iter().for_each(|&o| c.free(o)));
+            assert_eq!(
+                c.errors(),
+                errors + usize::from(case != 2),
+                "{n}, case {case}"
+            );
+            let rest = if case == 2 { &more[..63] } else { &more[..] };
+            on_cpu(0, || rest.iter().for_each(|&o| c.free(o)));
+            assert_distinct(&c, 0, 200);
+            finish(c);
+        }
     }
 }

@@ -180,9 +180,9 @@ impl<P: Platform> Cache<P> {
         // objects of one validated slab.
         unsafe {
             if self.layout.header_outside {
-                self.group_by_slab::<HARDENED, true, true>(objs, sink);
+                self.group_by_slab::<HARDENED, true, true, false>(objs, sink);
             } else {
-                self.group_by_slab::<HARDENED, false, true>(objs, sink);
+                self.group_by_slab::<HARDENED, false, true, false>(objs, sink);
             }
         }
     }
