@@ -79,7 +79,9 @@ done
 run() {
 	local mode=$1 cpus=$2 qopts=$3 dir=$4 log=$out/vm-$1.log
 	echo "bench: [$(($(date +%s) - T0))s] $mode boot, $cpus vCPUs (log: $log)"
-	VM_CPUS=$cpus VM_MEM=${VM_MEM:-3G} VM_QEMU_OPTS=$qopts VM_TIMEOUT=${VM_TIMEOUT:-5400} \
+	# As in bench.sh: judged by its output (VM_STALL), a quiet console.
+	VM_CPUS=$cpus VM_MEM=${VM_MEM:-3G} VM_QEMU_OPTS=$qopts VM_STALL=${VM_STALL:-2400} \
+		VM_TIMEOUT=${VM_TIMEOUT:-10800} VM_APPEND=loglevel=4 VM_CONSOLE=$out/console-$1.log \
 		scripts/vm.sh "$BKDIR" "cd $dir && MODE=$mode $GUEST_ENV scripts/guest-real.sh" 2>&1 |
 		tee "$log" | grep --line-buffered "^bench:" | sed -u 's/^/  /' || true
 	if grep -q "^bench: FAILED" "$log" || ! grep -q "^bench: guest done (rc 0)" "$log"; then

@@ -1,23 +1,32 @@
 #!/usr/bin/env bash
-# make check: the setup-logic test, setup if needed, module build, then
-# three VMs at once: KUnit in two shapes (2 CPUs; 4 CPUs on 2 NUMA nodes),
-# with the module lifecycle test in the first and a short stress
-# (CHECK_STRESS_SECONDS, 15) with CPU hotplug in the second, and a small
-# one (320 MB, 2 CPUs) for rslub out of memory:
-# injected failures and a short stress with them (CHECK_FAULT_SECONDS, 10),
-# and one round of real memory pressure with the shrinker
-# (scripts/guest-oom.sh). The host tests (also those of the free_batch
-# build variant, --cfg rslub_free_batch), tool tests and lint run beside the
-# VMs. The VMs boot from a snapshot of the built tree ($OUT/tree), so lint's
-# rebuild cannot change what they load. CHECK_VMS=seq runs the VMs one after
-# the other instead. Fails on any failed,
-# crashed or missing suite or case, on a kernel WARNING/BUG/Oops/lockdep or
-# context report, and on a guest timeout. Ends with "N passed, M failed".
+# make check: the setup-logic test, setup if needed, module build, then the
+# VMs: KUnit in two shapes (2 CPUs; 4 CPUs on 2 NUMA nodes), with the
+# module lifecycle test in the first and a short stress
+# (CHECK_STRESS_SECONDS, 15) with CPU hotplug in the second; a small one
+# (320 MB, 2 CPUs) for rslub out of memory: injected failures and a short
+# stress with them (CHECK_FAULT_SECONDS, 10), and one round of real memory
+# pressure with the shrinker (scripts/guest-oom.sh); the served-cache VM
+# (scripts/serve-check.sh); and a 1-CPU guest that hangs on purpose, which
+# must be reported stuck with its kernel stacks (the harness's own test).
+#
+# The VMs run as many at once as CHECK_VCPUS allows (their vCPUs together;
+# default 4 per host core: TCG runs a vCPU as a host thread, and an idle
+# one costs nothing), longest first; CHECK_VMS=seq runs one at a time. A VM
+# is judged by its progress, not by the clock (scripts/vm.sh): stuck after
+# VM_STALL (300) s without output or KTAP result, its stacks in its log;
+# each has a last-resort total limit scaled to its work. The host tests
+# (also those of the free_batch build variant, --cfg rslub_free_batch),
+# tool tests, lint and the build refusals run beside the VMs at a lower
+# priority (nice), so that they use the time the guests leave. The VMs
+# boot from a snapshot of the built tree ($OUT/tree), so lint's rebuild
+# cannot change what they load. Fails on any failed, crashed or missing
+# suite or case, on a kernel WARNING/BUG/Oops/lockdep or context report,
+# and on a stuck guest. Ends with "N passed, M failed".
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 . scripts/lib.sh
-. scripts/serve-check.sh	# start_serve, judge_serve (CHECK_SERVE=0: not run)
+. scripts/serve-check.sh	# run_serve, judge_serve (CHECK_SERVE=0: not run)
 EXPECTED_SUITES="rslub_percpu rslub_api rslub_slub rslub_sysfs rslub_debug rslub_badinput rslub_serve"
 CHECK_STRESS_SECONDS=${CHECK_STRESS_SECONDS:-15}
 CHECK_FAULT_SECONDS=${CHECK_FAULT_SECONDS:-10}
@@ -26,11 +35,13 @@ rm -rf "$OUT"
 mkdir -p "$OUT"
 T0=$(date +%s)
 step() { echo "check: [$(($(date +%s) - T0))s] $*"; }
-# VMs run as background jobs, each its own process group (set -m): a failure
-# elsewhere stops them (scripts/vm.sh then stops its QEMU).
+# The VMs run under one background job, its own process group (set -m): a
+# failure elsewhere stops it and them (scripts/vm.sh then stops its QEMU).
 set -m
 vm_jobs=""
 stop_vms() { local p; for p in $vm_jobs; do kill -TERM -- "-$p" 2>/dev/null; done; wait; }
+# Host work beside the VMs: at a lower priority than the guests.
+bg() { nice -n 10 "$@"; }
 fail() { echo "check: FAILED: $*"; stop_vms; echo "0 passed, 1 failed"; exit 1; }
 
 total_pass=0
@@ -90,12 +101,10 @@ else
 	total_skip=$((total_skip + 2))
 fi
 
-# start_shape NAME CPUS NUMA LIFECYCLE_CYCLES STRESS_SECONDS (0: not run):
-# boots the VM in the background from the snapshot; its exit status goes to
-# $OUT/vm-NAME.rc.
-start_shape() {
+# run_shape NAME CPUS NUMA LIFECYCLE_CYCLES STRESS_SECONDS (0: not run):
+# runs the VM from the snapshot; its exit status goes to $OUT/vm-NAME.rc.
+run_shape() {
 	local name=$1 cpus=$2 numa=$3 cycles=$4 secs=$5 log=$OUT/vm-$1.log
-	step "VM $name: $cpus CPUs, $numa NUMA node(s) (log: $log)"
 	local env=""
 	[ "$cycles" = 0 ] || env="$env RSLUB_LIFECYCLE=$cycles"
 	# The stress runs the module as built (batched frees are a build
@@ -103,26 +112,36 @@ start_shape() {
 	[ "$secs" = 0 ] || env="$env RSLUB_STRESS=$secs"
 	# Through a pipe: the guest tools reopen /dev/stdout, which on a plain
 	# file would start writing at offset 0 again.
-	(
-		cd "$TREE" || exit 2
-		VM_CPUS=$cpus VM_NUMA=$numa VM_TIMEOUT=${VM_TIMEOUT:-600} \
-			scripts/vm.sh "$KDIR" "$env scripts/guest-kunit.sh" 2>&1 | cat >"$log"
-		echo "${PIPESTATUS[0]}" >"$OUT/vm-$name.rc"
-	) &
-	vm_jobs="$vm_jobs $!"
+	cd "$TREE" || return 2
+	VM_CPUS=$cpus VM_NUMA=$numa VM_TIMEOUT=$(vm_limit "$secs") VM_CONSOLE=$OUT/console-$name.log \
+		scripts/vm.sh "$KDIR" "$env scripts/guest-kunit.sh" 2>&1 | cat >"$log"
+	echo "${PIPESTATUS[0]}" >"$OUT/vm-$name.rc"
+}
+
+# vm_limit SECONDS: a guest's last-resort total limit, scaled to the
+# SECONDS of timed work it does beyond its tests: 30 min, and 20 s more per
+# second of it (a machine 10 times slower than ours still finishes).
+vm_limit() { echo "${VM_TIMEOUT:-$((1800 + 20 * $1))}"; }
+
+# judge_rc NAME: 0 when the guest ran to its end; otherwise the problem is
+# noted (a stuck guest: the watcher's verdict, its stacks are in the log).
+judge_rc() {
+	local name=$1 log=$OUT/vm-$1.log rc
+	rc=$(cat "$OUT/vm-$name.rc" 2>/dev/null || echo 2)
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		problems="$problems\n  $name: $(grep -m1 '^vm: STUCK' "$log" | sed 's/^vm: //' || echo 'guest stopped')"
+		problems="$problems\n    kernel stacks: $log (lines 'vm: |'), console: $OUT/console-$name.log"
+		total_fail=$((total_fail + 1))
+		return 1
+	fi
+	[ "$rc" = 0 ] || problems="$problems\n  $name: guest command exited $rc ($(grep -m1 '^guest:' "$log" || echo "see $log and $OUT/console-$name.log"))"
+	return 0
 }
 
 # judge_shape NAME LIFECYCLE_CYCLES STRESS_SECONDS: counts the VM's results.
 judge_shape() {
 	local name=$1 cycles=$2 secs=$3 log=$OUT/vm-$1.log
-	local rc
-	rc=$(cat "$OUT/vm-$name.rc" 2>/dev/null || echo 2)
-	if [ $rc = 124 ] || [ $rc = 137 ]; then
-		problems="$problems\n  $name: guest timed out (VM_TIMEOUT=${VM_TIMEOUT:-600}s)"
-		total_fail=$((total_fail + 1))
-		return
-	fi
-	[ $rc = 0 ] || problems="$problems\n  $name: guest command exited $rc ($(grep -m1 '^guest:' "$log" || echo 'see log'))"
+	judge_rc "$name" || return
 	sed -n '/==RSLUB-DMESG-BEGIN==/,/==RSLUB-DMESG-END==/p' "$log" >"$OUT/dmesg-$name.log"
 	local bad
 	bad=$(kernel_log_bad "$OUT/dmesg-$name.log")
@@ -177,28 +196,54 @@ judge_shape() {
 }
 
 # The out-of-memory VM: no KUnit, its own checks and the same log filter.
-start_oom() {
+run_oom() {
 	local log=$OUT/vm-oom.log
-	step "VM oom: 2 CPUs, 320 MB: injected failures, memory pressure (log: $log)"
 	# A larger log buffer: the create sweep logs a line per failed create.
-	(
-		cd "$TREE" || exit 2
-		VM_CPUS=2 VM_NUMA=0 VM_MEM=320M VM_APPEND=log_buf_len=4M VM_TIMEOUT=${VM_TIMEOUT:-600} \
-			scripts/vm.sh "$KDIR" "scripts/guest-oom.sh --dmesg faults $CHECK_FAULT_SECONDS; a=\$?; scripts/guest-oom.sh --dmesg pressure 1; b=\$?; exit \$((a | b))" 2>&1 | cat >"$log"
-		echo "${PIPESTATUS[0]}" >"$OUT/vm-oom.rc"
-	) &
-	vm_jobs="$vm_jobs $!"
+	cd "$TREE" || return 2
+	VM_CPUS=2 VM_NUMA=0 VM_MEM=320M VM_APPEND=log_buf_len=4M VM_TIMEOUT=$(vm_limit "$CHECK_FAULT_SECONDS") \
+		VM_CONSOLE=$OUT/console-oom.log \
+		scripts/vm.sh "$KDIR" "scripts/guest-oom.sh --dmesg faults $CHECK_FAULT_SECONDS; a=\$?; scripts/guest-oom.sh --dmesg pressure 1; b=\$?; exit \$((a | b))" 2>&1 | cat >"$log"
+	echo "${PIPESTATUS[0]}" >"$OUT/vm-oom.rc"
+}
+
+# The harness's own test: a guest that prints a line, then sleeps for ever,
+# must be declared stuck (VM_STALL 120 s here) with the kernel's answer in
+# its log: the vCPUs' instruction pointers, SysRq's task list with the
+# sleeping task's kernel stack.
+HANG_CHECKS=4
+run_hang() {
+	local log=$OUT/vm-hang.log
+	cd "$TREE" || return 2
+	VM_CPUS=1 VM_MEM=512M VM_STALL=120 VM_TIMEOUT=1800 VM_CONSOLE=$OUT/console-hang.log \
+		scripts/vm.sh "$KDIR" "echo 'hang: sleeping for ever on purpose'; exec sleep 987654321" 2>&1 | cat >"$log"
+	echo "${PIPESTATUS[0]}" >"$OUT/vm-hang.rc"
+}
+
+judge_hang() {
+	local log=$OUT/vm-hang.log rc
+	rc=$(cat "$OUT/vm-hang.rc" 2>/dev/null || echo 2)
+	hang_check() {	# hang_check WHAT PATTERN
+		if grep -qE -- "$2" "$log"; then
+			echo "hang: PASS $1" >>"$OUT/hang.txt"
+		else
+			echo "hang: FAIL $1: no line matching '$2' in $log" >>"$OUT/hang.txt"
+		fi
+	}
+	: >"$OUT/hang.txt"
+	if [ "$rc" = 124 ] && grep -q "^hang: sleeping" "$log"; then
+		echo "hang: PASS declared stuck (exit 124) after the guest's last line" >>"$OUT/hang.txt"
+	else
+		echo "hang: FAIL exit $rc, $(grep -c '^hang: sleeping' "$log") 'hang: sleeping' lines: not declared stuck after its line" >>"$OUT/hang.txt"
+	fi
+	hang_check "vCPU instruction pointers named" "^vm:   CPU 0: RIP 0x[0-9a-f]+ [a-z_]"
+	hang_check "SysRq answered" "^vm: \| .*sysrq: Show (State|Blocked State|backtrace)"
+	hang_check "the sleeping task's kernel stack" "^vm: \| .*(do_nanosleep|hrtimer_nanosleep)"
+	count_checks hang "$OUT/hang.txt" hang "$HANG_CHECKS"
 }
 
 judge_oom() {
-	local name=oom log=$OUT/vm-oom.log rc
-	rc=$(cat "$OUT/vm-oom.rc" 2>/dev/null || echo 2)
-	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-		problems="$problems\n  $name: guest timed out (VM_TIMEOUT=${VM_TIMEOUT:-600}s)"
-		total_fail=$((total_fail + 1))
-		return
-	fi
-	[ "$rc" = 0 ] || problems="$problems\n  $name: guest command exited $rc"
+	local name=oom log=$OUT/vm-oom.log
+	judge_rc "$name" || return
 	sed -n '/==RSLUB-DMESG-BEGIN==/,/==RSLUB-DMESG-END==/p' "$log" >"$OUT/dmesg-$name.log"
 	local bad
 	bad=$(kernel_log_bad "$OUT/dmesg-$name.log")
@@ -220,11 +265,6 @@ rsync -a --exclude /.git --exclude /results --exclude target --exclude '*.o' --e
 	cp tools/rslabinfo/target/release/rslabinfo "$TREE/tools/rslabinfo/target/release/" ||
 	fail "snapshot of the built tree into $TREE"
 
-start_shape smp2 2 1 50 0
-[ "${CHECK_VMS:-par}" = seq ] && wait
-start_shape numa4 4 2 0 "$CHECK_STRESS_SECONDS"
-[ "${CHECK_VMS:-par}" = seq ] && wait
-start_oom
 # The served-cache VM needs the slab backend hook (patches/0001); a KDIR=
 # kernel without it skips it: serving is refused there, the API works.
 check_serve=${CHECK_SERVE:-1}
@@ -233,25 +273,73 @@ if [ "$check_serve" = 1 ] && ! grep -q '^CONFIG_SLAB_BACKEND=y' "$KDIR/.config";
 	total_skip=$((total_skip + SERVE_CHECKS))
 	check_serve=0
 fi
-[ "$check_serve" = 1 ] && start_serve
+
+# The guests, longest first: NAME:VCPUS:COMMAND. The hang test is idle
+# most of its time (one vCPU asleep): it goes early, beside the others.
+guests="numa4:4:run_shape numa4 4 2 0 $CHECK_STRESS_SECONDS
+hang:1:run_hang
+smp2:2:run_shape smp2 2 1 50 0
+oom:2:run_oom"
+[ "$check_serve" = 1 ] && guests="serve:3:run_serve
+$guests"
+ncpu=$(nproc)
+vcpus=${CHECK_VCPUS:-$((4 * ncpu))}
+[ "${CHECK_VMS:-par}" != seq ] || vcpus=0
+
+# run_guests: starts each guest when its vCPUs fit in $vcpus beside those
+# running (the first that fits, in the order above; any guest when none
+# runs), and waits for all. Each guest's start, end and wall time is a
+# "check:" line; its verdict comes from judge_* afterwards.
+run_guests() {
+	local queue=$guests rest line name n used=0 pid
+	local -A vc=() nm=() t0=()
+	while [ -n "$queue" ] || [ ${#nm[@]} -gt 0 ]; do
+		rest=""
+		while IFS= read -r line; do
+			[ -n "$line" ] || continue
+			name=${line%%:*}
+			n=${line#*:}
+			n=${n%%:*}
+			if [ $used = 0 ] || [ $((used + n)) -le "$vcpus" ]; then
+				# shellcheck disable=SC2086 # the command's words
+				${line#*:*:} &
+				pid=$!
+				vc[$pid]=$n nm[$pid]=$name t0[$pid]=$(date +%s)
+				used=$((used + n))
+				step "VM $name started: $n vCPU(s), $used of ${vcpus} in use (log: $OUT/vm-$name.log)"
+			else
+				rest="$rest$line"$'\n'
+			fi
+		done <<<"$queue"
+		queue=$rest
+		wait -n -p pid || true
+		[ -n "${nm[$pid]:-}" ] || continue
+		used=$((used - vc[$pid]))
+		step "VM ${nm[$pid]} ended after $(($(date +%s) - t0[$pid])) s (exit $(cat "$OUT/vm-${nm[$pid]}.rc" 2>/dev/null || echo '?'))"
+		unset "vc[$pid]" "nm[$pid]" "t0[$pid]"
+	done
+}
+step "VMs: at most $vcpus vCPUs at once ($ncpu host cores; CHECK_VCPUS, CHECK_VMS=seq), stuck after ${VM_STALL:-300} s without progress (VM_STALL)"
+run_guests &
+vm_jobs=$!
 
 step "host tests (cargo test, log: $OUT/host-test.log)"
-make -s host-test >"$OUT/host-test.log" 2>&1 || { tail -n 30 "$OUT/host-test.log"; fail "host tests"; }
+bg make -s host-test >"$OUT/host-test.log" 2>&1 || { tail -n 30 "$OUT/host-test.log"; fail "host tests"; }
 host_pass=$(grep -E "^test result" "$OUT/host-test.log" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" | paste -sd+ | bc)
 echo "  host: ${host_pass:-0} tests passed"
 
 # The build variants' logic that the default module leaves out: batched
 # frees (--cfg rslub_free_batch), in a target directory of its own.
 step "host tests, free_batch variant (cargo test --cfg rslub_free_batch, log: $OUT/host-test-free_batch.log)"
-make -s host-test-free-batch >"$OUT/host-test-free_batch.log" 2>&1 ||
+bg make -s host-test-free-batch >"$OUT/host-test-free_batch.log" 2>&1 ||
 	{ tail -n 30 "$OUT/host-test-free_batch.log"; fail "host tests (free_batch variant)"; }
 fb_pass=$(grep -E "^test result" "$OUT/host-test-free_batch.log" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" | paste -sd+ | bc)
 echo "  host (free_batch): ${fb_pass:-0} tests passed"
 host_pass=$((${host_pass:-0} + ${fb_pass:-0}))
 
 step "tools: rslabinfo and rsbench, build and test (log: $OUT/tools.log)"
-(cd tools/rslabinfo && cargo build --release --quiet && cargo test --quiet &&
-	cd ../rsbench && cargo build --release --quiet && cargo test --quiet) >"$OUT/tools.log" 2>&1 ||
+(cd tools/rslabinfo && bg cargo build --release --quiet && bg cargo test --quiet &&
+	cd ../rsbench && bg cargo build --release --quiet && bg cargo test --quiet) >"$OUT/tools.log" 2>&1 ||
 	{ tail -n 30 "$OUT/tools.log"; fail "tools build or tests"; }
 tool_pass=$(grep -E "^test result" "$OUT/tools.log" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" | paste -sd+ | bc)
 echo "  tools: ${tool_pass:-0} tests passed"
@@ -259,7 +347,7 @@ host_pass=$((${host_pass:-0} + ${tool_pass:-0}))
 total_pass=$((total_pass + host_pass))
 
 step "lint (log: $OUT/lint.log)"
-make -s lint >"$OUT/lint.log" 2>&1 || { tail -n 40 "$OUT/lint.log"; fail "lint (make lint)"; }
+bg make -s lint >"$OUT/lint.log" 2>&1 || { tail -n 40 "$OUT/lint.log"; fail "lint (make lint)"; }
 if grep -qiE "warning:" "$OUT/lint.log"; then
 	grep -iE -A3 "warning:" "$OUT/lint.log" | head -n 40
 	fail "clippy printed warnings"
@@ -269,7 +357,7 @@ fi
 step "build refusals: PREEMPT_RT, !SMP, !X86_64"
 refused=0
 for v in CONFIG_PREEMPT_RT=y CONFIG_SMP= CONFIG_X86_64=; do
-	out=$(make -s -C "$KDIR" M="$ROOT" "$v" modules 2>&1 || true)
+	out=$(bg make -s -C "$KDIR" M="$ROOT" "$v" modules 2>&1 || true)
 	if printf '%s\n' "$out" | grep -q '\*\*\* rslub: '; then
 		refused=$((refused + 1))
 	else
@@ -284,6 +372,7 @@ wait
 judge_shape smp2 50 0
 judge_shape numa4 0 "$CHECK_STRESS_SECONDS"
 judge_oom
+judge_hang
 [ "$check_serve" = 1 ] && judge_serve
 
 step "done"

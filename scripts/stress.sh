@@ -61,7 +61,7 @@ echo "stress: $kind, $secs s on $cpus CPUs, $numa NUMA nodes, $mem (log: $OUT/vm
 t0=$(date +%s)
 # Through a pipe, like check.sh: guest tools reopen /dev/stdout.
 VM_CPUS=$cpus VM_NUMA=$numa VM_MEM=$mem VM_APPEND=${VM_APPEND:-log_buf_len=4M} \
-	VM_TIMEOUT=${VM_TIMEOUT:-$((secs * 4 + 400))} \
+	VM_TIMEOUT=${VM_TIMEOUT:-$((secs * 10 + 1800))} VM_CONSOLE=$OUT/console.log \
 	scripts/vm.sh "$KDIR" "$guest" 2>&1 | cat >"$OUT/vm.log"
 rc=$?
 wall=$(($(date +%s) - t0))
@@ -71,7 +71,7 @@ grep -E "^rslub_stress: |^stress: |^faults: |^pressure: |^serve: |^  (log|MemTot
 	grep -v "rslub_stress: t=" | sed 's/^/  /'
 echo "  wall time: $wall s (boot, load, run, unload)"
 problems=""
-[ "$rc" = 124 ] && problems="$problems\n  the guest timed out (VM_TIMEOUT)"
+[ "$rc" = 124 ] && problems="$problems\n  the guest was stuck (VM_STALL) or ran out of time (VM_TIMEOUT): $(grep -m1 '^vm: STUCK' "$OUT/vm.log"); stacks in $OUT/vm.log, console in $OUT/console.log"
 [ "$rc" = 0 ] || [ "$rc" = 124 ] || problems="$problems\n  the guest command exited $rc"
 if [ "$kind" = stress ]; then
 	grep -q "^stress: PASS" "$OUT/vm.log" || problems="$problems\n  no 'stress: PASS' line"

@@ -3,9 +3,19 @@
 # root, and returns CMD's exit status. TCG by default (KVM hangs on this
 # machine kind); KVM=1 uses KVM.
 #
+# The guest is judged by its progress, not by the clock (scripts/vmwatch.py):
+# it is declared stuck when neither CMD prints a line nor the kernel console
+# shows a KTAP result for VM_STALL seconds; VM_TIMEOUT bounds the whole run
+# as a last resort. A stuck guest is asked for its stacks first (vCPU
+# instruction pointers through QEMU's monitor, SysRq w/l/t), they go to
+# stderr, and the exit status is 124. The kernel console is kept in a side
+# log, VM_CONSOLE. CMD's stderr is merged into its stdout.
+#
 # Usage: scripts/vm.sh KDIR CMD
 # Environment: VM_CPUS (2), VM_MEM (2G), VM_NUMA (0, or 2 for two nodes),
-#   VM_TIMEOUT seconds (600), VM_APPEND (extra boot options), VM_QEMU_OPTS,
+#   VM_STALL seconds (300), VM_TIMEOUT seconds (3600; 0: none),
+#   VM_CONSOLE (the console log; default: a temporary file, kept and named
+#   when the guest is stuck), VM_APPEND (extra boot options), VM_QEMU_OPTS,
 #   VM_RWDIR (a host directory the guest may write), KVM (0).
 set -uo pipefail
 kdir=$1
@@ -13,7 +23,8 @@ cmd=$2
 cpus=${VM_CPUS:-2}
 mem=${VM_MEM:-2G}
 numa=${VM_NUMA:-0}
-tmo=${VM_TIMEOUT:-600}
+stall=${VM_STALL:-300}
+limit=${VM_TIMEOUT:-3600}
 
 [ -f "$kdir/arch/x86/boot/bzImage" ] || {
 	echo "vm: no kernel image in $kdir (run 'make setup', or pass KDIR=)" >&2
@@ -50,31 +61,26 @@ fi
 vng=${VNG:-$(command -v vng 2>/dev/null ||
 	python3 -c 'import os, sys; print(os.path.join(os.path.dirname(sys.executable), "vng"))')}
 [ -x "$vng" ] || { echo "vm: vng not found (run 'make setup')" >&2; exit 2; }
-# The guest runs in its own session so that a timeout kills QEMU too, not
-# only vng (timeout --foreground would leave QEMU running to the end).
-marker=$(mktemp)
-rm -f "$marker"
-setsid "$vng" "${args[@]}" --exec "$cmd" </dev/null &
+
+work=$(mktemp -d /tmp/rslub-vm.XXXXXX)
+console=${VM_CONSOLE:-$work/console.log}
+: >"$console"
+# The console on vng's stderr (--verbose: at the default log level), a monitor socket
+# for the watcher; --qemu-opts comes last (vng passes what follows to QEMU).
+args+=(--verbose --qemu-opts="-monitor unix:$work/monitor.sock,server=on,wait=off")
+python3 "$(dirname "$0")/vmwatch.py" --console "$console" --monitor "$work/monitor.sock" \
+	--stall "$stall" --limit "$limit" --system-map "$kdir/System.map" -- \
+	"$vng" "${args[@]}" --exec "exec 2>&1; $cmd" </dev/null &
 pid=$!
-(
-	sleep "$tmo"
-	kill -0 "$pid" 2>/dev/null || exit 0
-	touch "$marker"
-	kill -TERM -- "-$pid" 2>/dev/null
-	sleep 10
-	kill -KILL -- "-$pid" 2>/dev/null
-) 2>/dev/null &
-watchdog=$!
-# Stopped from outside (make check failing elsewhere): stop the guest too.
-trap 'kill -TERM -- "-$pid" 2>/dev/null; kill "$watchdog" 2>/dev/null; exit 143' TERM INT
+# Stopped from outside (make check failing elsewhere): the watcher stops the guest.
+trap 'kill -TERM "$pid" 2>/dev/null; wait "$pid"; rm -rf "$work"; exit 143' TERM INT
 wait "$pid"
 rc=$?
-pkill -P "$watchdog" 2>/dev/null
-kill "$watchdog" 2>/dev/null
-wait "$watchdog" 2>/dev/null
-if [ -e "$marker" ]; then
-	rm -f "$marker"
-	echo "vm: TIMEOUT: the guest did not finish within ${tmo}s (VM_TIMEOUT); killed" >&2
-	exit 124
+if [ "$rc" = 124 ] && [ -z "${VM_CONSOLE:-}" ]; then
+	# Keep the console of a stuck guest.
+	keep=$(mktemp /tmp/rslub-console.XXXXXX)
+	cp "$console" "$keep"
+	echo "vm: console log kept: $keep" >&2
 fi
+rm -rf "$work"
 exit $rc
