@@ -342,6 +342,73 @@ static void a_copied_slab_header_is_refused(struct kunit *test)
 }
 
 /*
+ * An overflow of 16 bytes from the memory before a slab lands on the first
+ * words of its header (issue 30, finding 1). They are the magic and the
+ * owner, which every free checks first, and not the [freelist, counters]
+ * pair: a full slab whose first 16 bytes now read freelist 0, counters 1
+ * refuses the free of one of its objects (counted in errors), keeps its
+ * pages through a shrink, and none of its live objects is handed out
+ * again. With the pair first (until 2026-12-01), that free emptied the
+ * slab by its forged count, the shrink gave its pages back, and the live
+ * objects were handed out again.
+ */
+static void an_overflow_onto_a_slab_header_frees_nothing(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-b-prefix", 64, 0, 0, NULL);
+	unsigned int per = rslub_cache_get(s, "objs_per_slab");
+	unsigned long bytes = PAGE_SIZE << rslub_cache_get(s, "order");
+	unsigned long forged[2] = { 0, 1 }, saved[2];
+	unsigned int n = 3 * per, i, j, in_slab = 0;
+	void **objs = kunit_kcalloc(test, n, sizeof(void *), GFP_KERNEL);
+	void **fresh = kunit_kcalloc(test, n, sizeof(void *), GFP_KERNEL);
+	u8 *base;
+
+	KUNIT_ASSERT_NOT_NULL(test, objs);
+	KUNIT_ASSERT_NOT_NULL(test, fresh);
+	/* No CPU partial list, no empty slab kept: an emptied slab goes. */
+	KUNIT_ASSERT_EQ(test, rslub_cache_set(s, "cpu_partial", 0), 0);
+	KUNIT_ASSERT_EQ(test, rslub_cache_set(s, "min_partial", 0), 0);
+	KUNIT_ASSERT_EQ(test, rslub_cache_set(s, "max_empty", 0), 0);
+	for (i = 0; i < n; i++) {
+		objs[i] = rslub_cache_alloc(s, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, objs[i]);
+	}
+	/*
+	 * A slab all of whose objects are in objs: full and none of its
+	 * objects the CPU's to hand out (the test may have moved to another
+	 * CPU while it allocated, so not necessarily the first slab).
+	 */
+	for (j = 0; j < n && in_slab != per; j++) {
+		base = (u8 *)((unsigned long)objs[j] & ~(bytes - 1));
+		for (i = 0, in_slab = 0; i < n; i++)
+			in_slab += (u8 *)objs[i] - base < bytes;
+	}
+	KUNIT_ASSERT_EQ(test, in_slab, per);
+	j--;
+	memcpy(saved, base, sizeof(saved));
+	memcpy(base, forged, sizeof(forged));
+	rslub_cache_free(s, objs[j]);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "errors"), 1);
+	KUNIT_EXPECT_EQ(test, rslub_cache_shrink(s), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "objects"), n);
+	for (i = 0; i < n; i++) {
+		fresh[i] = rslub_cache_alloc(s, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, fresh[i]);
+		KUNIT_EXPECT_FALSE_MSG(test, (u8 *)fresh[i] - base < bytes,
+				       "%px handed out while live", fresh[i]);
+	}
+	/* The header repaired, everything goes back. */
+	memcpy(base, saved, sizeof(saved));
+	for (i = 0; i < n; i++) {
+		rslub_cache_free(s, fresh[i]);
+		rslub_cache_free(s, objs[i]);
+	}
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "errors"), 1);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "objects"), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+/*
  * Objects of 16 KiB keep their slab header outside the slab, named by
  * the slab's first struct page (its private word). A page of somebody
  * else's whose word names that live header, or names a block that is no
@@ -432,6 +499,7 @@ static struct kunit_case rslub_badinput_cases[] = {
 	KUNIT_CASE(bulk_calls_with_bad_arrays),
 	KUNIT_CASE(a_flood_of_bad_frees_is_counted),
 	KUNIT_CASE(a_copied_slab_header_is_refused),
+	KUNIT_CASE(an_overflow_onto_a_slab_header_frees_nothing),
 	KUNIT_CASE(a_page_naming_another_slabs_header_is_refused),
 	KUNIT_CASE(destroy_refuses_non_caches),
 	KUNIT_CASE(pages_count_returns_to_start),

@@ -10,7 +10,7 @@ use crate::layout::{Layout, LayoutRequest};
 use crate::platform::Platform;
 use crate::slab::{SlabHeader, HEADER_SIZE};
 use crate::slub::MIN_OBJECTS;
-use crate::test_util::{alloc_on, machine, on_cpu, pages, TestCache, GFP_KERNEL};
+use crate::test_util::{alloc_on, machine, on_cpu, pages, reports, TestCache, GFP_KERNEL};
 use std::collections::HashSet;
 
 /// The C API's request for a non-debug cache of `size` bytes.
@@ -216,4 +216,49 @@ fn an_overwritten_base_word_does_not_pick_the_pages_freed() {
     on_cpu(0, || objs[per..].iter().for_each(|&o| c.free(o)));
     assert_eq!(c.destroy(), Ok(()));
     assert_eq!(pages(), pages0);
+}
+
+/// An overflow of 16 bytes from the memory before a slab (issue 30, finding
+/// 1) lands on the first words of the slab's header. They must be words
+/// that the free path checks before it trusts anything else: the magic and
+/// the owner, with the `[freelist, counters]` pair after them. Tried on a
+/// full slab (the other objects live): its first 16 bytes overwritten as
+/// the review did (freelist 0, counters 1), one object freed from another
+/// CPU, the cache shrunk. The free must be refused and reported, the
+/// slab's pages must stay allocated, and no object may be handed out while
+/// it is live. With the pair first, the forged counters said "one object
+/// in use": the free emptied the slab, the shrink gave its pages back, and
+/// the next allocations handed out the live objects again.
+#[test]
+fn an_overflow_onto_the_first_header_words_is_reported_and_frees_nothing() {
+    let _m = machine();
+    let pages0 = pages();
+    // No CPU partial list, no empty slab kept: an emptied slab goes back.
+    let c = TestCache::new(64, 0, 0, 0);
+    assert!(!c.layout.header_outside);
+    let per = c.layout.objects;
+    // The first slab full, the second the CPU slab.
+    let objs = alloc_on(&c, 0, per + 1);
+    let first = SlabHeader::of(objs[0], &c.layout);
+    assert!(objs[..per]
+        .iter()
+        .all(|&o| SlabHeader::of(o, &c.layout) == first));
+    let (errors, logged) = (c.errors(), reports());
+    // SAFETY: the first 16 bytes of a live slab header, overwritten with
+    // plain data as an overflow from the memory before the slab would.
+    unsafe { first.cast::<[usize; 2]>().write([0, 1]) };
+    on_cpu(1, || c.free(objs[0]));
+    assert_eq!(c.errors(), errors + 1, "the free was not refused");
+    assert_eq!(reports(), logged + 1, "the free was not reported");
+    c.shrink();
+    let slab_pages = pages();
+    assert!(slab_pages > pages0, "the damaged slab's pages were given back");
+    // Twice a slab's worth of new objects: none is one still live.
+    let live: HashSet<usize> = objs[1..].iter().map(|&o| o as usize).collect();
+    let fresh = alloc_on(&c, 0, 2 * per);
+    for &o in &fresh {
+        assert!(!live.contains(&(o as usize)), "{o:?} handed out while live");
+    }
+    on_cpu(0, || fresh.iter().for_each(|&o| c.free(o)));
+    on_cpu(0, || c.free(objs[per]));
 }

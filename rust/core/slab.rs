@@ -44,14 +44,19 @@ pub const fn inuse(counters: usize) -> u32 {
 /// slab's first page (`Platform::slab_meta`). Either way it is 64 bytes.
 #[repr(C, align(16))]
 pub struct SlabHeader {
-    /// `[freelist, counters]`, the cmpxchg16b pair.
-    pair: UnsafeCell<[usize; 2]>,
     /// `secret ^ base` while the slab is live, with the owning cache's
     /// random `secret` (`live_magic`); that value `^ SLAB_BROKEN` once
-    /// isolated; 0 once the slab is freed.
+    /// isolated; 0 once the slab is freed. First, with `owner`: an
+    /// overflow from the memory before the slab destroys these words before
+    /// any other, and every path checks them before it trusts the rest (a
+    /// forged pair behind an intact magic would let a free empty a slab
+    /// whose objects are in use).
     magic: usize,
     /// Identity of the owning cache.
     owner: usize,
+    /// `[freelist, counters]`, the cmpxchg16b pair (16-byte aligned: the
+    /// header is).
+    pair: UnsafeCell<[usize; 2]>,
     /// NUMA node of the slab's pages (below `MAX_NODES`; two bytes, so
     /// that the header keeps to 64 with its `base`).
     pub node: i16,
@@ -70,6 +75,12 @@ pub struct SlabHeader {
 
 /// Bytes reserved for the header at the start of each slab.
 pub const HEADER_SIZE: usize = core::mem::size_of::<SlabHeader>();
+
+// The checked words first, the pair 16-byte aligned behind them (see
+// `SlabHeader::magic`).
+const _: () = assert!(core::mem::offset_of!(SlabHeader, magic) == 0);
+const _: () = assert!(core::mem::offset_of!(SlabHeader, owner) == 8);
+const _: () = assert!(core::mem::offset_of!(SlabHeader, pair) == 16);
 
 /// Why a pointer handed to free was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -170,9 +181,9 @@ impl SlabHeader {
         // per the caller.
         unsafe {
             hdr.write(SlabHeader {
-                pair: UnsafeCell::new([next as usize, 0]),
                 magic: Self::live_magic(secret, base as usize),
                 owner,
+                pair: UnsafeCell::new([next as usize, 0]),
                 node: node as i16,
                 on_list: false,
                 list_gen: 0,
