@@ -408,6 +408,28 @@ fn slab_list_refuses_links_that_do_not_agree() {
             assert_eq!(list.pop_front(), Ok(s[3]));
         }
     }
+    // A link zeroed in mid-list (issue 30, finding 9): a null `prev` says
+    // "I am the head", a null `next` "I am the tail"; the list's own ends
+    // must agree, or unlinking would cut the list (a null `prev` set the
+    // head to the slab's `next`, dropping the slabs before it, a null
+    // `next` set the tail to its `prev`).
+    for zero_next in [false, true] {
+        let mut list = SlabList::new();
+        // SAFETY: live headers on no list; then one link zeroed.
+        unsafe {
+            for &x in &s[..3] {
+                list.push_back(x);
+            }
+            let mid = s[1];
+            if zero_next {
+                (*mid).next = std::ptr::null_mut();
+            } else {
+                (*mid).prev = std::ptr::null_mut();
+            }
+            assert_eq!(list.remove(s[1]), Err(BrokenList { at: s[1], lost: 3 }));
+            assert_eq!((list.len(), list.first()), (0, std::ptr::null_mut()));
+        }
+    }
     // The head's own link: a head whose `prev` is set is no head.
     let mut list = SlabList::new();
     // SAFETY: as above.
