@@ -260,3 +260,38 @@ fn bulk_frees_of_64_small_objects_and_one_more_on_the_shared_bit() {
         }
     }
 }
+
+/// The other guard: the slab's own freelist head (issue 30, finding 9). A
+/// slab of more than 64 small objects is CPU 0's slab; another CPU frees
+/// one of its objects, which then heads the slab's freelist (not the CPU
+/// freelist). CPU 0 bulk-frees 64 (or 63) of its objects with that one
+/// among them, on the bit it shares with the first. Both ways of settling
+/// a shared bit must compare with both guards: the settling of a guard's
+/// bit (up to 64 objects) and the exact set (more than 64). Compared with
+/// the CPU freelist's head alone, the object was linked into the chain and
+/// counted free twice (`inuse` underflowed).
+#[test]
+fn bulk_frees_naming_the_slab_freelist_head_are_refused() {
+    let _m = machine();
+    for n in [64, 63] {
+        let c = TestCache::new(8, 30, 5, 0);
+        assert!(c.layout.objects > 130);
+        let objs = alloc_on(&c, 0, 64);
+        let head = alloc_on(&c, 0, 1)[0];
+        let stride = objs[1] as usize - objs[0] as usize;
+        assert_eq!(
+            head as usize - objs[0] as usize,
+            64 * stride,
+            "one fresh slab, handed out in address order"
+        );
+        // Freed from CPU 1 into CPU 0's slab: it heads the slab freelist.
+        on_cpu(1, || c.free(head));
+        let errors = c.errors();
+        let mut batch = [&objs[..1], &[head], &objs[1..n]].concat();
+        on_cpu(0, || c.free_bulk(&mut batch));
+        on_cpu(0, || objs[n..].iter().for_each(|&o| c.free(o)));
+        assert_eq!(c.errors(), errors + 1, "{n}: the double free was not reported");
+        assert_distinct(&c, 0, 200);
+        finish(c);
+    }
+}
