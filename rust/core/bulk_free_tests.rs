@@ -290,7 +290,11 @@ fn bulk_frees_naming_the_slab_freelist_head_are_refused() {
         let mut batch = [&objs[..1], &[head], &objs[1..n]].concat();
         on_cpu(0, || c.free_bulk(&mut batch));
         on_cpu(0, || objs[n..].iter().for_each(|&o| c.free(o)));
-        assert_eq!(c.errors(), errors + 1, "{n}: the double free was not reported");
+        assert_eq!(
+            c.errors(),
+            errors + 1,
+            "{n}: the double free was not reported"
+        );
         assert_distinct(&c, 0, 200);
         finish(c);
     }

@@ -218,8 +218,8 @@ fn an_overwritten_base_word_does_not_pick_the_pages_freed() {
     assert_eq!(pages(), pages0);
 }
 
-/// An overflow of 16 bytes from the memory before a slab (issue 30, finding
-/// 1) lands on the first words of the slab's header. They must be words
+/// An overflow of 16 bytes from the memory before a slab (issue 30's first
+/// finding) lands on the first words of the slab's header. They must be words
 /// that the free path checks before it trusts anything else: the magic and
 /// the owner, with the `[freelist, counters]` pair after them. Tried on a
 /// full slab (the other objects live): its first 16 bytes overwritten as
@@ -252,7 +252,10 @@ fn an_overflow_onto_the_first_header_words_is_reported_and_frees_nothing() {
     assert_eq!(reports(), logged + 1, "the free was not reported");
     c.shrink();
     let slab_pages = pages();
-    assert!(slab_pages > pages0, "the damaged slab's pages were given back");
+    assert!(
+        slab_pages > pages0,
+        "the damaged slab's pages were given back"
+    );
     // Twice a slab's worth of new objects: none is one still live.
     let live: HashSet<usize> = objs[1..].iter().map(|&o| o as usize).collect();
     let fresh = alloc_on(&c, 0, 2 * per);
