@@ -395,7 +395,7 @@ static void an_overflow_onto_a_slab_header_frees_nothing(struct kunit *test)
 		fresh[i] = rslub_cache_alloc(s, GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, fresh[i]);
 		KUNIT_EXPECT_FALSE_MSG(test, (u8 *)fresh[i] - base < bytes,
-				       "%px handed out while live", fresh[i]);
+				       "object %u of the new ones is in the damaged slab", i);
 	}
 	/* The header repaired, everything goes back. */
 	memcpy(base, saved, sizeof(saved));
