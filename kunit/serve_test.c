@@ -13,6 +13,7 @@
 #include <kunit/test.h>
 #include <linux/delay.h>
 #include <linux/jiffies.h>
+#include <linux/mm.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -165,6 +166,75 @@ static void kfree_nolock_is_deferred(struct kunit *test)
 	kmem_cache_destroy(s);
 }
 
+/*
+ * rslub_badinput's an_overflow_onto_a_slab_header_frees_nothing on a served
+ * slab (issue 30, finding 1): 16 bytes from the memory before the slab
+ * overwrite the first words of its header, the magic and the owner word.
+ * The kernel's free of one of the slab's objects then finds no live slab of
+ * rslub's there and drops the object (a log line); the slab's count is not
+ * touched, so none of its live objects is handed out again. With the
+ * [freelist, counters] pair first, the forged count emptied the slab and
+ * its live objects were handed out again. The header repaired, every
+ * object goes back and the cache drains.
+ */
+static void an_overflow_onto_a_served_slab_header_frees_nothing(struct kunit *test)
+{
+	const char *name = "rslub_kt_prefix";
+	struct kmem_cache *s = kmem_cache_create(name, 64, 0, SLAB_NO_MERGE, NULL);
+	unsigned long forged[2] = { 0, 1 }, saved[2], bytes = 0;
+	unsigned int n = 192, i, j, in_slab = 0, victim = 0;
+	void **objs = kunit_kcalloc(test, n, sizeof(void *), GFP_KERNEL);
+	void **fresh = kunit_kcalloc(test, n, sizeof(void *), GFP_KERNEL);
+	u8 *base = NULL;
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	KUNIT_ASSERT_NOT_NULL(test, objs);
+	KUNIT_ASSERT_NOT_NULL(test, fresh);
+	serve(test, name);
+	for (i = 0; i < n; i++) {
+		objs[i] = kmem_cache_alloc(s, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, objs[i]);
+	}
+	KUNIT_ASSERT_EQ(test, rslub_served_objects(name), n);
+	/* The slab (a compound page of rslub's) most of whose objects are ours. */
+	for (j = 0; j < n; j++) {
+		struct page *head = virt_to_head_page(objs[j]);
+		u8 *b = page_address(head);
+		unsigned int c = 0;
+
+		for (i = 0; i < n; i++)
+			c += (unsigned long)((u8 *)objs[i] - b) < page_size(head);
+		if (c > in_slab) {
+			in_slab = c;
+			base = b;
+			bytes = page_size(head);
+			victim = j;
+		}
+	}
+	/* Full: all its objects but the room of rslub's 64-byte header. */
+	KUNIT_ASSERT_EQ(test, in_slab, bytes / 64 - 1);
+	memcpy(saved, base, sizeof(saved));
+	memcpy(base, forged, sizeof(forged));
+	kmem_cache_free(s, objs[victim]);
+	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), n);
+	for (i = 0; i < n; i++) {
+		fresh[i] = kmem_cache_alloc(s, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, fresh[i]);
+		KUNIT_EXPECT_FALSE_MSG(test, (unsigned long)((u8 *)fresh[i] - base) < bytes,
+				       "object %u of the new ones is in the damaged slab", i);
+	}
+	/* The header repaired, everything goes back, the dropped object too. */
+	memcpy(base, saved, sizeof(saved));
+	for (i = 0; i < n; i++) {
+		kmem_cache_free(s, fresh[i]);
+		kmem_cache_free(s, objs[i]);
+	}
+	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), 0);
+	KUNIT_EXPECT_EQ(test, rslub_serve("-rslub_kt_prefix"), 0);
+	KUNIT_EXPECT_EQ(test, wait_gone(name), -ENOENT);
+	kmem_cache_destroy(s);
+}
+
 static void ctor_fill(void *p)
 {
 	memset(p, 0x5a, 40);
@@ -242,6 +312,7 @@ static struct kunit_case rslub_serve_cases[] = {
 	KUNIT_CASE(every_free_goes_back_to_its_allocator),
 	KUNIT_CASE(kfree_rcu_and_destroy),
 	KUNIT_CASE(kfree_nolock_is_deferred),
+	KUNIT_CASE(an_overflow_onto_a_served_slab_header_frees_nothing),
 	KUNIT_CASE(ctor_zero_and_node),
 	KUNIT_CASE(refusals),
 	{}
