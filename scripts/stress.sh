@@ -6,7 +6,7 @@
 #
 # Environment: STRESS_SECONDS (60), STRESS_PARAMS (extra module parameters,
 #   e.g. "seed=123 hotplug_ms=100"), RSLUB_PARAMS (rslub.ko's, e.g.
-#   "max_empty=0"), VM_CPUS (4), VM_NUMA (2), VM_TIMEOUT.
+#   "max_empty=0"), VM_CPUS (4), VM_NUMA (2), VM_STALL, VM_TIMEOUT (scripts/vm.sh).
 #
 # FAULTS=1 (make stress FAULTS=1): the same VM shape runs
 #   scripts/guest-oom.sh faults: every request of rslub_cache_create and of

@@ -65,8 +65,8 @@ vng=${VNG:-$(command -v vng 2>/dev/null ||
 work=$(mktemp -d /tmp/rslub-vm.XXXXXX)
 console=${VM_CONSOLE:-$work/console.log}
 : >"$console"
-# The console on vng's stderr (--verbose: at the default log level), a monitor socket
-# for the watcher; --qemu-opts comes last (vng passes what follows to QEMU).
+# The console on vng's stderr (--verbose: at the default log level), a
+# monitor socket for the watcher; vng passes the --qemu-opts to QEMU last.
 args+=(--verbose --qemu-opts="-monitor unix:$work/monitor.sock,server=on,wait=off")
 python3 "$(dirname "$0")/vmwatch.py" --console "$console" --monitor "$work/monitor.sock" \
 	--stall "$stall" --limit "$limit" --system-map "$kdir/System.map" -- \
