@@ -315,7 +315,8 @@ run_guests() {
 		wait -n -p pid || true
 		[ -n "${nm[$pid]:-}" ] || continue
 		used=$((used - vc[$pid]))
-		step "VM ${nm[$pid]} ended after $(($(date +%s) - t0[$pid])) s (exit $(cat "$OUT/vm-${nm[$pid]}.rc" 2>/dev/null || echo '?'))"
+		step "VM ${nm[$pid]} ended after $(($(date +%s) - t0[$pid])) s (exit $(cat "$OUT/vm-${nm[$pid]}.rc" 2>/dev/null || echo '?'))$(
+			sed -n 's/^vm: longest wait for progress: \([0-9]*\) s.*/; longest wait for progress \1 s/p' "$OUT/vm-${nm[$pid]}.log")"
 		unset "vc[$pid]" "nm[$pid]" "t0[$pid]"
 	done
 }

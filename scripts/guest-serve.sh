@@ -163,6 +163,7 @@ else
 fi
 
 # 4. validate while still serving, with the programs still running.
+echo "serve: step: validate, the programs still running"
 errs=0
 for d in $dirs; do
 	echo 1 >"$d/validate" || fail "validate of $(basename "$d") could not be written"
@@ -174,6 +175,7 @@ objects_end=$(sum_attr objects $dirs)
 allocs=$(( $(sum_attr alloc_fastpath $dirs) + $(sum_attr alloc_slowpath $dirs) ))
 
 # 5. Stop the programs, then serving; the caches must drain and go.
+echo "serve: step: stopping the programs"
 touch "$STOP"
 # stress-ng ends at its --timeout (SIGINT makes it stop and report early);
 # the loops end after their current run. No clock here: each program's
@@ -228,6 +230,7 @@ dirs_after=$(rslub_dirs $names)
 # A short burst of the same programs after serving stopped: none of its
 # objects may come from rslub.
 allocs_before_burst=$(( $(sum_attr alloc_fastpath $dirs_after) + $(sum_attr alloc_slowpath $dirs_after) ))
+echo "serve: step: serving stopped, the programs once more"
 hb_cycle >"$REAL_OUT/burst.out" 2>&1 && iperf_run tcp 1M 16K >>"$REAL_OUT/burst.out" 2>&1 ||
 	fail "the programs failed after serving stopped: $(tail -n 2 "$REAL_OUT/burst.out" | tr '\n' ' ')"
 # shellcheck disable=SC2086 # a list of names
@@ -242,6 +245,7 @@ fi
 # has out stops falling for SETTLE_SECONDS (dropping the kernel's
 # reclaimable caches meanwhile), at most DRAIN_SECONDS.
 SETTLE_SECONDS=${SETTLE_SECONDS:-5}
+echo "serve: step: watching the drain"
 WAITED=0 last=-1 still=0
 while :; do
 	# shellcheck disable=SC2086 # a list of names

@@ -122,6 +122,8 @@ class Guest:
         self.start = time.monotonic()
         self.partial = {}
         self.booted = False
+        # The longest time without progress, and the line that ended it.
+        self.longest = (0.0, "")
         self.proc = subprocess.Popen(
             args.command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, start_new_session=True)
@@ -143,7 +145,7 @@ class Guest:
                 sys.stdout.buffer.write(data)
                 sys.stdout.buffer.flush()
                 if b"\n" in data:
-                    self.last_progress = now
+                    self.progress(now, data.split(b"\n")[0])
                     self.booted = True
             else:
                 self.console.write(data)
@@ -155,9 +157,18 @@ class Guest:
                 lines = text.split(b"\n")
                 self.partial["console"] = lines.pop()
                 if not self.booted and lines:
-                    self.last_progress = now
-                elif any(KTAP_RESULT.search(l) for l in lines):
-                    self.last_progress = now
+                    self.progress(now, lines[0])
+                else:
+                    for line in lines:
+                        if KTAP_RESULT.search(line):
+                            self.progress(now, line)
+                            break
+
+    def progress(self, now, line):
+        """Notes progress at NOW, and the longest wait for it so far."""
+        if now - self.last_progress > self.longest[0]:
+            self.longest = (now - self.last_progress, line.decode("utf-8", "replace").strip())
+        self.last_progress = now
 
     def running(self):
         return self.open_streams > 0 or self.proc.poll() is None
@@ -272,7 +283,11 @@ def main():
             guest.finish()
             log(f"TIMEOUT: {stuck}; killed")
             return 124
-    return guest.proc.wait()
+    rc = guest.proc.wait()
+    # How close the guest came to the stall limit (make check prints it).
+    log(f"longest wait for progress: {guest.longest[0]:.0f} s of VM_STALL {args.stall} s, "
+        f"ended by: {guest.longest[1][:100]}")
+    return rc
 
 
 if __name__ == "__main__":
