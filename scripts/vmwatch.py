@@ -31,6 +31,11 @@ monitor at SOCK (vng --qemu-opts "-monitor unix:SOCK,server=on,wait=off"):
 It waits for the console to go quiet, prints what the console said after the
 request (the stacks) on stderr, stops QEMU and exits 124. Otherwise it exits
 with vng's status (143 when stopped by SIGTERM/SIGINT).
+
+When QEMU itself dies before the guest command printed anything (QEMU's
+own line on the console stream, e.g. TCG's "iotlb_to_section: Assertion
+... failed", seen while a 4-vCPU kernel set up PCI; vng then exits 255 with
+no output), the guest is started once more, and the log says so.
 """
 
 import argparse
@@ -122,6 +127,8 @@ class Guest:
         self.start = time.monotonic()
         self.partial = {}
         self.booted = False
+        # A line QEMU itself printed on its stderr (the console's stream).
+        self.qemu_died = ""
         # The longest time without progress, and the line that ended it.
         self.longest = (0.0, "")
         self.proc = subprocess.Popen(
@@ -156,6 +163,9 @@ class Guest:
                 text = self.partial.get("console", b"") + data
                 lines = text.split(b"\n")
                 self.partial["console"] = lines.pop()
+                for line in lines:
+                    if line.startswith(b"qemu-system"):
+                        self.qemu_died = line.decode("utf-8", "replace").strip()
                 if not self.booted and lines:
                     self.progress(now, lines[0])
                 else:
@@ -245,6 +255,30 @@ class Guest:
             sys.stderr.flush()
 
 
+def watch(args, stopped):
+    """Runs the guest once; its exit status and the Guest."""
+    guest = Guest(args)
+    stuck = None
+    while guest.running():
+        guest.pump(1.0)
+        if stopped:
+            guest.finish()
+            return 143, guest
+        now = time.monotonic()
+        if now - guest.last_progress > args.stall:
+            what = ("no guest output and no KTAP result line" if guest.booted
+                    else "the boot printed nothing on the console, the command nothing yet,")
+            stuck = f"{what} for {args.stall} s (VM_STALL), {int(now - guest.start)} s after the start"
+        elif args.limit and now - guest.start > args.limit:
+            stuck = f"still running after {args.limit} s in all (VM_TIMEOUT, the last resort)"
+        if stuck:
+            guest.dump(stuck)
+            guest.finish()
+            log(f"TIMEOUT: {stuck}; killed")
+            return 124, guest
+    return guest.proc.wait(), guest
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--console", required=True)
@@ -257,7 +291,6 @@ def main():
     if args.command and args.command[0] == "--":
         args.command = args.command[1:]
 
-    guest = Guest(args)
     stopped = []
 
     def on_signal(signum, _frame):
@@ -265,25 +298,17 @@ def main():
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    stuck = None
-    while guest.running():
-        guest.pump(1.0)
-        if stopped:
-            guest.finish()
-            return 143
-        now = time.monotonic()
-        if now - guest.last_progress > args.stall:
-            what = ("no guest output and no KTAP result line" if guest.booted
-                    else "the boot printed nothing on the console, the command nothing yet,")
-            stuck = f"{what} for {args.stall} s (VM_STALL), {int(now - guest.start)} s after the start"
-        elif args.limit and now - guest.start > args.limit:
-            stuck = f"still running after {args.limit} s in all (VM_TIMEOUT, the last resort)"
-        if stuck:
-            guest.dump(stuck)
-            guest.finish()
-            log(f"TIMEOUT: {stuck}; killed")
-            return 124
-    rc = guest.proc.wait()
+    rc, guest = watch(args, stopped)
+    if rc not in (0, 124, 143) and not guest.booted and guest.qemu_died:
+        # QEMU itself failed before the guest command began (seen: TCG's
+        # "iotlb_to_section: Assertion ... failed" while the kernel set up
+        # PCI with several vCPUs, vng then exits 255 with no output). Not
+        # the guest's verdict: once more, and said.
+        log(f"QEMU died before the guest command began (exit {rc}): {guest.qemu_died}; "
+            "starting the guest once more")
+        with open(args.console, "ab") as f:
+            f.write(b"\n==== vmwatch: QEMU died during boot; the guest again ====\n")
+        rc, guest = watch(args, stopped)
     # How close the guest came to the stall limit (make check prints it).
     log(f"longest wait for progress: {guest.longest[0]:.0f} s of VM_STALL {args.stall} s, "
         f"ended by: {guest.longest[1][:100]}")
