@@ -21,8 +21,13 @@
 # boot from a snapshot of the built tree ($OUT/tree), so lint's rebuild
 # cannot change what they load. Fails on any failed, crashed or missing
 # suite or case, on a kernel WARNING/BUG/Oops/lockdep or context report,
-# and on a stuck guest. Ends with "N passed, M failed".
+# and on a stuck guest. The watcher's own decisions are tested first
+# (scripts/test-vmwatch.sh, on stand-ins for vng). Ends with "N passed, M
+# failed".
 set -uo pipefail
+# Read whole before it runs (the braces, closed by the exit at the end): a
+# developer editing this file during a run must not change the run.
+{
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 . scripts/lib.sh
@@ -74,6 +79,11 @@ count_checks() {
 step "setup logic (scripts/test-setup-logic.sh, log: $OUT/setup-logic.log)"
 scripts/test-setup-logic.sh >"$OUT/setup-logic.log" 2>&1
 count_checks host "$OUT/setup-logic.log" setup-logic "$(grep -c '^expect \|^exact \|^case \$[a-z]*kdir ' scripts/test-setup-logic.sh)"
+
+# The guest watcher's own decisions, on stand-ins for vng (about 40 s,
+# mostly asleep): in the background, counted at the end.
+scripts/test-vmwatch.sh >"$OUT/vmwatch.log" 2>&1 &
+vm_jobs="$vm_jobs $!"
 
 step "setup"
 make -s setup || fail "setup (see the line above)"
@@ -322,7 +332,7 @@ run_guests() {
 }
 step "VMs: at most $vcpus vCPUs at once ($ncpu host cores; CHECK_VCPUS, CHECK_VMS=seq), stuck after ${VM_STALL:-300} s without progress (VM_STALL)"
 run_guests &
-vm_jobs=$!
+vm_jobs="$vm_jobs $!"
 
 step "host tests (cargo test, log: $OUT/host-test.log)"
 bg make -s host-test >"$OUT/host-test.log" 2>&1 || { tail -n 30 "$OUT/host-test.log"; fail "host tests"; }
@@ -370,6 +380,8 @@ total_pass=$((total_pass + refused))
 
 step "waiting for the VMs"
 wait
+step "guest watcher (scripts/test-vmwatch.sh, log: $OUT/vmwatch.log)"
+count_checks host "$OUT/vmwatch.log" vmwatch
 judge_shape smp2 50 0
 judge_shape numa4 0 "$CHECK_STRESS_SECONDS"
 judge_oom
@@ -388,3 +400,5 @@ else
 	echo "$total_pass passed, $total_fail failed"
 fi
 [ "$total_fail" = 0 ]
+exit
+}
