@@ -17,9 +17,9 @@
 # each has a last-resort total limit scaled to its work. The host tests
 # (also those of the free_batch build variant, --cfg rslub_free_batch),
 # tool tests, lint and the build refusals run beside the VMs at a lower
-# priority (nice), so that they use the time the guests leave. The VMs
-# boot from a snapshot of the built tree ($OUT/tree), so lint's rebuild
-# cannot change what they load. Fails on any failed, crashed or missing
+# priority (nice) while the VMs run, so that they use the time the guests
+# leave. The VMs boot from a snapshot of the built tree ($OUT/tree), so
+# lint's rebuild cannot change what they load. Fails on any failed, crashed or missing
 # suite or case, on a kernel WARNING/BUG/Oops/lockdep or context report,
 # and on a stuck guest. The watcher's own decisions are tested first
 # (scripts/test-vmwatch.sh, on stand-ins for vng). Ends with "N passed, M
@@ -45,8 +45,16 @@ step() { echo "check: [$(($(date +%s) - T0))s] $*"; }
 set -m
 vm_jobs=""
 stop_vms() { local p; for p in $vm_jobs; do kill -TERM -- "-$p" 2>/dev/null; done; wait; }
-# Host work beside the VMs: at a lower priority than the guests.
-bg() { nice -n 10 "$@"; }
+# Host work beside the VMs: at a lower priority than the guests while
+# they run (a step that starts after them runs at the normal priority).
+guests_job=""
+beside() {
+	if [ -n "$guests_job" ] && kill -0 "$guests_job" 2>/dev/null; then
+		nice -n 10 "$@"
+	else
+		"$@"
+	fi
+}
 fail() { echo "check: FAILED: $*"; stop_vms; echo "0 passed, 1 failed"; exit 1; }
 
 total_pass=0
@@ -332,25 +340,26 @@ run_guests() {
 }
 step "VMs: at most $vcpus vCPUs at once ($ncpu host cores; CHECK_VCPUS, CHECK_VMS=seq), stuck after ${VM_STALL:-300} s without progress (VM_STALL)"
 run_guests &
+guests_job=$!
 vm_jobs="$vm_jobs $!"
 
 step "host tests (cargo test, log: $OUT/host-test.log)"
-bg make -s host-test >"$OUT/host-test.log" 2>&1 || { tail -n 30 "$OUT/host-test.log"; fail "host tests"; }
+beside make -s host-test >"$OUT/host-test.log" 2>&1 || { tail -n 30 "$OUT/host-test.log"; fail "host tests"; }
 host_pass=$(grep -E "^test result" "$OUT/host-test.log" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" | paste -sd+ | bc)
 echo "  host: ${host_pass:-0} tests passed"
 
 # The build variants' logic that the default module leaves out: batched
 # frees (--cfg rslub_free_batch), in a target directory of its own.
 step "host tests, free_batch variant (cargo test --cfg rslub_free_batch, log: $OUT/host-test-free_batch.log)"
-bg make -s host-test-free-batch >"$OUT/host-test-free_batch.log" 2>&1 ||
+beside make -s host-test-free-batch >"$OUT/host-test-free_batch.log" 2>&1 ||
 	{ tail -n 30 "$OUT/host-test-free_batch.log"; fail "host tests (free_batch variant)"; }
 fb_pass=$(grep -E "^test result" "$OUT/host-test-free_batch.log" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" | paste -sd+ | bc)
 echo "  host (free_batch): ${fb_pass:-0} tests passed"
 host_pass=$((${host_pass:-0} + ${fb_pass:-0}))
 
 step "tools: rslabinfo and rsbench, build and test (log: $OUT/tools.log)"
-(cd tools/rslabinfo && bg cargo build --release --quiet && bg cargo test --quiet &&
-	cd ../rsbench && bg cargo build --release --quiet && bg cargo test --quiet) >"$OUT/tools.log" 2>&1 ||
+(cd tools/rslabinfo && beside cargo build --release --quiet && beside cargo test --quiet &&
+	cd ../rsbench && beside cargo build --release --quiet && beside cargo test --quiet) >"$OUT/tools.log" 2>&1 ||
 	{ tail -n 30 "$OUT/tools.log"; fail "tools build or tests"; }
 tool_pass=$(grep -E "^test result" "$OUT/tools.log" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" | paste -sd+ | bc)
 echo "  tools: ${tool_pass:-0} tests passed"
@@ -358,7 +367,7 @@ host_pass=$((${host_pass:-0} + ${tool_pass:-0}))
 total_pass=$((total_pass + host_pass))
 
 step "lint (log: $OUT/lint.log)"
-bg make -s lint >"$OUT/lint.log" 2>&1 || { tail -n 40 "$OUT/lint.log"; fail "lint (make lint)"; }
+beside make -s lint >"$OUT/lint.log" 2>&1 || { tail -n 40 "$OUT/lint.log"; fail "lint (make lint)"; }
 if grep -qiE "warning:" "$OUT/lint.log"; then
 	grep -iE -A3 "warning:" "$OUT/lint.log" | head -n 40
 	fail "clippy printed warnings"
@@ -368,7 +377,7 @@ fi
 step "build refusals: PREEMPT_RT, !SMP, !X86_64"
 refused=0
 for v in CONFIG_PREEMPT_RT=y CONFIG_SMP= CONFIG_X86_64=; do
-	out=$(bg make -s -C "$KDIR" M="$ROOT" "$v" modules 2>&1 || true)
+	out=$(beside make -s -C "$KDIR" M="$ROOT" "$v" modules 2>&1 || true)
 	if printf '%s\n' "$out" | grep -q '\*\*\* rslub: '; then
 		refused=$((refused + 1))
 	else
