@@ -125,7 +125,8 @@ class Guest:
         self.last_console = time.monotonic()
         self.last_progress = time.monotonic()
         self.start = time.monotonic()
-        self.partial = {}
+        # The console's last line while it is incomplete.
+        self.partial = b""
         self.booted = False
         # A line QEMU itself printed on its stderr (the console's stream).
         self.qemu_died = ""
@@ -160,9 +161,8 @@ class Guest:
                 self.console_size += len(data)
                 self.last_console = now
                 # Whole lines only: a result line may arrive in two reads.
-                text = self.partial.get("console", b"") + data
-                lines = text.split(b"\n")
-                self.partial["console"] = lines.pop()
+                lines = (self.partial + data).split(b"\n")
+                self.partial = lines.pop()
                 for line in lines:
                     if line.startswith(b"qemu-system"):
                         self.qemu_died = line.decode("utf-8", "replace").strip()
