@@ -174,8 +174,6 @@ for d in $dirs; do
 	[ "$e" = 0 ] || { fail "$(basename "$d"): validate found errors=$e"; errs=$((errs + e)); }
 done
 [ $errs = 0 ] && pass "validate: $(echo "$dirs" | wc -w) served caches, 0 errors"
-objects_end=$(sum_attr objects $dirs)
-allocs=$(( $(sum_attr alloc_fastpath $dirs) + $(sum_attr alloc_slowpath $dirs) ))
 
 # 5. Stop the programs, then serving; the caches must drain and go.
 echo "serve: step: stopping the programs"
