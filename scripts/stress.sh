@@ -59,9 +59,12 @@ elif [ "${PRESSURE:-0}" = 1 ]; then
 fi
 echo "stress: $kind, $secs s on $cpus CPUs, $numa NUMA nodes, $mem (log: $OUT/vm.log)"
 t0=$(date +%s)
-# Through a pipe, like check.sh: guest tools reopen /dev/stdout.
+# Through a pipe, like check.sh: guest tools reopen /dev/stdout. The
+# stress prints nothing on stdout while it runs: the stall limit (the guest
+# judged stuck, scripts/vm.sh) is the run's length and 300 s more.
 VM_CPUS=$cpus VM_NUMA=$numa VM_MEM=$mem VM_APPEND=${VM_APPEND:-log_buf_len=4M} \
-	VM_TIMEOUT=${VM_TIMEOUT:-$((secs * 10 + 1800))} VM_CONSOLE=$OUT/console.log \
+	VM_STALL=${VM_STALL:-$((secs + 300))} VM_TIMEOUT=${VM_TIMEOUT:-$((secs * 10 + 1800))} \
+	VM_CONSOLE=$OUT/console.log \
 	scripts/vm.sh "$KDIR" "$guest" 2>&1 | cat >"$OUT/vm.log"
 rc=$?
 wall=$(($(date +%s) - t0))
