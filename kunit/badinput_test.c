@@ -381,7 +381,7 @@ static void an_overflow_onto_a_slab_header_frees_nothing(struct kunit *test)
 	for (j = 0; j < n && in_slab != per; j++) {
 		base = (u8 *)((unsigned long)objs[j] & ~(bytes - 1));
 		for (i = 0, in_slab = 0; i < n; i++)
-			in_slab += (u8 *)objs[i] - base < bytes;
+			in_slab += (unsigned long)((u8 *)objs[i] - base) < bytes;
 	}
 	KUNIT_ASSERT_EQ(test, in_slab, per);
 	j--;
@@ -394,7 +394,7 @@ static void an_overflow_onto_a_slab_header_frees_nothing(struct kunit *test)
 	for (i = 0; i < n; i++) {
 		fresh[i] = rslub_cache_alloc(s, GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, fresh[i]);
-		KUNIT_EXPECT_FALSE_MSG(test, (u8 *)fresh[i] - base < bytes,
+		KUNIT_EXPECT_FALSE_MSG(test, (unsigned long)((u8 *)fresh[i] - base) < bytes,
 				       "object %u of the new ones is in the damaged slab", i);
 	}
 	/* The header repaired, everything goes back. */
