@@ -63,6 +63,19 @@ static __thread void *irq_hook_arg;
 static __thread unsigned int irq_hook_countdown;
 static long pages_in_use, bytes_in_use, reports, meta_in_use;
 static int fail_pages;
+/* rslub_host_set_migrate_in_alloc_pages: the CPU to move to, or -1. */
+static __thread int alloc_pages_move_to = -1;
+/*
+ * rslub_host_set_recycle_headers: freed header blocks kept for the next
+ * header allocations (last freed first), freed page blocks parked; both
+ * under table_lock.
+ */
+#define RECYCLE_MAX 64
+static bool recycle_headers;
+static void *recycled_headers[RECYCLE_MAX];
+static unsigned int nr_recycled_headers;
+static void *parked_pages[RECYCLE_MAX];
+static unsigned int nr_parked_pages;
 static unsigned int last_page_gfp;
 static int memoryless_node = -1;
 
@@ -287,6 +300,8 @@ void rslub_host_reset(void)
 		rslub_host_set_online(c, true);
 	irq_hook = NULL;
 	irq_at_fn = NULL;
+	alloc_pages_move_to = -1;
+	rslub_host_set_recycle_headers(false);
 }
 
 void rslub_shim_get_consts(struct rslub_shim_consts *c)
@@ -360,6 +375,12 @@ void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order,
 	void *p;
 
 	irq_point();
+	if (alloc_pages_move_to >= 0 && on_cpu && !irqs_off && !in_irq) {
+		unsigned int to = (unsigned int)alloc_pages_move_to;
+
+		alloc_pages_move_to = -1;
+		rslub_host_yield(to);
+	}
 	__atomic_store_n(&last_page_gfp, gfp, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&fail_pages, __ATOMIC_RELAXED) > 0 &&
 	    __atomic_fetch_sub(&fail_pages, 1, __ATOMIC_RELAXED) > 0)
@@ -379,6 +400,7 @@ void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order,
 void rslub_shim_free_pages(void *addr, unsigned int order, void *owner)
 {
 	struct block *b;
+	bool parked;
 
 	irq_point();
 	pthread_mutex_lock(&table_lock);
@@ -390,10 +412,14 @@ void rslub_shim_free_pages(void *addr, unsigned int order, void *owner)
 	if (!b || b->order != order || b->owner != owner || b->private)
 		abort();
 	table_delete(b);
+	parked = recycle_headers && nr_parked_pages < RECYCLE_MAX;
+	if (parked)
+		parked_pages[nr_parked_pages++] = addr;
 	pthread_mutex_unlock(&table_lock);
 	__atomic_fetch_sub(&pages_in_use, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&bytes_in_use, (long)(HOST_PAGE_SIZE << order), __ATOMIC_RELAXED);
-	free(addr);
+	if (!parked)
+		free(addr);
 }
 
 int rslub_shim_addr_to_node(const void *addr)
@@ -459,12 +485,11 @@ bool rslub_shim_addr_has_page(const void *addr)
 	return rslub_shim_addr_is_direct_mapped(addr);
 }
 
-void *rslub_shim_alloc_meta(unsigned long size, int node)
+/* rslub_shim_alloc_meta without its interrupt point. */
+static void *meta_alloc(unsigned long size, int node)
 {
 	void *p;
 
-	irq_point();
-	(void)node;
 	if (posix_memalign(&p, 64, size))
 		return NULL;
 	memset(p, 0, size);
@@ -473,6 +498,12 @@ void *rslub_shim_alloc_meta(unsigned long size, int node)
 	pthread_mutex_unlock(&table_lock);
 	__atomic_fetch_add(&meta_in_use, 1, __ATOMIC_RELAXED);
 	return p;
+}
+
+void *rslub_shim_alloc_meta(unsigned long size, int node)
+{
+	irq_point();
+	return meta_alloc(size, node);
 }
 
 bool rslub_host_meta_is_live(const void *p)
@@ -492,34 +523,93 @@ long rslub_host_meta_in_use(void)
 	return __atomic_load_n(&meta_in_use, __ATOMIC_RELAXED);
 }
 
-/* The twin's headers are metadata blocks (meta_addr_valid knows them). */
+/*
+ * The twin's headers are metadata blocks (meta_addr_valid knows them).
+ * With rslub_host_set_recycle_headers on, the last one freed comes back
+ * first, as the kernel's header cache would hand it out.
+ */
 void *rslub_shim_alloc_header(int node, unsigned int gfp)
 {
+	void *p = NULL;
+
 	(void)gfp;
-	return rslub_shim_alloc_meta(RSLUB_HEADER_SIZE, node);
+	irq_point();
+	pthread_mutex_lock(&table_lock);
+	if (recycle_headers && nr_recycled_headers) {
+		p = recycled_headers[--nr_recycled_headers];
+		memset(p, 0, RSLUB_HEADER_SIZE);
+		table_insert((uintptr_t)p, node, META_ORDER, NULL);
+	}
+	pthread_mutex_unlock(&table_lock);
+	if (!p)
+		return meta_alloc(RSLUB_HEADER_SIZE, node);
+	__atomic_fetch_add(&meta_in_use, 1, __ATOMIC_RELAXED);
+	return p;
+}
+
+/*
+ * Takes p out of the table of live metadata blocks; with keep, the block
+ * is recycled as a header if there is room (returns true) instead of freed.
+ */
+static bool meta_forget(void *p, bool keep)
+{
+	struct block *b;
+	bool kept;
+
+	pthread_mutex_lock(&table_lock);
+	b = lookup((uintptr_t)p);
+	/* The core freed metadata it did not allocate. */
+	if (!b || b->order != META_ORDER)
+		abort();
+	table_delete(b);
+	kept = keep && recycle_headers && nr_recycled_headers < RECYCLE_MAX;
+	if (kept)
+		recycled_headers[nr_recycled_headers++] = p;
+	pthread_mutex_unlock(&table_lock);
+	__atomic_fetch_sub(&meta_in_use, 1, __ATOMIC_RELAXED);
+	return kept;
 }
 
 void rslub_shim_free_header(void *p)
 {
-	rslub_shim_free_meta(p);
+	irq_point();
+	if (p && !meta_forget(p, true))
+		free(p);
 }
 
 void rslub_shim_free_meta(void *p)
 {
-	struct block *b;
-
 	irq_point();
-	if (p) {
-		pthread_mutex_lock(&table_lock);
-		b = lookup((uintptr_t)p);
-		/* The core freed metadata it did not allocate. */
-		if (!b || b->order != META_ORDER)
-			abort();
-		table_delete(b);
-		pthread_mutex_unlock(&table_lock);
-		__atomic_fetch_sub(&meta_in_use, 1, __ATOMIC_RELAXED);
-	}
+	if (p)
+		meta_forget(p, false);
 	free(p);
+}
+
+void rslub_host_set_recycle_headers(bool on)
+{
+	void *headers[RECYCLE_MAX], *pages[RECYCLE_MAX];
+	unsigned int nh, np;
+
+	pthread_mutex_lock(&table_lock);
+	recycle_headers = on;
+	nh = on ? 0 : nr_recycled_headers;
+	np = on ? 0 : nr_parked_pages;
+	memcpy(headers, recycled_headers, nh * sizeof(void *));
+	memcpy(pages, parked_pages, np * sizeof(void *));
+	if (!on) {
+		nr_recycled_headers = 0;
+		nr_parked_pages = 0;
+	}
+	pthread_mutex_unlock(&table_lock);
+	for (unsigned int i = 0; i < nh; i++)
+		free(headers[i]);
+	for (unsigned int i = 0; i < np; i++)
+		free(pages[i]);
+}
+
+void rslub_host_set_migrate_in_alloc_pages(int cpu)
+{
+	alloc_pages_move_to = cpu;
 }
 
 bool rslub_shim_gfp_allows_blocking(unsigned int gfp)

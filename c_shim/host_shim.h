@@ -55,8 +55,9 @@ void rslub_host_irqs_enable(void);
 void rslub_host_set_online(unsigned int cpu, bool online);
 /*
  * Puts every knob back to its default (no migration, no failing pages,
- * every node with memory, every CPU online, no pending interrupt): a test
- * that failed half-way leaves nothing behind for the next one.
+ * every node with memory, every CPU online, no pending interrupt, no
+ * recycled header blocks): a test that failed half-way leaves nothing
+ * behind for the next one.
  */
 void rslub_host_reset(void);
 /*
@@ -80,6 +81,23 @@ long rslub_host_reports(void);
 void rslub_host_count_report(void);
 /* Node that has no memory (-1: every node has memory). */
 void rslub_host_set_memoryless(int node);
+/*
+ * The next page allocation made where the task could sleep (on a CPU,
+ * interrupts on, not in an interrupt) first moves the calling thread to
+ * cpu, once: a task that the scheduler moved while it waited for pages
+ * with the CPU lock dropped. -1: none.
+ */
+void rslub_host_set_migrate_in_alloc_pages(int cpu);
+/*
+ * While on, a freed slab header block is kept and handed out again by the
+ * next header allocation, last freed first (as the kernel's header cache
+ * hands back the object it just took back), and freed page blocks stay
+ * allocated, unused, until it is turned off: a stale pointer to a retired
+ * slab's header then names the header of a newer slab, and what is
+ * written into the retired slab's pages lands in memory the process still
+ * owns. Off frees what was kept.
+ */
+void rslub_host_set_recycle_headers(bool on);
 /* The gfp flags of the last page allocation. */
 unsigned int rslub_host_last_page_gfp(void);
 /* Fail the next n page allocations (0: none). */

@@ -35,3 +35,5 @@ mod slub_tests;
 mod test_util;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod window_tests;
