@@ -10,7 +10,7 @@
 #   make bench-compare A=results/<x> B=results/<y>   compare two saved runs
 #   make stress     60 s of rslub_stress.ko on 4 CPUs / 2 NUMA nodes with CPU hotplug
 #   make setup      install the toolchain, build the cached test kernel
-#   make lint       clippy + rustfmt on the Rust, checkpatch on the C
+#   make lint       clippy + rustfmt on the Rust, checkpatch on the C and on patches/
 #   make host-test  the core's host tests (host-test-free-batch: as the
 #                   free_batch variant compiles it; make check runs both)
 #   make vm CMD=..  run CMD as root in a VM with the repo visible
@@ -86,6 +86,13 @@ lint:
 	rustfmt --check --edition 2021 --config-path $(BUILD_KDIR)/.rustfmt.toml $(RUST_SRC)
 	$(BUILD_KDIR)/scripts/checkpatch.pl --no-tree --quiet --terse --strict \
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES,EXPORT_SYMBOL -f $(C_SRC)
+	# The kernel patches as patches to the kernel, read from stdin (named
+	# inside a git checkout, checkpatch checks the file's own git diff).
+	# CamelCase: the kernel's own page-flag helpers, __SetPageSlab().
+	for p in patches/*.patch; do \
+		$(BUILD_KDIR)/scripts/checkpatch.pl --no-tree --quiet --terse --strict \
+			--ignore CAMELCASE - <$$p || exit 1; \
+	done
 
 fmt:
 	rustfmt --edition 2021 --config-path $(BUILD_KDIR)/.rustfmt.toml $(RUST_SRC)

@@ -24,3 +24,4 @@ EXPORT_SYMBOL_GPL(rslub_pages_allocated);
 EXPORT_SYMBOL_GPL(rslub_cache_validate);
 EXPORT_SYMBOL_GPL(rslub_serve);
 EXPORT_SYMBOL_GPL(rslub_served_objects);
+EXPORT_SYMBOL_GPL(rslub_served_get);

@@ -62,6 +62,10 @@ bool rslub_shim_has_cmpxchg128(void)
 	return system_has_cmpxchg128();
 }
 
+#ifdef CONFIG_SLAB_BACKEND
+static const struct slab_backend_ops rslub_backend_ops;
+#endif
+
 /* Slab pages held from the page allocator, for rslub_pages_allocated(). */
 static atomic_long_t rslub_pages = ATOMIC_LONG_INIT(0);
 
@@ -70,27 +74,29 @@ void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order,
 {
 	struct page *page;
 
-	/* A served slab is one compound page: the kernel finds its head. */
+#ifdef CONFIG_SLAB_BACKEND
+	/* A served slab: the kernel's page policy for owner, and its mark. */
 	if (owner)
-		gfp |= (__force unsigned int)__GFP_COMP;
-	page = alloc_pages_node(node, (__force gfp_t)gfp, order);
+		page = slab_backend_alloc_slab(&rslub_backend_ops, owner,
+					       (__force gfp_t)gfp, node, order);
+	else
+#endif
+		page = alloc_pages_node(node, (__force gfp_t)gfp, order);
 	if (!page)
 		return NULL;
-#ifdef CONFIG_SLAB_BACKEND
-	if (owner)
-		slab_backend_mark_slab(page, owner);
-#endif
 	atomic_long_add(1L << order, &rslub_pages);
 	return page_address(page);
 }
 
 void rslub_shim_free_pages(void *addr, unsigned int order, void *owner)
 {
-#ifdef CONFIG_SLAB_BACKEND
-	if (owner)
-		slab_backend_unmark_slab(virt_to_page(addr));
-#endif
 	atomic_long_sub(1L << order, &rslub_pages);
+#ifdef CONFIG_SLAB_BACKEND
+	if (owner) {
+		slab_backend_free_slab(&rslub_backend_ops, virt_to_page(addr));
+		return;
+	}
+#endif
 	free_pages((unsigned long)addr, order);
 }
 
@@ -556,13 +562,12 @@ void rslub_shim_reap_cancel(void)
 	cancel_delayed_work_sync(&rslub_reap_work);
 }
 
-#ifdef CONFIG_SLAB_BACKEND
-/* The slab (compound page) that obj is in, by its head page. */
-static void *rslub_slab_base(const void *obj)
+bool rslub_shim_want_init_on_free(void)
 {
-	return page_address(compound_head(virt_to_page(obj)));
+	return want_init_on_free();
 }
 
+#ifdef CONFIG_SLAB_BACKEND
 /* The task making rslub's own caches for serving (rslub_shim_internal). */
 static struct task_struct *rslub_internal_task;
 
@@ -580,19 +585,21 @@ static void *rslub_backend_alloc(struct kmem_cache *s, void *cache, gfp_t gfp,
 	return rslub_rust_served_alloc(cache, (__force unsigned int)gfp, node);
 }
 
-static void rslub_backend_free(void *obj)
+static void rslub_backend_free(struct kmem_cache *s, void *cache, void *base,
+			       void *obj)
 {
-	rslub_rust_served_free(rslub_slab_base(obj), obj);
+	rslub_rust_served_free(cache, base, obj);
 }
 
-static void *rslub_backend_object_start(const void *ptr)
+static void *rslub_backend_object_start(struct kmem_cache *s, void *cache,
+					void *base, const void *ptr)
 {
-	return rslub_rust_served_object_start(rslub_slab_base(ptr), ptr);
+	return rslub_rust_served_object_start(cache, base, ptr);
 }
 
-static void rslub_backend_cache_destroy(struct kmem_cache *s)
+static int rslub_backend_cache_destroy(struct kmem_cache *s, void *cache)
 {
-	rslub_rust_served_destroy(s);
+	return rslub_rust_served_destroy(s);
 }
 
 static const struct slab_backend_ops rslub_backend_ops = {
@@ -623,7 +630,7 @@ static int rslub_candidate(struct kmem_cache *s,
 
 int rslub_shim_backend_list(void *arg)
 {
-	return slab_backend_for_each_cache(rslub_candidate, arg);
+	return slab_backend_list_caches(rslub_candidate, arg);
 }
 
 int rslub_shim_backend_serve(void *s, void *cache)
@@ -636,9 +643,9 @@ void rslub_shim_backend_unserve(void *s)
 	slab_backend_unserve(s);
 }
 
-void rslub_shim_backend_drained(void)
+void rslub_shim_backend_drained(void *s)
 {
-	slab_backend_drained();
+	slab_backend_drained(s);
 }
 #else
 int rslub_shim_backend_register(void)
@@ -664,7 +671,7 @@ void rslub_shim_backend_unserve(void *s)
 {
 }
 
-void rslub_shim_backend_drained(void)
+void rslub_shim_backend_drained(void *s)
 {
 }
 

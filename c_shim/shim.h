@@ -54,7 +54,9 @@ bool rslub_shim_has_cmpxchg128(void);
 /*
  * 2^order naturally aligned pages from node (negative: local), or NULL.
  * owner: NULL, or the kmem_cache a served cache's slabs belong to (a
- * compound page, marked a slab page of owner; see "serving" below).
+ * compound page, a slab page of owner, taken as the kernel takes its own
+ * slab pages for owner but without retrying or reserves; see "serving"
+ * below).
  */
 void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order,
 			     void *owner);
@@ -240,12 +242,18 @@ int rslub_rust_serve_candidate(void *arg, void *s, const char *name,
 /* slab_backend_serve/unserve/drained (see the kernel header). */
 int rslub_shim_backend_serve(void *s, void *cache);
 void rslub_shim_backend_unserve(void *s);
-void rslub_shim_backend_drained(void);
-/* Implemented in Rust: the backend's operations. base: the slab's start. */
+void rslub_shim_backend_drained(void *s);
+/* Whether freed objects are wiped (init_on_free=1). */
+bool rslub_shim_want_init_on_free(void);
+/*
+ * Implemented in Rust: the backend's operations. s: the kernel cache;
+ * cache: the rslub cache the kernel holds for it (NULL once drained);
+ * base: the slab's start. cache_destroy: nonzero if objects are out.
+ */
 void *rslub_rust_served_alloc(void *cache, unsigned int gfp, int node);
-void rslub_rust_served_free(void *base, void *obj);
-void *rslub_rust_served_object_start(void *base, const void *ptr);
-void rslub_rust_served_destroy(void *s);
+void rslub_rust_served_free(void *cache, void *base, void *obj);
+void *rslub_rust_served_object_start(void *cache, void *base, const void *ptr);
+int rslub_rust_served_destroy(void *s);
 /*
  * Between rslub_shim_internal(true) and (false), the calling task's
  * allocations from served caches come from SLUB: rslub's own bookkeeping

@@ -208,8 +208,13 @@ int rslub_cache_validate(struct rslub_cache *s);
  * rslub_served_objects - objects rslub handed out for the kernel cache
  *   @name and has not got back (flushes every CPU first; sleeps), or
  *   -ENOENT when rslub neither serves nor drains it.
+ *
+ * rslub_served_get - rslub_cache_get(@attr) of the rslub cache serving or
+ *   draining the kernel cache @name (its "errors" or "isolated_slabs",
+ *   say), or -ENOENT when there is none.
  */
 int rslub_serve(const char *request);
 long rslub_served_objects(const char *name);
+long long rslub_served_get(const char *name, const char *attr);
 
 #endif /* _RSLUB_H */

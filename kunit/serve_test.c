@@ -10,15 +10,41 @@
  * the name of the cache it was merged into. On a kernel without the hook
  * every case is skipped.
  */
+#include <kunit/resource.h>
 #include <kunit/test.h>
+#include <linux/alloc_tag.h>
 #include <linux/delay.h>
+#include <linux/io.h>
 #include <linux/jiffies.h>
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
+#include <linux/mmzone.h>
+#include <linux/module.h>
 #include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/ucopysize.h>
 
 #include "rslub.h"
+
+/*
+ * The memory cgroup of the task that loaded this module (taken at suite
+ * init, which runs in that task), when it is not the root one:
+ * scripts/guest-kunit.sh loads the module from a child memory cgroup, so
+ * that the charging cases charge a real one.
+ */
+static struct mem_cgroup *kt_memcg;
+
+/*
+ * The case that leaves a cache kept for good (an isolated slab): rslub can
+ * no longer be unloaded after it, so only the served-cache guest runs it,
+ * last (scripts/guest-serve.sh: run_kept=1).
+ */
+static bool run_kept;
+module_param(run_kept, bool, 0444);
+MODULE_PARM_DESC(run_kept, "Run rslub_serve_kept (rslub cannot be unloaded afterwards)");
 
 /* Serves @name, or skips the case on a kernel without the hook. */
 static void serve(struct kunit *test, const char *name)
@@ -308,6 +334,268 @@ static void refusals(struct kunit *test)
 	kmem_cache_destroy(p);
 }
 
+/*
+ * Counts SLUB's reports in this case instead of warning: SLUB looks for
+ * this named resource (slab_in_kunit_test()), as its own KUnit suite does.
+ */
+static void expect_slab_errors(struct kunit *test)
+{
+	static struct kunit_resource res;
+	static int errors;
+	int ret;
+
+	errors = 0;
+	ret = kunit_add_named_resource(test, NULL, NULL, &res, "slab_errors",
+				       &errors);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+}
+
+/*
+ * Issue 30, finding 2: rslub's slabs have no object count for SLUB's object
+ * extensions, so nothing may ask for them. kmem_cache_charge() of a served
+ * object from a child memory cgroup leaves it uncharged (before, it wrote
+ * through a zero-sized vector: an oops); a charged request goes to SLUB.
+ */
+static void charging_a_served_object(struct kunit *test)
+{
+	const char *name = "rslub_kt_charge";
+	struct kmem_cache *s = kmem_cache_create(name, 128, 0, SLAB_NO_MERGE, NULL);
+	struct mem_cgroup *old;
+	void *x, *y;
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	serve(test, name);
+	x = kmem_cache_alloc(s, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, x);
+	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), 1);
+	if (!kt_memcg) {
+		kmem_cache_free(s, x);
+		KUNIT_EXPECT_EQ(test, rslub_serve("-rslub_kt_charge"), 0);
+		KUNIT_EXPECT_EQ(test, wait_gone(name), -ENOENT);
+		kmem_cache_destroy(s);
+		kunit_skip(test, "module not loaded from a child memory cgroup");
+	}
+	old = set_active_memcg(kt_memcg);
+	KUNIT_EXPECT_TRUE(test, memcg_kmem_online());
+	KUNIT_EXPECT_TRUE(test, kmem_cache_charge(x, GFP_KERNEL));
+	y = kmem_cache_alloc(s, GFP_KERNEL | __GFP_ACCOUNT);
+	set_active_memcg(old);
+	KUNIT_ASSERT_NOT_NULL(test, y);
+	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), 1);
+	kmem_cache_free(s, y);
+	kmem_cache_free(s, x);
+	KUNIT_EXPECT_EQ(test, rslub_serve("-rslub_kt_charge"), 0);
+	KUNIT_EXPECT_EQ(test, wait_gone(name), -ENOENT);
+	kmem_cache_destroy(s);
+}
+
+/*
+ * Finding 2 again: allocation profiling switched on while a cache is served
+ * (sysctl vm.mem_profiling=1 flips this key). New objects come from SLUB,
+ * which tags them; rslub's objects still go back to rslub. Before, the
+ * served allocation reached the tagging hook: an oops.
+ */
+static void allocation_profiling_switched_on(struct kunit *test)
+{
+#ifdef CONFIG_MEM_ALLOC_PROFILING
+	const char *name = "rslub_kt_profiled";
+	struct kmem_cache *s;
+	void *x, *y;
+
+	if (mem_alloc_profiling_enabled())
+		kunit_skip(test, "allocation profiling is already on");
+	s = kmem_cache_create(name, 128, 0, SLAB_NO_MERGE, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	serve(test, name);
+	x = kmem_cache_alloc(s, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, x);
+	static_branch_enable(&mem_alloc_profiling_key);
+	y = kmem_cache_alloc(s, GFP_KERNEL);
+	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), 1);
+	kmem_cache_free(s, x);
+	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), 0);
+	kmem_cache_free(s, y);
+	static_branch_disable(&mem_alloc_profiling_key);
+	KUNIT_EXPECT_NOT_NULL(test, y);
+	KUNIT_EXPECT_EQ(test, rslub_serve("-rslub_kt_profiled"), 0);
+	KUNIT_EXPECT_EQ(test, wait_gone(name), -ENOENT);
+	kmem_cache_destroy(s);
+#else
+	kunit_skip(test, "kernel without CONFIG_MEM_ALLOC_PROFILING");
+#endif
+}
+
+/*
+ * Finding 4: kmem_cache_destroy() of a served cache whose objects rslub
+ * still has out. As SLUB does with its own, the kernel keeps the cache
+ * (and reports it, counted here instead of warning); the object is freed
+ * through it later and the rslub cache drains and goes. Before, the
+ * kmem_cache was freed and that free read it.
+ */
+static void destroy_with_objects_out(struct kunit *test)
+{
+	const char *name = "rslub_kt_orphan";
+	struct kmem_cache *s = kmem_cache_create(name, 64, 0, SLAB_NO_MERGE, NULL);
+	void *x;
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	expect_slab_errors(test);
+	serve(test, name);
+	x = kmem_cache_alloc(s, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, x);
+	kmem_cache_destroy(s);
+	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), 1);
+	kmem_cache_free(s, x);
+	KUNIT_EXPECT_EQ(test, wait_gone(name), -ENOENT);
+}
+
+/*
+ * Finding 6: the usercopy check of a live object in a served slab whose
+ * header an overflow damaged. rslub finds the object from the cache's
+ * geometry, not the header, so the copy is allowed (before, the check
+ * found no object and killed the task); a copy past the object's end is
+ * still refused by the bounds the object start gives (not run: it BUGs).
+ */
+static void usercopy_from_a_damaged_slab(struct kunit *test)
+{
+	const char *name = "rslub_kt_usercopy";
+	struct kmem_cache *s = kmem_cache_create_usercopy(name, 96, 0, SLAB_NO_MERGE,
+							  0, 96, NULL);
+	unsigned long saved[2], forged[2] = { 0, 1 };
+	u8 *x, *base;
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	serve(test, name);
+	x = kmem_cache_alloc(s, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, x);
+	base = page_address(virt_to_head_page(x));
+	memcpy(saved, base, sizeof(saved));
+	memcpy(base, forged, sizeof(forged));
+#ifdef CONFIG_HARDENED_USERCOPY
+	/* What copy_to_user() calls for a size not known at build time. */
+	__check_object_size(x + 8, 80, true);
+#endif
+	KUNIT_EXPECT_TRUE(test, kmem_dump_obj(x + 8));
+	memcpy(base, saved, sizeof(saved));
+	kmem_cache_free(s, x);
+	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), 0);
+	KUNIT_EXPECT_EQ(test, rslub_serve("-rslub_kt_usercopy"), 0);
+	KUNIT_EXPECT_EQ(test, wait_gone(name), -ENOENT);
+	kmem_cache_destroy(s);
+}
+
+/*
+ * Finding 5: a served SLAB_CACHE_DMA32 cache's slabs come from below
+ * 4 GiB, as SLUB's do, even when asked for on a node whose memory is all
+ * above it (the guest running this has one: scripts/check.sh). Before,
+ * rslub took its pages with the caller's gfp alone.
+ */
+static void dma32_slabs_stay_below_4g(struct kunit *test)
+{
+	const char *name = "rslub_kt_dma32";
+	struct kmem_cache *s;
+	int nid, high = NUMA_NO_NODE, i;
+	void *x[8];
+
+	for_each_online_node(nid) {
+		struct zone *z = &NODE_DATA(nid)->node_zones[ZONE_NORMAL];
+
+		if (populated_zone(z) && !populated_zone(&NODE_DATA(nid)->node_zones[ZONE_DMA32]))
+			high = nid;
+	}
+	if (high == NUMA_NO_NODE)
+		kunit_skip(test, "no node with memory above 4 GiB only");
+	s = kmem_cache_create(name, 256, 0, SLAB_NO_MERGE | SLAB_CACHE_DMA32, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	serve(test, name);
+	for (i = 0; i < ARRAY_SIZE(x); i++) {
+		x[i] = kmem_cache_alloc_node(s, GFP_KERNEL, high);
+		KUNIT_ASSERT_NOT_NULL(test, x[i]);
+		KUNIT_EXPECT_LT(test, (u64)virt_to_phys(x[i]), 1ULL << 32);
+	}
+	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), ARRAY_SIZE(x));
+	for (i = 0; i < ARRAY_SIZE(x); i++)
+		kmem_cache_free(s, x[i]);
+	KUNIT_EXPECT_EQ(test, rslub_serve("-rslub_kt_dma32"), 0);
+	KUNIT_EXPECT_EQ(test, wait_gone(name), -ENOENT);
+	kmem_cache_destroy(s);
+}
+
+/*
+ * Finding 5: rslub's slabs of order > 0 are asked for lightly (no retry,
+ * no warning, no reserves); when the page allocator says no, SLUB serves
+ * the object with its own fallback to its minimum order. Order 1 and up
+ * fail for this task (fail_page_alloc, set up by scripts/guest-kunit.sh:
+ * min-order 1, task-filter). Every allocation succeeds; none is rslub's;
+ * and the guest's log has no "page allocation failure" (judged by
+ * scripts/check.sh: before, rslub's order-3 request printed one).
+ */
+static void higher_orders_fail_softly(struct kunit *test)
+{
+	const char *name = "rslub_kt_order";
+	struct kmem_cache *s;
+	void *x[16];
+	int i;
+
+#ifdef CONFIG_FAIL_PAGE_ALLOC
+	s = kmem_cache_create(name, 2048, 0, SLAB_NO_MERGE, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	serve(test, name);
+	KUNIT_ASSERT_GT(test, rslub_served_get(name, "order"), 0);
+	current->make_it_fail = 1;
+	for (i = 0; i < ARRAY_SIZE(x); i++)
+		x[i] = kmem_cache_alloc(s, GFP_KERNEL);
+	current->make_it_fail = 0;
+	for (i = 0; i < ARRAY_SIZE(x); i++)
+		KUNIT_EXPECT_NOT_NULL(test, x[i]);
+	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), 0);
+	for (i = 0; i < ARRAY_SIZE(x); i++)
+		kmem_cache_free(s, x[i]);
+	KUNIT_EXPECT_EQ(test, rslub_serve("-rslub_kt_order"), 0);
+	KUNIT_EXPECT_EQ(test, wait_gone(name), -ENOENT);
+	kmem_cache_destroy(s);
+#else
+	kunit_skip(test, "kernel without CONFIG_FAIL_PAGE_ALLOC");
+#endif
+}
+
+/*
+ * Finding 8: with init_on_free=1 (scripts/check.sh boots one guest so), a
+ * served object comes back all zero, rslub's free pointer included.
+ */
+static void init_on_free_objects_come_back_zero(struct kunit *test)
+{
+	const char *name = "rslub_kt_wiped";
+	struct kmem_cache *s;
+	u8 *x[4];
+	int i, j;
+
+	if (!want_init_on_free())
+		kunit_skip(test, "init_on_free is off (boot with init_on_free=1)");
+	s = kmem_cache_create(name, 64, 0, SLAB_NO_MERGE, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	serve(test, name);
+	for (i = 0; i < ARRAY_SIZE(x); i++) {
+		x[i] = kmem_cache_alloc(s, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, x[i]);
+		memset(x[i], 0xff, 64);
+	}
+	for (i = 0; i < ARRAY_SIZE(x); i++)
+		kmem_cache_free(s, x[i]);
+	for (i = 0; i < ARRAY_SIZE(x); i++) {
+		x[i] = kmem_cache_alloc(s, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, x[i]);
+		for (j = 0; j < 64; j++)
+			KUNIT_EXPECT_EQ_MSG(test, x[i][j], 0, "object %d byte %d", i, j);
+	}
+	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), ARRAY_SIZE(x));
+	for (i = 0; i < ARRAY_SIZE(x); i++)
+		kmem_cache_free(s, x[i]);
+	KUNIT_EXPECT_EQ(test, rslub_serve("-rslub_kt_wiped"), 0);
+	KUNIT_EXPECT_EQ(test, wait_gone(name), -ENOENT);
+	kmem_cache_destroy(s);
+}
+
 static struct kunit_case rslub_serve_cases[] = {
 	KUNIT_CASE(every_free_goes_back_to_its_allocator),
 	KUNIT_CASE(kfree_rcu_and_destroy),
@@ -315,12 +603,98 @@ static struct kunit_case rslub_serve_cases[] = {
 	KUNIT_CASE(an_overflow_onto_a_served_slab_header_frees_nothing),
 	KUNIT_CASE(ctor_zero_and_node),
 	KUNIT_CASE(refusals),
+	KUNIT_CASE(charging_a_served_object),
+	KUNIT_CASE(allocation_profiling_switched_on),
+	KUNIT_CASE(destroy_with_objects_out),
+	KUNIT_CASE(usercopy_from_a_damaged_slab),
+	KUNIT_CASE(dma32_slabs_stay_below_4g),
+	KUNIT_CASE(higher_orders_fail_softly),
+	KUNIT_CASE(init_on_free_objects_come_back_zero),
 	{}
 };
 
+/* Runs in the task loading the module: its memory cgroup, if a child. */
+static int serve_suite_init(struct kunit_suite *suite)
+{
+	struct mem_cgroup *memcg = current->mm ? get_mem_cgroup_from_mm(current->mm) : NULL;
+
+	if (memcg && mem_cgroup_is_root(memcg)) {
+		mem_cgroup_put(memcg);
+		memcg = NULL;
+	}
+	kt_memcg = memcg;
+	return 0;
+}
+
+static void serve_suite_exit(struct kunit_suite *suite)
+{
+	mem_cgroup_put(kt_memcg);
+	kt_memcg = NULL;
+}
+
 static struct kunit_suite rslub_serve_suite = {
 	.name = "rslub_serve",
+	.suite_init = serve_suite_init,
+	.suite_exit = serve_suite_exit,
 	.test_cases = rslub_serve_cases,
 };
 
-kunit_test_suite(rslub_serve_suite);
+/*
+ * Finding 3: a served slab isolated after a reported corruption outlives
+ * serving: the kernel may still hold its objects and free them, so the
+ * rslub cache is kept for good (and with it rslub), never destroyed by the
+ * reaper nor with the kernel cache. A freed object's free pointer is
+ * overwritten (a use after free); the next allocation reports it and
+ * isolates the CPU slab, whose other objects are still out. Before, the
+ * reaper destroyed the cache once the counts (which leave the isolated
+ * slab out) said empty, and the frees that followed read the freed cache.
+ */
+static void an_isolated_served_slab_keeps_its_cache(struct kunit *test)
+{
+	const char *name = "rslub_kt_kept";
+	struct kmem_cache *s;
+	u8 *x[8], *y;
+	int i;
+
+	if (!run_kept)
+		kunit_skip(test,
+			   "leaves rslub loaded for good: run by the serve guest (run_kept=1)");
+	s = kmem_cache_create(name, 64, 0, SLAB_NO_MERGE, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	expect_slab_errors(test);
+	serve(test, name);
+	migrate_disable();
+	for (i = 0; i < ARRAY_SIZE(x); i++) {
+		x[i] = kmem_cache_alloc(s, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, x[i]);
+	}
+	kmem_cache_free(s, x[7]);
+	memset(x[7], 0xa5, 64);
+	y = kmem_cache_alloc(s, GFP_KERNEL);
+	migrate_enable();
+	KUNIT_ASSERT_NOT_NULL(test, y);
+	KUNIT_EXPECT_EQ(test, rslub_served_get(name, "isolated_slabs"), 1);
+	KUNIT_EXPECT_GE(test, rslub_served_get(name, "errors"), 1);
+	KUNIT_EXPECT_EQ(test, rslub_serve("-rslub_kt_kept"), 0);
+	for (i = 0; i < 7; i++)
+		kmem_cache_free(s, x[i]);
+	kmem_cache_free(s, y);
+	/* Three looks of the reaper (one a second): the cache stays. */
+	msleep(3500);
+	KUNIT_EXPECT_GE(test, rslub_served_objects(name), 0);
+	kmem_cache_destroy(s);
+	KUNIT_EXPECT_GE(test, rslub_served_objects(name), 0);
+	KUNIT_EXPECT_EQ(test, rslub_served_get(name, "isolated_slabs"), 1);
+}
+
+static struct kunit_case rslub_serve_kept_cases[] = {
+	KUNIT_CASE(an_isolated_served_slab_keeps_its_cache),
+	{}
+};
+
+static struct kunit_suite rslub_serve_kept_suite = {
+	.name = "rslub_serve_kept",
+	.test_cases = rslub_serve_kept_cases,
+};
+
+kunit_test_suites(&rslub_serve_suite, &rslub_serve_kept_suite);

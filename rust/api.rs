@@ -85,8 +85,8 @@ fn debug_bits(flags: c_uint) -> Option<u32> {
 }
 
 /// The slab layout of a cache, or why there is none. `served`: the cache
-/// will serve a kernel cache, whose frees find it through the header at
-/// the slab's start (`Cache::of_slab`).
+/// will serve a kernel cache, whose slab pages are the kernel's: the
+/// header stays at the slab's start (`Cache::set_page_owner`).
 fn layout_for(
     size: usize,
     align: usize,

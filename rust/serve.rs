@@ -25,7 +25,7 @@
 use crate::api::{create_cache, rslub_cache_destroy, NAME_MAX};
 use crate::kplat::Cache;
 use crate::shim;
-use core::ffi::{c_int, c_long, c_uint, c_ulong, c_void, CStr};
+use core::ffi::{c_int, c_long, c_longlong, c_uint, c_ulong, c_void, CStr};
 use core::fmt::Write;
 use core::ptr;
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -46,6 +46,10 @@ struct Served {
     serving: bool,
     /// `slab_backend_serve` calls not yet matched by `slab_backend_drained`.
     serves: u32,
+    /// Kept for good: the rslub cache holds an isolated slab (a corruption
+    /// was reported; the kernel may still free objects of it) or could not
+    /// be destroyed. The kernel's hooks stay on and rslub stays loaded.
+    kept: bool,
 }
 
 /// The served and draining caches.
@@ -63,6 +67,10 @@ global_lock! {
 /// The kernel took rslub as its slab backend (it has the hook).
 static BACKEND: AtomicBool = AtomicBool::new(false);
 
+/// The kernel wipes freed objects (`init_on_free=1`, fixed at boot): a
+/// served object must then come back all zero, free pointer included.
+static INIT_ON_FREE: AtomicBool = AtomicBool::new(false);
+
 /// Registers the backend and serves the `serve=` parameter's caches. A
 /// kernel without the hook, or caches that cannot be served, get a log
 /// line each; the module loads either way.
@@ -72,6 +80,9 @@ static BACKEND: AtomicBool = AtomicBool::new(false);
 pub unsafe fn init() {
     // SAFETY: the caller guarantees a single call before first use.
     unsafe { SERVED.init() };
+    // SAFETY: reads a boot-time setting.
+    let wipe = unsafe { shim::rslub_shim_want_init_on_free() };
+    INIT_ON_FREE.store(wipe, Ordering::Relaxed);
     // SAFETY: registers callbacks that are live until `exit`.
     let err = unsafe { shim::rslub_shim_backend_register() };
     if err == 0 {
@@ -351,6 +362,7 @@ fn serve_one(list: &mut ServedList, c: &Candidate) -> Result {
             cache,
             serving: true,
             serves: 1,
+            kept: false,
         },
         GFP_KERNEL,
     );
@@ -388,45 +400,59 @@ fn stop(pat: &[u8]) -> Result {
 }
 
 /// Destroys the draining caches whose objects are all back; schedules
-/// another look while some drain.
+/// another look while some drain. A cache with an isolated slab is kept
+/// for good: the kernel may still hold objects of that slab and free them
+/// (to rslub, through the cache), so neither may go.
 fn reap_locked(list: &mut ServedList) {
     let mut i = 0;
     while i < list.0.len() {
-        let e = &list.0[i];
+        let e = &mut list.0[i];
         // SAFETY: `e.cache` is live while listed.
         let cache = unsafe { &*e.cache };
-        if e.serving || e.s.is_null() {
+        if e.serving || e.kept {
             i += 1;
             continue;
         }
         cache.flush_all();
+        if cache.isolated_slabs() != 0 {
+            pr_err!(
+                "serve {}: {} isolated slabs (a corruption was reported): the cache is kept and rslub stays loaded\n",
+                cache.name_str(),
+                cache.isolated_slabs()
+            );
+            e.kept = true;
+            i += 1;
+            continue;
+        }
         if cache.totals().live_objects != 0 {
             i += 1;
             continue;
         }
-        let Ok(e) = list.0.remove(i) else { break };
         // No allocation is in flight (unserved); this waits for the frees
         // in flight, the last of which may still be in rslub.
-        // SAFETY: `e.s` is live while listed.
+        // SAFETY: `e.s` is live (or kept by the kernel) while listed.
         unsafe { shim::rslub_shim_backend_unserve(e.s) };
-        // SAFETY: out of the list, no call on it runs or follows.
-        let err = unsafe { rslub_cache_destroy(e.cache) };
-        if err == 0 {
-            for _ in 0..e.serves {
-                // SAFETY: one per `slab_backend_serve` of this cache.
-                unsafe { shim::rslub_shim_backend_drained() };
-            }
-        } else {
-            // An object came back to life? rslub_cache_destroy said what
-            // it leaked; the kernel keeps its hooks on.
-            pr_err!("serve: a drained cache was not empty; leaked\n");
+        // SAFETY: unserved and drained: no call on it runs or follows,
+        // unless an object came back to life, which destroy refuses.
+        if unsafe { rslub_cache_destroy(e.cache) } != 0 {
+            // rslub_cache_destroy said what it leaked; the cache stays
+            // listed, the kernel keeps its hooks on, rslub stays loaded.
+            e.kept = true;
+            i += 1;
+            continue;
+        }
+        let Ok(e) = list.0.remove(i) else { break };
+        for _ in 0..e.serves {
+            // SAFETY: one per `slab_backend_serve` of this cache, whose
+            // objects are all back.
+            unsafe { shim::rslub_shim_backend_drained(e.s) };
         }
         if list.0.is_empty() {
             // SAFETY: the reference taken for the first served cache.
             unsafe { shim::rslub_shim_module_put() };
         }
     }
-    if list.0.iter().any(|e| !e.serving && !e.s.is_null()) {
+    if list.0.iter().any(|e| !e.serving && !e.kept) {
         // SAFETY: the work only calls `rslub_rust_serve_reap`.
         unsafe { shim::rslub_shim_reap_schedule(REAP_MS) };
     }
@@ -438,35 +464,44 @@ pub extern "C" fn rslub_rust_serve_reap() {
     reap_locked(&mut SERVED.lock());
 }
 
-/// The kernel is destroying its cache `s` (all its objects are freed): if
-/// rslub serves it, the rslub cache goes now.
+/// The kernel is destroying its cache `s` (the last user let it go): if
+/// rslub serves it, serving stops and the rslub cache goes if it is empty.
+/// Nonzero (`-EBUSY`) when objects rslub served are still allocated: the
+/// kernel then keeps `s`, as SLUB keeps a cache with objects, and warns;
+/// the objects still come back here and the cache drains as usual.
 ///
 /// # Safety
-/// `s` is a live kernel cache (until this returns).
+/// `s` is a live kernel cache.
 #[no_mangle]
-pub unsafe extern "C" fn rslub_rust_served_destroy(s: *mut c_void) {
+pub unsafe extern "C" fn rslub_rust_served_destroy(s: *mut c_void) -> c_int {
     let mut list = SERVED.lock();
     let Some(e) = list.0.iter_mut().find(|e| e.s == s) else {
-        return;
+        return 0;
     };
     if e.serving {
-        // SAFETY: `s` is live until this returns.
+        // SAFETY: `s` is live.
         unsafe { shim::rslub_shim_backend_unserve(s) };
         e.serving = false;
     }
     reap_locked(&mut list);
-    if let Some(e) = list.0.iter_mut().find(|e| e.s == s) {
-        // Objects of a destroyed cache are still allocated (its user's
-        // bug, which SLUB reports for its own): they and the rslub cache
-        // are leaked, and rslub stays loaded.
-        // SAFETY: `e.cache` is live while listed.
-        let name = unsafe { (*e.cache).name_str() };
+    let Some(e) = list.0.iter_mut().find(|e| e.s == s) else {
+        return 0;
+    };
+    // SAFETY: `e.cache` is live while listed.
+    let c = unsafe { &*e.cache };
+    if e.kept {
         pr_err!(
-            "serve {}: the kernel cache is destroyed with rslub objects still allocated; they are leaked\n",
-            name
+            "serve {}: the kernel cache is destroyed while rslub keeps its cache for good; the kernel keeps it too\n",
+            c.name_str()
         );
-        e.s = ptr::null_mut();
+    } else {
+        pr_err!(
+            "serve {}: the kernel cache is destroyed with {} rslub objects still allocated; the kernel keeps it until they are freed\n",
+            c.name_str(),
+            c.totals().live_objects
+        );
     }
+    EBUSY.to_errno()
 }
 
 /// The kernel's allocation of a served cache.
@@ -481,50 +516,79 @@ pub unsafe extern "C" fn rslub_rust_served_alloc(
     node: c_int,
 ) -> *mut c_void {
     // SAFETY: per the caller.
-    unsafe { (*cache.cast::<Cache>()).alloc(gfp, node) }.cast()
+    let c = unsafe { &*cache.cast::<Cache>() };
+    let obj = c.alloc(gfp, node);
+    // With init_on_free the kernel wiped the object when it was freed (a
+    // cache with a constructor is never wiped); rslub's free pointer, if
+    // it lies inside the object, is the one word left to clear.
+    if INIT_ON_FREE.load(Ordering::Relaxed) && !obj.is_null() && c.ctor().is_none() {
+        let off = c.layout.free_offset;
+        if off + size_of::<usize>() <= c.layout.object_size {
+            // SAFETY: an object of ours, just allocated; the free pointer
+            // word lies inside it.
+            unsafe { ptr::write_unaligned(obj.add(off).cast::<usize>(), 0) };
+        }
+    }
+    obj.cast()
 }
 
-/// The kernel's free of an object of a served slab at `base`.
+/// The kernel's free of `obj`, in the served slab at `base` of the cache
+/// it holds as `cache`'s kernel cache. The cache validates the slab
+/// itself (its magic, keyed by its own secret and the slab's address): a
+/// header an overflow damaged, or an isolated slab, makes a refused free,
+/// reported and counted in the cache's `errors` like any other.
 ///
 /// # Safety
-/// `base` is the start of a slab rslub marked for the kernel (the kernel
-/// found it from the page of `obj`), whose cache is live (its objects are
-/// not all back).
+/// `base` is the start of a slab rslub allocated for the kernel (found by
+/// the kernel from the page of `obj`); `cache` is the rslub cache the
+/// kernel holds for that slab's kernel cache (live: its objects are not
+/// all back), or null if the kernel holds none.
 #[no_mangle]
-pub unsafe extern "C" fn rslub_rust_served_free(base: *mut c_void, obj: *mut c_void) {
-    // SAFETY: per the caller.
-    match unsafe { Cache::of_slab(base.cast()) } {
-        // SAFETY: the kernel hands the object back once.
-        Some(c) => unsafe { c.free(obj.cast()) },
-        None => pr_err_ratelimited(obj),
+pub unsafe extern "C" fn rslub_rust_served_free(
+    cache: *mut c_void,
+    _base: *mut c_void,
+    obj: *mut c_void,
+) {
+    if cache.is_null() {
+        return no_cache(obj);
     }
+    // SAFETY: per the caller, live; the kernel hands the object back once,
+    // and `free` refuses what is not a live object of this cache.
+    unsafe { (*cache.cast::<Cache>()).free(obj.cast()) }
 }
 
+/// A free of a served slab's object whose kernel cache holds no rslub
+/// cache: only a double free after the cache drained could get here.
 #[cold]
-fn pr_err_ratelimited(obj: *mut c_void) {
-    // An isolated slab (a corruption was reported): its objects are dropped.
+fn no_cache(obj: *mut c_void) {
     static SAID: AtomicBool = AtomicBool::new(false);
     if !SAID.swap(true, Ordering::Relaxed) {
         pr_err!(
-            "free of {:p}: its slab is isolated or not live; dropped (said once)\n",
+            "free of {:p}: a served slab whose kernel cache has no rslub cache; dropped (said once)\n",
             obj
         );
     }
 }
 
 /// Where the object `ptr` points into starts (the kernel's usercopy check
-/// and kmem_dump_obj()); null if nowhere.
+/// and kmem_dump_obj()); null if nowhere. Found from the cache's geometry,
+/// not from the slab header, so a live object of a damaged or isolated
+/// slab is still found.
 ///
 /// # Safety
 /// As for `rslub_rust_served_free`, with `ptr` anywhere in the slab.
 #[no_mangle]
 pub unsafe extern "C" fn rslub_rust_served_object_start(
+    cache: *mut c_void,
     base: *mut c_void,
     ptr: *const c_void,
 ) -> *mut c_void {
+    if cache.is_null() {
+        return ptr::null_mut();
+    }
     // SAFETY: per the caller.
-    unsafe { Cache::of_slab(base.cast()) }
-        .and_then(|c| c.object_start(base.cast(), ptr.cast()))
+    let c = unsafe { &*cache.cast::<Cache>() };
+    c.object_start(base.cast(), ptr.cast())
         .map_or(ptr::null_mut(), |p| p.cast())
 }
 
@@ -569,6 +633,28 @@ pub unsafe extern "C" fn rslub_served_objects(name: *const c_char) -> c_long {
     c_long::from(ENOENT.to_errno())
 }
 
+/// `rslub_served_get` of include/rslub.h.
+///
+/// # Safety
+/// `name` and `attr` are NULL or NUL-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn rslub_served_get(name: *const c_char, attr: *const c_char) -> c_longlong {
+    if name.is_null() {
+        return c_longlong::from(ENOENT.to_errno());
+    }
+    // SAFETY: per the caller.
+    let name = unsafe { CStr::from_char_ptr(name) }.to_bytes();
+    let list = SERVED.lock();
+    match list.0.iter().find(|e| {
+        // SAFETY: `e.cache` is live while listed.
+        unsafe { (*e.cache).name() == name }
+    }) {
+        // SAFETY: live while listed (the lock is held); `attr` per the caller.
+        Some(e) => unsafe { crate::api::rslub_cache_get(e.cache, attr.cast()) },
+        None => c_longlong::from(ENOENT.to_errno()),
+    }
+}
+
 /// Page-sized sysfs buffer writer.
 struct Page<'a> {
     buf: &'a mut [u8],
@@ -602,10 +688,10 @@ pub unsafe extern "C" fn rslub_rust_serve_show(buf: *mut c_char) -> c_long {
     for e in list.0.iter() {
         // SAFETY: `e.cache` is live while listed.
         let name = unsafe { (*e.cache).name_str() };
-        let state = match (e.serving, e.s.is_null()) {
+        let state = match (e.serving, e.kept) {
             (true, _) => "",
             (false, false) => " (draining)",
-            (false, true) => " (leaked)",
+            (false, true) => " (kept)",
         };
         if writeln!(p, "{name}{state}").is_err() {
             break;

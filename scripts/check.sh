@@ -119,10 +119,11 @@ else
 	total_skip=$((total_skip + 2))
 fi
 
-# run_shape NAME CPUS NUMA LIFECYCLE_CYCLES STRESS_SECONDS (0: not run):
-# runs the VM from the snapshot; its exit status goes to $OUT/vm-NAME.rc.
+# run_shape NAME CPUS NUMA LIFECYCLE_CYCLES STRESS_SECONDS (0: not run)
+# MEMORY [BOOT_OPTION]: runs the VM from the snapshot; its exit status goes
+# to $OUT/vm-NAME.rc.
 run_shape() {
-	local name=$1 cpus=$2 numa=$3 cycles=$4 secs=$5 log=$OUT/vm-$1.log
+	local name=$1 cpus=$2 numa=$3 cycles=$4 secs=$5 mem=$6 append=${7:-} log=$OUT/vm-$1.log
 	local env=""
 	[ "$cycles" = 0 ] || env="$env RSLUB_LIFECYCLE=$cycles"
 	# The stress runs the module as built (batched frees are a build
@@ -131,8 +132,8 @@ run_shape() {
 	# Through a pipe: the guest tools reopen /dev/stdout, which on a plain
 	# file would start writing at offset 0 again.
 	cd "$TREE" || return 2
-	VM_CPUS=$cpus VM_NUMA=$numa VM_TIMEOUT=$(vm_limit "$secs") VM_CONSOLE=$OUT/console-$name.log \
-		scripts/vm.sh "$KDIR" "$env scripts/guest-kunit.sh" 2>&1 | cat >"$log"
+	VM_CPUS=$cpus VM_NUMA=$numa VM_MEM=$mem VM_APPEND=$append VM_TIMEOUT=$(vm_limit "$secs") \
+		VM_CONSOLE=$OUT/console-$name.log scripts/vm.sh "$KDIR" "$env scripts/guest-kunit.sh" 2>&1 | cat >"$log"
 	echo "${PIPESTATUS[0]}" >"$OUT/vm-$name.rc"
 }
 
@@ -304,9 +305,13 @@ fi
 
 # The guests, longest first: NAME:VCPUS:COMMAND. The hang test is idle
 # most of its time (one vCPU asleep): it goes early, beside the others.
-guests="numa4:4:run_shape numa4 4 2 0 $CHECK_STRESS_SECONDS
+# numa4's second node has memory above 4 GiB only (6 GB: the first node
+# holds the memory below the 32-bit PCI hole), for rslub_serve's DMA32
+# case; smp2 wipes freed memory (init_on_free=1), for its init_on_free
+# case. Each of those cases skips itself in the other guest.
+guests="numa4:4:run_shape numa4 4 2 0 $CHECK_STRESS_SECONDS 6G
 hang:1:run_hang
-smp2:2:run_shape smp2 2 1 50 0
+smp2:2:run_shape smp2 2 1 50 0 2G init_on_free=1
 oom:2:run_oom"
 [ "$check_serve" = 1 ] && guests="serve:3:run_serve
 $guests"

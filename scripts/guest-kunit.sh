@@ -8,8 +8,31 @@ cd "$(dirname "$0")/.." || exit 2
 RSLABINFO=tools/rslabinfo/target/release/rslabinfo
 dmesg -C
 rc=0
+# The KUnit module is loaded from a child memory cgroup: rslub_serve's
+# charging case charges that cgroup (its suite init takes the loading
+# task's). Without cgroup v2 or memcg the case skips itself.
+CG=/sys/fs/cgroup
+grep -q " $CG cgroup2 " /proc/mounts || mount -t cgroup2 none $CG 2>/dev/null
+if grep -qw memory $CG/cgroup.controllers 2>/dev/null; then
+	echo +memory >$CG/cgroup.subtree_control && mkdir -p $CG/rslub-kt ||
+		echo "guest: cannot make the memory cgroup $CG/rslub-kt"
+fi
+# rslub_serve's higher_orders_fail_softly: page requests of order 1 and up
+# fail for the tasks that ask (make_it_fail), silently.
+FPA=/sys/kernel/debug/fail_page_alloc
+if [ -d $FPA ]; then
+	echo 0 >$FPA/verbose
+	echo N >$FPA/ignore-gfp-wait
+	echo Y >$FPA/task-filter
+	echo 1 >$FPA/interval
+	echo -1 >$FPA/times
+	echo 1 >$FPA/min-order
+	echo 100 >$FPA/probability
+fi
 insmod rslub.ko || { echo "guest: insmod rslub.ko failed"; rc=1; }
-[ $rc = 0 ] && { insmod kunit/rslub_kunit.ko || { echo "guest: insmod rslub_kunit.ko failed"; rc=1; }; }
+[ $rc = 0 ] && { sh -c "[ -d $CG/rslub-kt ] && echo \$\$ >$CG/rslub-kt/cgroup.procs; exec insmod kunit/rslub_kunit.ko" ||
+	{ echo "guest: insmod rslub_kunit.ko failed"; rc=1; }; }
+if [ -d $FPA ]; then echo 0 >$FPA/probability; fi
 rmmod rslub_kunit 2>/dev/null
 # rslub.ko carries a suite too (rslub_percpu, rust/selftest.rs), which kunit
 # runs at every load of the module: it ran at the load above. From here on

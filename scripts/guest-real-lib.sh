@@ -66,7 +66,7 @@ serve_missing_msg() {
 }
 
 # served: the caches being served, one a line; draining: the draining ones.
-served() { grep -v ' (draining)$' "$SERVE_FILE" 2>/dev/null; }
+served() { grep -v ' (draining)$\| (kept)$' "$SERVE_FILE" 2>/dev/null; }
 draining() { sed -n 's/ (draining)$//p' "$SERVE_FILE" 2>/dev/null; }
 
 # serve_start: serves $SERVE (one write); fails when the write fails or

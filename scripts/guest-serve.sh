@@ -17,7 +17,8 @@
 # Usage: scripts/guest-serve.sh [--dmesg] SECONDS [rslub_stress params...]
 #   --dmesg  clear the kernel log first and print it at the end between
 #            ==RSLUB-DMESG-BEGIN== and ==RSLUB-DMESG-END==
-# Environment: RSLUB_PARAMS (more rslub.ko parameters), SERVE (the
+# Environment: RSLUB_PARAMS (more rslub.ko parameters), SERVE_KEPT (1:
+#   last, the KUnit suite rslub_serve_kept), SERVE (the
 #   patterns, scripts/guest-real-lib.sh), DRAIN_SECONDS (60), and the
 #   program sizes below (SERVE_HB_GROUPS, SERVE_HB_LOOPS, SERVE_IPERF_BYTES).
 cd "$(dirname "$0")/.." || exit 2
@@ -139,13 +140,22 @@ loop hackbench hb_cycle &
 hb_pid=$!
 loop iperf3 iperf_cycle &
 ip_pid=$!
-# stress-ng runs for the whole time, once (its own bogo-op count).
-stress-ng --sock 2 --timeout "$((secs + 10))s" --metrics-brief --temp-path "$REAL_OUT" \
+# stress-ng runs for the whole time, once (its own bogo-op count), in a
+# child memory cgroup: its kernel memory is charged, as on a distribution's
+# kernel (memcg kmem comes online with the cgroup), so its charged requests
+# to served caches go to SLUB while rslub serves the rest.
+CG=/sys/fs/cgroup
+MEMCG=$CG/rslub-serve
+grep -q " $CG cgroup2 " /proc/mounts || mount -t cgroup2 none $CG 2>/dev/null
+{ grep -qw memory $CG/cgroup.controllers && echo +memory >$CG/cgroup.subtree_control &&
+	mkdir -p $MEMCG; } 2>/dev/null || MEMCG=""
+sh -c "[ -z '$MEMCG' ] || echo \$\$ >'$MEMCG/cgroup.procs'
+	exec stress-ng --sock 2 --timeout $((secs + 10))s --metrics-brief --temp-path '$REAL_OUT'" \
 	>"$REAL_OUT/stress-ng.out" 2>&1 &
 ng_pid=$!
 sampler &
 sm_pid=$!
-echo "serve: programs started: hackbench, iperf3 (TCP, UDP), stress-ng --sock; rslub_stress for $secs s with CPU hotplug"
+echo "serve: programs started: hackbench, iperf3 (TCP, UDP), stress-ng --sock (memory cgroup ${MEMCG:-none}); rslub_stress for $secs s with CPU hotplug"
 
 t0=$(date +%s)
 insmod stress/rslub_stress.ko duration="$secs" serving=1 "$@"
@@ -209,6 +219,12 @@ if [ -n "$ng_ops" ] && [ "$ng_ops" -gt 0 ]; then
 	pass "stress-ng --sock: $ng_ops bogo ops"
 else
 	fail "stress-ng --sock reported no bogo ops (exit $ng): $(tail -n 3 "$REAL_OUT/stress-ng.out" | tr '\n' ' ')"
+fi
+peak=$(cat "$MEMCG/memory.peak" 2>/dev/null || echo 0)
+if [ -n "$MEMCG" ] && [ "$peak" -gt 0 ]; then
+	pass "stress-ng --sock in the memory cgroup $MEMCG: $((peak / 1024)) KiB charged at the peak"
+else
+	fail "stress-ng --sock ran in no memory cgroup (cgroup v2 with the memory controller, CONFIG_MEMCG)"
 fi
 # 6. Serving stops: from then on the kernel's allocations go to SLUB and
 # what it frees of rslub's objects comes back to rslub. The caches whose
@@ -288,6 +304,21 @@ elif rmmod rslub; then
 	pass "rmmod rslub"
 else
 	fail "rmmod rslub refused with nothing served or draining"
+fi
+# SERVE_KEPT=1 (make check): last, as it leaves rslub loaded for good, the
+# KUnit suite rslub_serve_kept: a served slab isolated after a reported
+# corruption keeps its cache (and rslub) while the kernel may free into it.
+if [ "${SERVE_KEPT:-0}" = 1 ]; then
+	printf rslub_serve_kept >/sys/module/kunit/parameters/filter_glob
+	grep -q "^rslub " /proc/modules || insmod rslub.ko
+	n=$(dmesg | wc -l)
+	if ! insmod kunit/rslub_kunit.ko run_kept=1 2>"$REAL_OUT/kept.err"; then
+		fail "rslub_serve_kept: insmod rslub_kunit.ko run_kept=1: $(cat "$REAL_OUT/kept.err")"
+	elif dmesg | tail -n "+$((n + 1))" | grep -qE "^\[[ 0-9.]*\] +ok [0-9]+ an_isolated_served_slab_keeps_its_cache"; then
+		pass "rslub_serve_kept: an isolated served slab keeps its cache (KUnit)"
+	else
+		fail "rslub_serve_kept: $(dmesg | tail -n "+$((n + 1))" | grep -E 'Expected|not ok|skip' | head -n 3 | tr '\n' ' ')"
+	fi
 fi
 ops=$(grep -o "allocs=[0-9]* frees=[0-9]*" "$REAL_OUT/stress.out" | head -n 1)
 echo "serve: figures: served=$nserved objects_peak=$(cat "$REAL_OUT/peak") objects_at_stop=$objects_stop objects_kept=$objects_left caches_gone=$ngone served_allocs=$allocs_stop"

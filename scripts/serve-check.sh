@@ -9,21 +9,22 @@
 # with CPU hotplug; then validate, serving stopped (the programs run again
 # with no rslub allocation), objects coming back, empty caches gone, and
 # rmmod refused exactly while the kernel keeps served objects (the drain is
-# watched until it settles, CHECK_SERVE_DRAIN (30) seconds at most).
+# watched until it settles, CHECK_SERVE_DRAIN (30) seconds at most), and
+# last the KUnit suite rslub_serve_kept (it leaves rslub loaded).
 # CHECK_SERVE=0 leaves it out.
 #
 #   run_serve     runs it (check.sh's scheduler starts it beside the others)
 #   judge_serve   afterwards: its checks, kernel log and figures
 
 # The "serve: PASS" lines of scripts/guest-serve.sh (also make stress SERVE=1).
-SERVE_CHECKS=10
+SERVE_CHECKS=12
 
 run_serve() {
 	local log=$OUT/vm-serve.log secs=${CHECK_SERVE_SECONDS:-15} drain=${CHECK_SERVE_DRAIN:-30}
 	cd "$TREE" || return 2
 	VM_CPUS=3 VM_NUMA=0 VM_MEM=1G VM_APPEND=log_buf_len=4M VM_TIMEOUT=$(vm_limit $((secs + drain))) \
 		VM_CONSOLE=$OUT/console-serve.log \
-		scripts/vm.sh "$KDIR" "DRAIN_SECONDS=$drain scripts/guest-serve.sh --dmesg $secs" 2>&1 |
+		scripts/vm.sh "$KDIR" "DRAIN_SECONDS=$drain SERVE_KEPT=1 scripts/guest-serve.sh --dmesg $secs" 2>&1 |
 		cat >"$log"
 	echo "${PIPESTATUS[0]}" >"$OUT/vm-serve.rc"
 }

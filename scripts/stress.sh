@@ -49,7 +49,7 @@ if [ "${FAULTS:-0}" = 1 ]; then
 	guest="scripts/guest-oom.sh --dmesg faults $secs ${FAULT_PERCENT:-10}"
 elif [ "${SERVE:-0}" = 1 ]; then
 	kind=serve
-	guest="RSLUB_PARAMS='${RSLUB_PARAMS:-}' scripts/guest-serve.sh --dmesg $secs ${STRESS_PARAMS:-}"
+	guest="SERVE_KEPT=1 RSLUB_PARAMS='${RSLUB_PARAMS:-}' scripts/guest-serve.sh --dmesg $secs ${STRESS_PARAMS:-}"
 elif [ "${PRESSURE:-0}" = 1 ]; then
 	kind=pressure
 	cpus=${VM_CPUS:-2}

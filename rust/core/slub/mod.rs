@@ -306,9 +306,6 @@ pub struct Cache<P: Platform> {
     /// (`SlabHeader::live_magic`): a header cannot be forged, or copied
     /// from another slab, without it.
     slab_secret: usize,
-    /// `seal_key() ^ (address of this cache)`: tells `of_slab` that the
-    /// owner word of a served slab's header names a cache of this module.
-    seal: usize,
     gfp_zero: u32,
     gfp_thisnode: u32,
     cpu_partial: AtomicU32,
@@ -496,33 +493,6 @@ impl Discards {
 
 const NO_NODE: i32 = -1;
 
-/// The module's seal key (`Cache::seal`): random, drawn when the first
-/// cache is created and fixed from then on; 0 until then.
-static SEAL_KEY: AtomicUsize = AtomicUsize::new(0);
-
-/// The seal key, drawn on first use (odd, so never the "unset" 0). Inline:
-/// a load on the served free path; the draw is out of line.
-#[inline(always)]
-pub(crate) fn seal_key<P: Platform>() -> usize {
-    let key = SEAL_KEY.load(Ordering::Relaxed);
-    if key != 0 {
-        return key;
-    }
-    seal_key_first::<P>()
-}
-
-/// `seal_key`'s draw, once.
-#[cold]
-#[inline(never)]
-fn seal_key_first<P: Platform>() -> usize {
-    let new = P::random() | 1;
-    // Two first caches at once: the first store wins, both use it.
-    match SEAL_KEY.compare_exchange(0, new, Ordering::Relaxed, Ordering::Relaxed) {
-        Ok(_) => new,
-        Err(won) => won,
-    }
-}
-
 /// `Cache::mode`: lockless paths, hardened free pointers (the default).
 const MODE_HARDENED: u8 = 0;
 /// `Cache::mode`: lockless paths, plain free pointers.
@@ -643,7 +613,6 @@ impl<P: Platform> Cache<P> {
                 nodes: [ptr::null_mut(); MAX_NODES],
                 nr_nodes,
                 slab_secret: P::random() | 1,
-                seal: seal_key::<P>() ^ this as usize,
                 gfp_zero: params.gfp_zero,
                 gfp_thisnode: params.gfp_thisnode,
                 cpu_partial: AtomicU32::new(0),
@@ -763,46 +732,12 @@ impl<P: Platform> Cache<P> {
     ///
     /// # Safety
     /// The cache has no slab yet, its slab headers are in the slab (not
-    /// `Layout::header_outside`: the kernel finds the cache of a served
-    /// object through the header at the slab's start, `of_slab`), and
+    /// `Layout::header_outside`: a served slab's page is the kernel's slab
+    /// page, whose fields the outside header's link would share), and
     /// `owner` is a kernel cache that stays live while the cache has slabs.
     pub unsafe fn set_page_owner(&self, owner: *mut c_void) {
         debug_assert!(!self.layout.header_outside);
         self.page_owner.store(owner, Ordering::Relaxed);
-    }
-
-    /// The cache of the live slab at `base`, if there is one. The header's
-    /// owner word is not trusted (an overflow from the page before can
-    /// reach it): it must point at mapped memory holding a cache with this
-    /// module's seal for that address, and the header's magic must be that
-    /// cache's, for this slab's address.
-    ///
-    /// Inline: it is on every served free (out of line it cost a call and
-    /// three saved registers, about 12 instructions).
-    ///
-    /// # Safety
-    /// `base` is the start of a slab this module allocated (a served slab,
-    /// found by the kernel from its page), and the cache it names is live.
-    #[inline(always)]
-    pub unsafe fn of_slab<'a>(base: *const u8) -> Option<&'a Self> {
-        // Served caches keep their headers in the slab (`set_page_owner`).
-        let hdr = base.cast::<SlabHeader>();
-        // SAFETY: per the caller, a slab header is at `base`.
-        let owner = unsafe { (*hdr).owner() };
-        let cache = owner as *const Self;
-        if owner % align_of::<Self>() != 0 || !P::meta_addr_valid(cache.cast()) {
-            return None;
-        }
-        // SAFETY: `cache` is aligned and may be read as metadata (checked
-        // above); its `seal` word is only compared.
-        let seal = unsafe { ptr::read_volatile(ptr::addr_of!((*cache).seal)) };
-        if seal != seal_key::<P>() ^ owner {
-            return None;
-        }
-        // SAFETY: sealed, so a cache of ours, live per the caller.
-        let cache = unsafe { &*cache };
-        // SAFETY: per the caller, a slab header is at `base`.
-        unsafe { (*hdr).is_live_at(cache.slab_secret, base as usize) }.then_some(cache)
     }
 
     /// The start of the object of the slab at `base` that `ptr` points
