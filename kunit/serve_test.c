@@ -46,6 +46,16 @@ static bool run_kept;
 module_param(run_kept, bool, 0444);
 MODULE_PARM_DESC(run_kept, "Run rslub_serve_kept (rslub cannot be unloaded afterwards)");
 
+/*
+ * Allocation profiling can be switched on at run time (the kernel was
+ * booted with it supported: /proc/allocinfo exists; scripts/guest-kunit.sh
+ * passes profiling=1 then). Switched on without that support, the
+ * kernel's own tags have no counters: SLUB's allocations oops.
+ */
+static bool profiling;
+module_param(profiling, bool, 0444);
+MODULE_PARM_DESC(profiling, "Allocation profiling may be switched on (boot had it supported)");
+
 /* Serves @name, or skips the case on a kernel without the hook. */
 static void serve(struct kunit *test, const char *name)
 {
@@ -391,7 +401,7 @@ static void charging_a_served_object(struct kunit *test)
 
 /*
  * Finding 2 again: allocation profiling switched on while a cache is served
- * (sysctl vm.mem_profiling=1 flips this key). New objects come from SLUB,
+ * (sysctl vm.mem_profiling=1 flips this key, and nothing else). New objects come from SLUB,
  * which tags them; rslub's objects still go back to rslub. Before, the
  * served allocation reached the tagging hook: an oops.
  */
@@ -402,6 +412,8 @@ static void allocation_profiling_switched_on(struct kunit *test)
 	struct kmem_cache *s;
 	void *x, *y;
 
+	if (!profiling)
+		kunit_skip(test, "profiling=0: boot with sysctl.vm.mem_profiling=0 to test it");
 	if (mem_alloc_profiling_enabled())
 		kunit_skip(test, "allocation profiling is already on");
 	s = kmem_cache_create(name, 128, 0, SLAB_NO_MERGE, NULL);

@@ -120,10 +120,10 @@ else
 fi
 
 # run_shape NAME CPUS NUMA LIFECYCLE_CYCLES STRESS_SECONDS (0: not run)
-# MEMORY [BOOT_OPTION]: runs the VM from the snapshot; its exit status goes
-# to $OUT/vm-NAME.rc.
+# MEMORY [BOOT_OPTION...]: runs the VM from the snapshot; its exit status
+# goes to $OUT/vm-NAME.rc.
 run_shape() {
-	local name=$1 cpus=$2 numa=$3 cycles=$4 secs=$5 mem=$6 append=${7:-} log=$OUT/vm-$1.log
+	local name=$1 cpus=$2 numa=$3 cycles=$4 secs=$5 mem=$6 append="${*:7}" log=$OUT/vm-$1.log
 	local env=""
 	[ "$cycles" = 0 ] || env="$env RSLUB_LIFECYCLE=$cycles"
 	# The stress runs the module as built (batched frees are a build
@@ -307,11 +307,12 @@ fi
 # most of its time (one vCPU asleep): it goes early, beside the others.
 # numa4's second node has memory above 4 GiB only (6 GB: the first node
 # holds the memory below the 32-bit PCI hole), for rslub_serve's DMA32
-# case; smp2 wipes freed memory (init_on_free=1), for its init_on_free
-# case. Each of those cases skips itself in the other guest.
+# case; smp2 wipes freed memory (init_on_free=1) and can switch allocation
+# profiling on at run time (built in, off: sysctl.vm.mem_profiling=0), for
+# the cases of each. Each of those cases skips itself in the other guest.
 guests="numa4:4:run_shape numa4 4 2 0 $CHECK_STRESS_SECONDS 6G
 hang:1:run_hang
-smp2:2:run_shape smp2 2 1 50 0 2G init_on_free=1
+smp2:2:run_shape smp2 2 1 50 0 2G init_on_free=1 sysctl.vm.mem_profiling=0
 oom:2:run_oom"
 [ "$check_serve" = 1 ] && guests="serve:3:run_serve
 $guests"

@@ -30,7 +30,11 @@ if [ -d $FPA ]; then
 	echo 100 >$FPA/probability
 fi
 insmod rslub.ko || { echo "guest: insmod rslub.ko failed"; rc=1; }
-[ $rc = 0 ] && { sh -c "[ -d $CG/rslub-kt ] && echo \$\$ >$CG/rslub-kt/cgroup.procs; exec insmod kunit/rslub_kunit.ko" ||
+# rslub_serve's allocation_profiling_switched_on switches profiling on
+# where the boot made that possible (sysctl.vm.mem_profiling=0).
+kt_args=""
+[ -e /proc/allocinfo ] && kt_args="profiling=1"
+[ $rc = 0 ] && { sh -c "[ -d $CG/rslub-kt ] && echo \$\$ >$CG/rslub-kt/cgroup.procs; exec insmod kunit/rslub_kunit.ko $kt_args" ||
 	{ echo "guest: insmod rslub_kunit.ko failed"; rc=1; }; }
 if [ -d $FPA ]; then echo 0 >$FPA/probability; fi
 rmmod rslub_kunit 2>/dev/null
