@@ -538,9 +538,11 @@ static void dma32_slabs_stay_below_4g(struct kunit *test)
  * no warning, no reserves); when the page allocator says no, SLUB serves
  * the object with its own fallback to its minimum order. Order 1 and up
  * fail for this task (fail_page_alloc, set up by scripts/guest-kunit.sh:
- * min-order 1, task-filter). Every allocation succeeds; none is rslub's;
- * and the guest's log has no "page allocation failure" (judged by
- * scripts/check.sh: before, rslub's order-3 request printed one).
+ * min-order 1, task-filter, verbose 2). Every allocation succeeds; none
+ * is rslub's; and the guest's log has no stack of a failed request made
+ * without __GFP_NOWARN (judged by scripts/check.sh: before, rslub's
+ * order-3 request printed one). That __GFP_NORETRY and __GFP_NOMEMALLOC
+ * are set too is read in the hook, not tested.
  */
 static void higher_orders_fail_softly(struct kunit *test)
 {
