@@ -314,7 +314,7 @@ if [ "${SERVE_KEPT:-0}" = 1 ]; then
 	n=$(dmesg | wc -l)
 	if ! insmod kunit/rslub_kunit.ko run_kept=1 2>"$REAL_OUT/kept.err"; then
 		fail "rslub_serve_kept: insmod rslub_kunit.ko run_kept=1: $(cat "$REAL_OUT/kept.err")"
-	elif dmesg | tail -n "+$((n + 1))" | grep -qE "^\[[ 0-9.]*\] +ok [0-9]+ an_isolated_served_slab_keeps_its_cache"; then
+	elif dmesg | tail -n "+$((n + 1))" | grep -qE "^\[[ 0-9.]*\] +ok [0-9]+ an_isolated_served_slab_keeps_its_cache$"; then
 		pass "rslub_serve_kept: an isolated served slab keeps its cache (KUnit)"
 	else
 		fail "rslub_serve_kept: $(dmesg | tail -n "+$((n + 1))" | grep -E 'Expected|not ok|skip' | head -n 3 | tr '\n' ' ')"
