@@ -15,7 +15,9 @@
 #include <linux/alloc_tag.h>
 #include <linux/delay.h>
 #include <linux/io.h>
+#include <linux/completion.h>
 #include <linux/jiffies.h>
+#include <linux/kthread.h>
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
@@ -610,6 +612,99 @@ static void init_on_free_objects_come_back_zero(struct kunit *test)
 	kmem_cache_destroy(s);
 }
 
+struct race {
+	struct kmem_cache *s;
+	struct completion go, served, destroyed;
+	unsigned int delay_us;
+	int serve_ret;
+};
+
+static int race_serve(void *p)
+{
+	struct race *r = p;
+
+	wait_for_completion(&r->go);
+	r->serve_ret = rslub_serve("rslub_kt_race");
+	complete(&r->served);
+	return 0;
+}
+
+static int race_destroy(void *p)
+{
+	struct race *r = p;
+
+	wait_for_completion(&r->go);
+	udelay(r->delay_us);
+	kmem_cache_destroy(r->s);
+	complete(&r->destroyed);
+	return 0;
+}
+
+/* Starts @fn(@r) on @cpu. */
+static struct task_struct *race_start(int (*fn)(void *), struct race *r, int cpu)
+{
+	struct task_struct *t = kthread_create(fn, r, "rslub_kt_race/%d", cpu);
+
+	if (IS_ERR(t))
+		return t;
+	kthread_bind(t, cpu);
+	wake_up_process(t);
+	return t;
+}
+
+/*
+ * Finding 7: serving a cache races with its kmem_cache_destroy(). The
+ * destroy starts at a delay swept over the serve's own length (rslub makes
+ * its cache, then the kernel publishes it); whichever wins, rslub must end
+ * up serving nothing for the destroyed cache: either the serve is refused,
+ * or the destroy tells rslub, which lets its cache go. Before, the kernel
+ * published the serve after dropping slab_mutex and the destroy checked
+ * the static key without it: a destroy in between was never told, and
+ * rslub kept serving a freed cache. Asserted in the test thread, from what
+ * the two threads left.
+ */
+static void serving_races_with_destroy(struct kunit *test)
+{
+	int cpu0 = cpumask_first(cpu_online_mask);
+	int cpu1 = cpumask_next(cpu0, cpu_online_mask);
+	unsigned int i, served = 0, refused = 0, left = 0;
+	struct race *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	struct task_struct *a, *b;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	if (cpu1 >= nr_cpu_ids)
+		kunit_skip(test, "needs two online CPUs");
+	for (i = 0; i < 48; i++) {
+		r->s = kmem_cache_create("rslub_kt_race", 64, 0, SLAB_NO_MERGE, NULL);
+		KUNIT_ASSERT_NOT_NULL(test, r->s);
+		init_completion(&r->go);
+		init_completion(&r->served);
+		init_completion(&r->destroyed);
+		r->delay_us = (i % 16) * 250;
+		a = race_start(race_serve, r, cpu0);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+		b = race_start(race_destroy, r, cpu1);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(b));
+		complete_all(&r->go);
+		wait_for_completion(&r->served);
+		wait_for_completion(&r->destroyed);
+		if (r->serve_ret == -EOPNOTSUPP)
+			kunit_skip(test, "kernel without the slab backend hook");
+		if (r->serve_ret)
+			refused++;
+		else
+			served++;
+		if (wait_gone("rslub_kt_race") != -ENOENT) {
+			left++;
+			break;
+		}
+	}
+	kunit_info(test, "%u rounds: %u served before the destroy, %u refused",
+		   i, served, refused);
+	KUNIT_EXPECT_EQ_MSG(test, left, 0,
+			    "rslub still serves the destroyed cache after round %u", i);
+}
+
 static struct kunit_case rslub_serve_cases[] = {
 	KUNIT_CASE(every_free_goes_back_to_its_allocator),
 	KUNIT_CASE(kfree_rcu_and_destroy),
@@ -624,6 +719,7 @@ static struct kunit_case rslub_serve_cases[] = {
 	KUNIT_CASE(dma32_slabs_stay_below_4g),
 	KUNIT_CASE(higher_orders_fail_softly),
 	KUNIT_CASE(init_on_free_objects_come_back_zero),
+	KUNIT_CASE(serving_races_with_destroy),
 	{}
 };
 
