@@ -548,12 +548,12 @@ static void dma32_slabs_stay_below_4g(struct kunit *test)
  */
 static void higher_orders_fail_softly(struct kunit *test)
 {
+#ifdef CONFIG_FAIL_PAGE_ALLOC
 	const char *name = "rslub_kt_order";
 	struct kmem_cache *s;
 	void *x[16];
 	int i;
 
-#ifdef CONFIG_FAIL_PAGE_ALLOC
 	s = kmem_cache_create(name, 2048, 0, SLAB_NO_MERGE, NULL);
 	KUNIT_ASSERT_NOT_NULL(test, s);
 	serve(test, name);
