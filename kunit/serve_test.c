@@ -342,6 +342,8 @@ static void refusals(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rslub_serve("rslub_kt_none*"), -ENOENT);
 	KUNIT_EXPECT_EQ(test, rslub_serve("-rslub_kt_prefill"), -ENOENT);
 	KUNIT_EXPECT_EQ(test, rslub_serve(NULL), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rslub_served_get("rslub_kt_no_such_cache", "errors"), -ENOENT);
+	KUNIT_EXPECT_EQ(test, rslub_served_get(NULL, "errors"), -ENOENT);
 	kmem_cache_destroy(r);
 	kmem_cache_destroy(p);
 }
