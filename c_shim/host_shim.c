@@ -302,6 +302,7 @@ void rslub_host_reset(void)
 	irq_at_fn = NULL;
 	alloc_pages_move_to = -1;
 	rslub_host_set_recycle_headers(false);
+	rslub_host_rcu_grace_period();
 }
 
 void rslub_shim_get_consts(struct rslub_shim_consts *c)
@@ -321,6 +322,68 @@ void rslub_shim_get_consts(struct rslub_shim_consts *c)
 	c->flag_red_zone = 0x400;
 	c->flag_poison = 0x800;
 	c->flag_store_user = 0x10000;
+	c->flag_typesafe_by_rcu = 0x80000;
+}
+
+/*
+ * RCU: callbacks wait on a list until the test ends a grace period
+ * (rslub_host_rcu_grace_period) or the core waits for them all
+ * (rslub_shim_rcu_barrier). A callback may queue no other.
+ */
+struct host_rcu_head {
+	struct host_rcu_head *next;
+	void *func;
+};
+static pthread_mutex_t rcu_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct host_rcu_head *rcu_queue;
+static long rcu_queued;
+
+void rslub_shim_call_rcu(void *head)
+{
+	struct host_rcu_head *h = head;
+
+	irq_point();
+	pthread_mutex_lock(&rcu_lock);
+	h->func = (void *)rslub_rust_rcu_free_slab;
+	h->next = rcu_queue;
+	rcu_queue = h;
+	rcu_queued++;
+	pthread_mutex_unlock(&rcu_lock);
+}
+
+long rslub_host_rcu_grace_period(void)
+{
+	struct host_rcu_head *h;
+	long n;
+
+	pthread_mutex_lock(&rcu_lock);
+	h = rcu_queue;
+	n = rcu_queued;
+	rcu_queue = NULL;
+	rcu_queued = 0;
+	pthread_mutex_unlock(&rcu_lock);
+	while (h) {
+		struct host_rcu_head *next = h->next;
+
+		rslub_rust_rcu_free_slab(h);
+		h = next;
+	}
+	return n;
+}
+
+long rslub_host_rcu_queued(void)
+{
+	long n;
+
+	pthread_mutex_lock(&rcu_lock);
+	n = rcu_queued;
+	pthread_mutex_unlock(&rcu_lock);
+	return n;
+}
+
+void rslub_shim_rcu_barrier(void)
+{
+	rslub_host_rcu_grace_period();
 }
 
 bool rslub_shim_has_cmpxchg128(void)

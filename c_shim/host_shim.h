@@ -100,6 +100,13 @@ void rslub_host_set_migrate_in_alloc_pages(int cpu);
 void rslub_host_set_recycle_headers(bool on);
 /* The gfp flags of the last page allocation. */
 unsigned int rslub_host_last_page_gfp(void);
+/*
+ * Ends a grace period: runs every RCU callback queued so far (the slabs of
+ * SLAB_TYPESAFE_BY_RCU caches go back); returns how many ran.
+ */
+long rslub_host_rcu_grace_period(void);
+/* RCU callbacks queued and not yet run. */
+long rslub_host_rcu_queued(void);
 /* Fail the next n page allocations (0: none). */
 void rslub_host_fail_pages(int n);
 

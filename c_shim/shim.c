@@ -18,6 +18,7 @@
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/random.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/shrinker.h>
 #include <linux/stacktrace.h>
@@ -55,6 +56,7 @@ void rslub_shim_get_consts(struct rslub_shim_consts *c)
 	c->flag_red_zone = (__force unsigned int)SLAB_RED_ZONE;
 	c->flag_poison = (__force unsigned int)SLAB_POISON;
 	c->flag_store_user = (__force unsigned int)SLAB_STORE_USER;
+	c->flag_typesafe_by_rcu = (__force unsigned int)SLAB_TYPESAFE_BY_RCU;
 }
 
 bool rslub_shim_has_cmpxchg128(void)
@@ -98,6 +100,21 @@ void rslub_shim_free_pages(void *addr, unsigned int order, void *owner)
 	}
 #endif
 	free_pages((unsigned long)addr, order);
+}
+
+static void rslub_rcu_free_slab(struct rcu_head *head)
+{
+	rslub_rust_rcu_free_slab(head);
+}
+
+void rslub_shim_call_rcu(void *head)
+{
+	call_rcu(head, rslub_rcu_free_slab);
+}
+
+void rslub_shim_rcu_barrier(void)
+{
+	rcu_barrier();
 }
 
 long rslub_shim_pages_held(void)

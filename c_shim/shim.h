@@ -42,6 +42,8 @@ struct rslub_shim_consts {
 	unsigned int flag_red_zone;
 	unsigned int flag_poison;
 	unsigned int flag_store_user;
+	/* SLAB_TYPESAFE_BY_RCU: a slab's pages wait a grace period. */
+	unsigned int flag_typesafe_by_rcu;
 };
 
 void rslub_shim_get_consts(struct rslub_shim_consts *c);
@@ -139,6 +141,21 @@ void rslub_shim_cpu_unlock(unsigned long flags);
  */
 void rslub_shim_on_each_cpu(void (*fn)(void *info, unsigned int cpu),
 			    void *info);
+
+/*
+ * --- RCU: the slabs of SLAB_TYPESAFE_BY_RCU caches go back to the page
+ * allocator one grace period after they were freed ---
+ *
+ * rslub_shim_call_rcu(head): head is 16 bytes of a dead slab's header,
+ * word aligned (a struct rcu_head); after a grace period
+ * rslub_rust_rcu_free_slab(head) runs (softirq context in the kernel).
+ * rslub_shim_rcu_barrier() waits until every callback queued so far has
+ * run; it sleeps.
+ */
+void rslub_shim_call_rcu(void *head);
+void rslub_shim_rcu_barrier(void);
+/* Implemented in Rust. */
+void rslub_rust_rcu_free_slab(void *head);
 
 /* --- CPU hotplug: calls rslub_rust_cpu_dead(cpu) after a CPU went down --- */
 

@@ -37,14 +37,25 @@ struct rslub_cache;
  * @size:  1..RSLUB_MAX_OBJECT_SIZE.
  * @align: 0 or a power of two. Objects are aligned to max(@align, 8), and to
  *         the cache line size as well with SLAB_HWCACHE_ALIGN.
- * @flags: 0, SLAB_HWCACHE_ALIGN and SLAB_NO_MERGE (rslub caches are never
- *         merged, so it changes nothing), and the debug flags
+ * @flags: 0, SLAB_HWCACHE_ALIGN, SLAB_NO_MERGE (rslub caches are never
+ *         merged, so it changes nothing), SLAB_TYPESAFE_BY_RCU (below), and
+ *         the debug flags
  *         SLAB_CONSISTENCY_CHECKS, SLAB_RED_ZONE, SLAB_POISON (ignored with a
  *         @ctor, like in-tree) and SLAB_STORE_USER (see "Debug features"
  *         below). Anything else is refused.
  * @ctor:  optional; runs once for each object when its slab is created, not
  *         on every allocation. Freed objects must be returned in the
  *         constructed state.
+ *
+ * SLAB_TYPESAFE_BY_RCU, as in-tree: a freed object may be handed out again
+ * at once, but its memory stays an object of this cache until every RCU
+ * reader that could have found it has left its read section: a slab's
+ * pages go back to the page allocator one grace period after the slab was
+ * freed (from the empty-slab cache, shrink, the shrinker and destroy too;
+ * rslub_cache_destroy waits for them with rcu_barrier()). Free objects
+ * keep their contents (the free pointer lies after the object; SLAB_POISON
+ * does not poison them), so a reader that revalidates the object after
+ * taking a reference sees either the old or a new object of this type.
  *
  * Return: the cache, or ERR_PTR(-EINVAL) for a NULL or empty name, a name
  * longer than RSLUB_NAME_MAX, a size of 0 or above RSLUB_MAX_OBJECT_SIZE, an
@@ -146,7 +157,9 @@ int rslub_cache_destroy(struct rslub_cache *s);
  * Read-only attributes of the hardening and debug state: sanity_checks,
  * red_zone, poison, store_user (0/1, the debug features), freelist_harden
  * (0/1), random_freelist (0/1), isolated_slabs (slabs taken out of service
- * after corruption), errors (problems detected).
+ * after corruption), errors (problems detected), typesafe_by_rcu (0/1) and
+ * rcu_pending_slabs (freed slabs of a SLAB_TYPESAFE_BY_RCU cache waiting for
+ * their grace period).
  */
 long long rslub_cache_stat(struct rslub_cache *s, const char *name);
 int rslub_cache_stat_clear(struct rslub_cache *s, const char *name);
@@ -155,7 +168,8 @@ int rslub_cache_set(struct rslub_cache *s, const char *name, long long value);
 
 /*
  * rslub_pages_allocated - pages rslub holds from the page allocator for
- * slabs, over all caches (including empty slabs it keeps cached). Zero when
+ * slabs, over all caches (including empty slabs it keeps cached, and freed
+ * slabs of SLAB_TYPESAFE_BY_RCU caches waiting for a grace period). Zero when
  * no cache holds a slab. Leak checks compare it before and after.
  */
 long rslub_pages_allocated(void);

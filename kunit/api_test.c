@@ -11,9 +11,12 @@
 #include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/cpumask.h>
+#include <linux/delay.h>
 #include <linux/hrtimer.h>
+#include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/nodemask.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
@@ -80,7 +83,7 @@ static void create_rejects_unsupported_flags(struct kunit *test)
 	struct rslub_cache *s;
 
 	/* Flags that are real bits in every configuration. */
-	expect_create_err(test, "rslub-t-flags", 32, 0, SLAB_TYPESAFE_BY_RCU,
+	expect_create_err(test, "rslub-t-flags", 32, 0, SLAB_RECLAIM_ACCOUNT,
 			  -EINVAL);
 	expect_create_err(test, "rslub-t-flags", 32, 0, SLAB_CACHE_DMA, -EINVAL);
 	expect_create_err(test, "rslub-t-flags", 32, 0, SLAB_PANIC, -EINVAL);
@@ -448,6 +451,108 @@ static void alloc_free_in_hardirq(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(c->s), 0);
 }
 
+/*
+ * SLAB_TYPESAFE_BY_RCU: an RCU reader (a kthread in a read section) keeps
+ * reading an object while the test frees it, allocates and frees again,
+ * and shrinks the cache. The slab leaves the cache, but its pages wait for
+ * the reader: rcu_pending_slabs stays above 0 while the reader is inside
+ * (a grace period cannot end), and the reader only ever sees the values
+ * the test wrote (a free neither poisons nor writes the free pointer into
+ * the object). Asserted in the test thread from what the reader counted.
+ */
+struct rcu_reader {
+	unsigned long *obj;
+	unsigned long ok[2];
+	struct completion in, out;
+	atomic_t leave;
+	unsigned long reads, bad;
+};
+
+static int rcu_reader_fn(void *p)
+{
+	struct rcu_reader *r = p;
+
+	rcu_read_lock();
+	complete(&r->in);
+	while (!atomic_read(&r->leave)) {
+		unsigned long v = READ_ONCE(r->obj[0]);
+
+		if (v != r->ok[0] && v != r->ok[1])
+			r->bad++;
+		r->reads++;
+		cpu_relax();
+	}
+	rcu_read_unlock();
+	complete(&r->out);
+	return 0;
+}
+
+static void typesafe_by_rcu_slab_outlives_its_readers(struct kunit *test)
+{
+	struct rcu_reader *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	struct rslub_cache *s;
+	struct task_struct *t;
+	unsigned long *again;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	s = make(test, "rslub-t-rcu", 128, 0, SLAB_TYPESAFE_BY_RCU, NULL);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "typesafe_by_rcu"), 1);
+	KUNIT_EXPECT_EQ(test, rslub_cache_set(s, "max_empty", 0), 0);
+	r->obj = rslub_cache_alloc(s, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r->obj);
+	r->ok[0] = 0x5afe;
+	r->ok[1] = 0xa9a1;
+	r->obj[0] = r->ok[0];
+	init_completion(&r->in);
+	init_completion(&r->out);
+	t = kthread_run(rcu_reader_fn, r, "rslub_kt_rcu");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	wait_for_completion(&r->in);
+
+	rslub_cache_free(s, r->obj);
+	again = rslub_cache_alloc(s, GFP_KERNEL);
+	KUNIT_EXPECT_NOT_NULL(test, again);
+	if (again) {
+		again[0] = r->ok[1];
+		rslub_cache_free(s, again);
+	}
+	KUNIT_EXPECT_EQ(test, rslub_cache_shrink(s), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "slabs"), 0);
+	/* Time for a grace period, were the reader not inside. */
+	msleep(100);
+	KUNIT_EXPECT_GT(test, rslub_cache_get(s, "rcu_pending_slabs"), 0);
+
+	atomic_set(&r->leave, 1);
+	wait_for_completion(&r->out);
+	rcu_barrier();
+	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "rcu_pending_slabs"), 0);
+	KUNIT_EXPECT_GT(test, r->reads, 0ul);
+	KUNIT_EXPECT_EQ(test, r->bad, 0ul);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+}
+
+/* Destroy of a SLAB_TYPESAFE_BY_RCU cache waits for its slabs' grace periods. */
+static void typesafe_by_rcu_destroy_waits(struct kunit *test)
+{
+	struct rslub_cache *s = make(test, "rslub-t-rcu-destroy", 256, 0,
+				     SLAB_TYPESAFE_BY_RCU, NULL);
+	long pages = rslub_pages_allocated();
+	void *o[64];
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(o); i++) {
+		o[i] = rslub_cache_alloc(s, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, o[i]);
+	}
+	for (i = 0; i < ARRAY_SIZE(o); i++)
+		rslub_cache_free(s, o[i]);
+	KUNIT_EXPECT_EQ(test, rslub_cache_shrink(s), 0);
+	KUNIT_EXPECT_GT(test, rslub_cache_get(s, "rcu_pending_slabs"), 0);
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
+	/* Nothing else in this guest allocates rslub slabs meanwhile. */
+	KUNIT_EXPECT_LE(test, rslub_pages_allocated(), pages);
+}
+
 static struct kunit_case rslub_api_cases[] = {
 	KUNIT_CASE(create_rejects_bad_names),
 	KUNIT_CASE(create_rejects_bad_sizes),
@@ -465,6 +570,8 @@ static struct kunit_case rslub_api_cases[] = {
 	KUNIT_CASE(bad_frees_are_ignored),
 	KUNIT_CASE(shrink_returns_zero_and_cache_works),
 	KUNIT_CASE(alloc_free_in_hardirq),
+	KUNIT_CASE(typesafe_by_rcu_slab_outlives_its_readers),
+	KUNIT_CASE(typesafe_by_rcu_destroy_waits),
 	{}
 };
 

@@ -73,7 +73,7 @@ fn debug_bits(flags: c_uint) -> Option<u32> {
         crate::debug::POISON,
         crate::debug::STORE_USER,
     ];
-    let mut allowed = c.flag_hwcache_align | c.flag_no_merge;
+    let mut allowed = c.flag_hwcache_align | c.flag_no_merge | c.flag_typesafe_by_rcu;
     let mut debug = c.debug_default;
     for (&f, &bit) in c.flag_debug.iter().zip(bits.iter()) {
         allowed |= f;
@@ -107,6 +107,7 @@ fn layout_for(
         align,
         hwcache_align: flags & c.flag_hwcache_align != 0,
         has_ctor,
+        rcu_readers: flags & c.flag_typesafe_by_rcu != 0,
         cache_line: c.cache_line,
         page_size: c.page_size,
         header_size: HEADER_SIZE,
@@ -188,13 +189,14 @@ pub(crate) unsafe fn create_cache(
         }
     };
     let c = crate::consts();
-    let params = crate::defaults().params(
+    let mut params = crate::defaults().params(
         size,
         layout.objects,
         c.page_size,
         debug,
         (c.gfp_zero, c.gfp_thisnode),
     );
+    params.typesafe_rcu = flags & c.flag_typesafe_by_rcu != 0;
     let cache = Cache::create(name, flags, layout, ctor, params);
     if cache.is_null() {
         pr_err!("create {}: out of memory for the cache\n", show);

@@ -249,6 +249,8 @@ pub static ATTRS: &[Attr] = &[
         set_random_freelist,
     ),
     num(b"isolated_slabs\0", |c| c.isolated_slabs()),
+    num(b"typesafe_by_rcu\0", |c| usize::from(c.typesafe_rcu())),
+    num(b"rcu_pending_slabs\0", |c| c.rcu_pending()),
 ];
 
 /// The attribute named `name`.

@@ -63,3 +63,14 @@ unsafe impl Platform for Kernel {
         pr_err!("{}\n", args);
     }
 }
+
+/// The RCU callback of a dead slab of a `SLAB_TYPESAFE_BY_RCU` cache
+/// (c_shim/shim.c, `rslub_shim_call_rcu`).
+///
+/// # Safety
+/// `head` is the `rcu_head` a cache queued, and its grace period is over.
+#[no_mangle]
+pub unsafe extern "C" fn rslub_rust_rcu_free_slab(head: *mut core::ffi::c_void) {
+    // SAFETY: per the caller.
+    unsafe { Cache::rcu_free_slab(head.cast()) }
+}

@@ -129,6 +129,8 @@ pub struct Consts {
     pub flag_hwcache_align: u32,
     /// `SLAB_NO_MERGE`.
     pub flag_no_merge: u32,
+    /// `SLAB_TYPESAFE_BY_RCU`.
+    pub flag_typesafe_by_rcu: u32,
     /// `SLAB_CONSISTENCY_CHECKS`, `SLAB_RED_ZONE`, `SLAB_POISON`,
     /// `SLAB_STORE_USER` (0 when the kernel compiles them out).
     pub flag_debug: [u32; 4],
@@ -150,6 +152,7 @@ pub fn consts() -> Consts {
         gfp_thisnode: 0,
         flag_hwcache_align: 0,
         flag_no_merge: 0,
+        flag_typesafe_by_rcu: 0,
         flag_debug: [0; 4],
         debug_default: 0,
     })
@@ -281,6 +284,7 @@ impl kernel::Module for Rslub {
             gfp_thisnode: c.gfp_thisnode,
             flag_hwcache_align: c.flag_hwcache_align,
             flag_no_merge: c.flag_no_merge,
+            flag_typesafe_by_rcu: c.flag_typesafe_by_rcu,
             flag_debug: [
                 c.flag_consistency_checks,
                 c.flag_red_zone,

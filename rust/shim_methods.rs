@@ -38,6 +38,17 @@ macro_rules! shim_platform_methods {
             unsafe { $shim::rslub_shim_free_pages(p.cast(), order, owner) }
         }
 
+        unsafe fn call_rcu(head: *mut u8) {
+            // SAFETY: per the caller, `head` is ours to hand over until the
+            // callback runs.
+            unsafe { $shim::rslub_shim_call_rcu(head.cast()) }
+        }
+
+        fn rcu_barrier() {
+            // SAFETY: no arguments; the callers may sleep.
+            unsafe { $shim::rslub_shim_rcu_barrier() }
+        }
+
         fn page_node(p: *const u8) -> i32 {
             // SAFETY: `p` is a slab address from `alloc_pages`.
             unsafe { $shim::rslub_shim_addr_to_node(p.cast()) }

@@ -107,3 +107,14 @@ unsafe impl Platform for Host {
         unsafe { shim::rslub_host_count_report() };
     }
 }
+
+/// The host twin's RCU callback (c_shim/host_shim.c runs it when a test
+/// ends a grace period or the core waits for one).
+///
+/// # Safety
+/// `head` is the `rcu_head` a cache queued, and its grace period is over.
+#[no_mangle]
+pub unsafe extern "C" fn rslub_rust_rcu_free_slab(head: *mut core::ffi::c_void) {
+    // SAFETY: per the caller.
+    unsafe { crate::slub::Cache::<Host>::rcu_free_slab(head.cast()) }
+}

@@ -609,6 +609,7 @@ fn only_gfp_zero_zeroes_and_never_a_failed_allocation() {
         debug: 0,
         harden: true,
         random_freelist: false,
+        typesafe_rcu: false,
     };
     let c = TestCache(crate::slub::Cache::<Host>::create(
         b"ctor",

@@ -85,6 +85,9 @@ pub struct LayoutRequest {
     pub hwcache_align: bool,
     /// A constructor owns the object's bytes: the free pointer goes after them.
     pub has_ctor: bool,
+    /// Readers may look at a free object (`SLAB_TYPESAFE_BY_RCU`): the
+    /// free pointer goes after it, like for a constructor.
+    pub rcu_readers: bool,
     /// Cache line size.
     pub cache_line: usize,
     /// Page size.
@@ -114,6 +117,7 @@ impl LayoutRequest {
             align,
             hwcache_align: false,
             has_ctor: false,
+            rcu_readers: false,
             cache_line: 64,
             page_size,
             header_size,
@@ -254,7 +258,7 @@ impl Layout {
         } else {
             req.object_size
         };
-        let (free_offset, mut raw) = if req.has_ctor || req.poison {
+        let (free_offset, mut raw) = if req.has_ctor || req.poison || req.rcu_readers {
             let off = round_up(inuse, WORD);
             (off, off + WORD)
         } else {

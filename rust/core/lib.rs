@@ -30,6 +30,8 @@ mod header_tests;
 #[cfg(test)]
 mod invariant_tests;
 #[cfg(test)]
+mod rcu_tests;
+#[cfg(test)]
 mod slub_tests;
 #[cfg(test)]
 mod test_util;

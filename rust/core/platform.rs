@@ -90,6 +90,15 @@ pub unsafe trait Platform: Sized + 'static {
     /// `p` came from `alloc_pages` with this `order` and `owner`, and is
     /// unused.
     unsafe fn free_pages(p: *mut u8, order: u32, owner: *mut core::ffi::c_void);
+    /// Queues `head` (16 bytes, word aligned, in a dead slab's header:
+    /// `SlabHeader::rcu_head`) for `Cache::rcu_free_slab` after an RCU
+    /// grace period (`SLAB_TYPESAFE_BY_RCU` caches).
+    ///
+    /// # Safety
+    /// `head` stays unused by anyone else until the callback runs.
+    unsafe fn call_rcu(head: *mut u8);
+    /// Waits until every callback `call_rcu` queued so far has run. Sleeps.
+    fn rcu_barrier();
     /// Node of the memory at `p`.
     fn page_node(p: *const u8) -> i32;
     /// The word a slab keeps beside its pages, for a header outside the

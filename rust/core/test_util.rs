@@ -139,7 +139,35 @@ impl TestCache {
         debug: u32,
         harden: bool,
     ) -> Self {
+        Self::build(
+            size,
+            cpu_partial,
+            min_partial,
+            max_empty,
+            debug,
+            harden,
+            false,
+        )
+    }
+
+    /// A `SLAB_TYPESAFE_BY_RCU` cache with debug features `debug`, no CPU
+    /// partial lists and no minimum of partial slabs: an empty slab goes to
+    /// the empty-slab cache (`max_empty`) or is freed.
+    pub(crate) fn typesafe_rcu(size: usize, max_empty: u32, debug: u32) -> Self {
+        Self::build(size, 0, 0, max_empty, debug, true, true)
+    }
+
+    fn build(
+        size: usize,
+        cpu_partial: u32,
+        min_partial: u32,
+        max_empty: u32,
+        debug: u32,
+        harden: bool,
+        typesafe_rcu: bool,
+    ) -> Self {
         let layout = Layout::new(&LayoutRequest {
+            rcu_readers: typesafe_rcu,
             red_zone: debug & crate::debug::RED_ZONE != 0,
             poison: debug & crate::debug::POISON != 0,
             store_user: debug & crate::debug::STORE_USER != 0,
@@ -160,6 +188,7 @@ impl TestCache {
             debug,
             harden,
             random_freelist: false,
+            typesafe_rcu,
         };
         let c = Cache::<Host>::create(b"test", 0, layout, None, params);
         assert!(!c.is_null());

@@ -16,6 +16,7 @@ fn req(size: usize, align: usize, hw: bool, ctor: bool) -> LayoutRequest {
         align,
         hwcache_align: hw,
         has_ctor: ctor,
+        rcu_readers: false,
         cache_line: 64,
         page_size: PAGE,
         header_size: HEADER_SIZE,

@@ -179,6 +179,10 @@ pub struct Params {
     pub harden: bool,
     /// Thread the freelists of new slabs in random order.
     pub random_freelist: bool,
+    /// `SLAB_TYPESAFE_BY_RCU`: a freed slab's pages go back to the page
+    /// allocator only after an RCU grace period, and free objects are
+    /// never poisoned (the layout keeps the free pointer out of them).
+    pub typesafe_rcu: bool,
 }
 
 /// The totals a cache can report (`Cache::totals`): a few words.
@@ -331,6 +335,11 @@ pub struct Cache<P: Platform> {
     random_seq: AtomicPtr<u32>,
     /// Slabs taken out of service after a corruption report.
     isolated: AtomicUsize,
+    /// `SLAB_TYPESAFE_BY_RCU` (`Params::typesafe_rcu`).
+    typesafe_rcu: bool,
+    /// Dead slabs waiting for a grace period before their pages go back
+    /// (`typesafe_rcu`).
+    rcu_pending: AtomicUsize,
     /// Null, or the kernel cache this cache serves: its slabs are marked
     /// slab pages of that cache (`Platform::alloc_pages`).
     page_owner: AtomicPtr<c_void>,
@@ -630,10 +639,16 @@ impl<P: Platform> Cache<P> {
                     (false, true, true) => MODE_OUT_HARDENED,
                     (false, false, true) => MODE_OUT_PLAIN,
                 },
-                poisoned: params.debug & debug::POISON != 0 && ctor.is_none(),
+                // Readers of a SLAB_TYPESAFE_BY_RCU cache may look at a
+                // free object: it keeps its contents.
+                poisoned: params.debug & debug::POISON != 0
+                    && ctor.is_none()
+                    && !params.typesafe_rcu,
                 random_freelist: AtomicBool::new(false),
                 random_seq: AtomicPtr::new(ptr::null_mut()),
                 isolated: AtomicUsize::new(0),
+                typesafe_rcu: params.typesafe_rcu,
+                rcu_pending: AtomicUsize::new(0),
                 page_owner: AtomicPtr::new(ptr::null_mut()),
                 _p: PhantomData,
             });
@@ -849,6 +864,11 @@ impl<P: Platform> Cache<P> {
             return Err(live);
         }
         cache.shrink();
+        // Slabs freed by now may still wait for their grace period; their
+        // callbacks read the cache.
+        if cache.typesafe_rcu {
+            P::rcu_barrier();
+        }
         cache.free_state();
         // SAFETY: allocated in `create`; nothing refers to it any more.
         unsafe { P::free_meta(this.cast()) };

@@ -44,29 +44,81 @@ impl<P: Platform> Cache<P> {
         }
     }
 
+    /// Gives the killed slabs of `d` back to the page allocator: at once,
+    /// or for a `SLAB_TYPESAFE_BY_RCU` cache after an RCU grace period
+    /// (`rcu_free_slab`), so that a reader that found an object before it
+    /// was freed reads memory of this cache until it leaves its read
+    /// section.
     pub(super) fn free_discards(&self, d: Discards) {
         let mut cur = d.0;
         while !cur.is_null() {
             // SAFETY: by the `Discards` invariant the slab is ours.
             let next = unsafe { (*cur).next };
-            // SAFETY: as above.
-            let base = unsafe { self.base_of(cur) } as *mut u8;
-            // SAFETY: the block was allocated with this order and owner; a
-            // header outside it goes with it (nothing names the killed slab).
-            unsafe {
-                if self.layout.header_outside {
-                    P::set_slab_meta(base, 0);
-                    P::free_header(cur.cast());
-                }
-                P::free_pages(
-                    base,
-                    self.layout.order,
-                    self.page_owner.load(Ordering::Relaxed),
-                );
+            if self.typesafe_rcu {
+                self.rcu_pending.fetch_add(1, Ordering::Relaxed);
+                // SAFETY: the slab is dead and on no list: its links are
+                // the callback's until it runs, and the cache outlives it
+                // (`destroy` waits with `rcu_barrier`).
+                unsafe { P::call_rcu(SlabHeader::rcu_head(cur)) };
+            } else {
+                // SAFETY: as above, and nothing else will free it.
+                unsafe { self.free_slab_pages(cur) };
             }
-            self.stat(Stat::FreeSlab);
             cur = next;
         }
+    }
+
+    /// Returns a killed slab's pages (and a header outside them).
+    ///
+    /// # Safety
+    /// `slab` is a killed slab of this cache, on no list, that nothing
+    /// else frees or uses.
+    unsafe fn free_slab_pages(&self, slab: *mut SlabHeader) {
+        // SAFETY: per the caller.
+        let base = unsafe { self.base_of(slab) } as *mut u8;
+        // SAFETY: the block was allocated with this order and owner; a
+        // header outside it goes with it (nothing names the killed slab).
+        unsafe {
+            if self.layout.header_outside {
+                P::set_slab_meta(base, 0);
+                P::free_header(slab.cast());
+            }
+            P::free_pages(
+                base,
+                self.layout.order,
+                self.page_owner.load(Ordering::Relaxed),
+            );
+        }
+        self.stat(Stat::FreeSlab);
+    }
+
+    /// The RCU callback of a slab `free_discards` deferred: `head` is its
+    /// `SlabHeader::rcu_head`. The platform calls it with the platform's
+    /// own `Cache` type (rust/kplat.rs, rust/core/host.rs).
+    ///
+    /// # Safety
+    /// `head` was queued by `free_discards` and its grace period is over;
+    /// called once for it.
+    pub unsafe fn rcu_free_slab(head: *mut u8) {
+        let slab = SlabHeader::of_rcu_head(head);
+        // SAFETY: a dead slab's header keeps its owner word, the address
+        // of its cache, which `destroy` keeps alive until the callbacks
+        // ran (`rcu_barrier`).
+        let cache = unsafe { &*((*slab).owner() as *const Self) };
+        // SAFETY: killed, on no list, handed to this callback alone.
+        unsafe { cache.free_slab_pages(slab) };
+        cache.rcu_pending.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Whether the cache is `SLAB_TYPESAFE_BY_RCU`.
+    pub fn typesafe_rcu(&self) -> bool {
+        self.typesafe_rcu
+    }
+
+    /// Dead slabs of a `SLAB_TYPESAFE_BY_RCU` cache still waiting for
+    /// their grace period.
+    pub fn rcu_pending(&self) -> usize {
+        self.rcu_pending.load(Ordering::Relaxed)
     }
 
     /// Adds a partial slab to its node's partial list.

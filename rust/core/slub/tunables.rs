@@ -202,6 +202,7 @@ impl Defaults {
             debug,
             harden: self.harden,
             random_freelist: self.random_freelist,
+            typesafe_rcu: false,
         }
     }
 }
