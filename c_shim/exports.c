@@ -25,3 +25,4 @@ EXPORT_SYMBOL_GPL(rslub_cache_validate);
 EXPORT_SYMBOL_GPL(rslub_serve);
 EXPORT_SYMBOL_GPL(rslub_served_objects);
 EXPORT_SYMBOL_GPL(rslub_served_get);
+EXPORT_SYMBOL_GPL(rslub_served_shrink);

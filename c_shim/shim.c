@@ -602,6 +602,14 @@ static void *rslub_backend_alloc(struct kmem_cache *s, void *cache, gfp_t gfp,
 	return rslub_rust_served_alloc(cache, (__force unsigned int)gfp, node);
 }
 
+static unsigned int rslub_backend_alloc_bulk(struct kmem_cache *s, void *cache,
+					     gfp_t gfp, unsigned int nr, void **p)
+{
+	if (unlikely(READ_ONCE(rslub_internal_task) == current))
+		return 0;
+	return rslub_rust_served_alloc_bulk(cache, (__force unsigned int)gfp, nr, p);
+}
+
 static void rslub_backend_free(struct kmem_cache *s, void *cache, void *base,
 			       void *obj)
 {
@@ -621,6 +629,7 @@ static int rslub_backend_cache_destroy(struct kmem_cache *s, void *cache)
 
 static const struct slab_backend_ops rslub_backend_ops = {
 	.alloc = rslub_backend_alloc,
+	.alloc_bulk = rslub_backend_alloc_bulk,
 	.free = rslub_backend_free,
 	.object_start = rslub_backend_object_start,
 	.cache_destroy = rslub_backend_cache_destroy,
@@ -641,7 +650,8 @@ static int rslub_candidate(struct kmem_cache *s,
 {
 	return rslub_rust_serve_candidate(arg, s, info->name, info->object_size,
 					  info->align, (__force unsigned int)info->flags,
-					  info->ctor, info->useroffset,
+					  info->ctor, info->freeptr_offset,
+					  info->useroffset,
 					  info->usersize, info->refused);
 }
 

@@ -254,6 +254,7 @@ int rslub_shim_backend_list(void *arg);
 int rslub_rust_serve_candidate(void *arg, void *s, const char *name,
 			       unsigned int object_size, unsigned int align,
 			       unsigned int flags, void (*ctor)(void *),
+			       unsigned int freeptr_offset,
 			       unsigned int useroffset, unsigned int usersize,
 			       const char *refused);
 /* slab_backend_serve/unserve/drained (see the kernel header). */
@@ -268,6 +269,9 @@ bool rslub_shim_want_init_on_free(void);
  * base: the slab's start. cache_destroy: nonzero if objects are out.
  */
 void *rslub_rust_served_alloc(void *cache, unsigned int gfp, int node);
+/* nr objects into p, or 0 and none. */
+unsigned int rslub_rust_served_alloc_bulk(void *cache, unsigned int gfp,
+					  unsigned int nr, void **p);
 void rslub_rust_served_free(void *cache, void *base, void *obj);
 void *rslub_rust_served_object_start(void *cache, void *base, const void *ptr);
 int rslub_rust_served_destroy(void *s);

@@ -226,9 +226,17 @@ int rslub_cache_validate(struct rslub_cache *s);
  * rslub_served_get - rslub_cache_get(@attr) of the rslub cache serving or
  *   draining the kernel cache @name (its "errors" or "isolated_slabs",
  *   say), or -ENOENT when there is none.
+ *
+ * rslub_served_shrink - rslub_cache_shrink() of the rslub cache serving or
+ *   draining the kernel cache @name: 0, or -ENOENT when there is none.
+ *   Sleeps.
+ *
+ * The caches the kernel will not let rslub serve, each with the reason,
+ * are listed in /sys/kernel/rslub/serve_refused.
  */
 int rslub_serve(const char *request);
 long rslub_served_objects(const char *name);
 long long rslub_served_get(const char *name, const char *attr);
+int rslub_served_shrink(const char *name);
 
 #endif /* _RSLUB_H */

@@ -313,39 +313,42 @@ static void ctor_zero_and_node(struct kunit *test)
 	kmem_cache_destroy(z);
 }
 
-/* What cannot be served is refused, and nothing is half-made. */
+/*
+ * What cannot be served is refused, and nothing is half-made. On the test
+ * kernel (no SLUB debugging) the one reason left is allocation profiling
+ * switched on, tried where the boot allows it (profiling=1).
+ */
 static void refusals(struct kunit *test)
 {
-	struct kmem_cache_args prefill = { .sheaf_capacity = 8 };
-	struct kmem_cache *r = kmem_cache_create("rslub_kt_rcu_typesafe", 64, 0,
-						 SLAB_TYPESAFE_BY_RCU, NULL);
-	struct kmem_cache *p = kmem_cache_create("rslub_kt_prefill", 64,
-						 &prefill, 0);
+	const char *name = "rslub_kt_refused";
+	struct kmem_cache *r = kmem_cache_create(name, 64, 0, SLAB_NO_MERGE, NULL);
 	int ret;
 
 	KUNIT_ASSERT_NOT_NULL(test, r);
-	KUNIT_ASSERT_NOT_NULL(test, p);
-	ret = rslub_serve("rslub_kt_rcu_typesafe");
+	ret = rslub_serve("rslub_kt_no_such_cache");
 	if (ret == -EOPNOTSUPP) {
 		kmem_cache_destroy(r);
-		kmem_cache_destroy(p);
 		kunit_skip(test, "kernel without the slab backend hook");
 	}
-	KUNIT_EXPECT_EQ(test, ret, -EINVAL);
-	KUNIT_EXPECT_EQ(test, rslub_serve("rslub_kt_prefill"), -EINVAL);
-	/* A glob skips what it cannot serve. */
-	KUNIT_EXPECT_EQ(test, rslub_serve("rslub_kt_pre*"), 0);
-	KUNIT_EXPECT_EQ(test, rslub_served_objects("rslub_kt_prefill"), -ENOENT);
-	KUNIT_EXPECT_EQ(test, rslub_served_objects("rslub_kt_rcu_typesafe"),
-			-ENOENT);
-	KUNIT_EXPECT_EQ(test, rslub_serve("rslub_kt_no_such_cache"), -ENOENT);
+	KUNIT_EXPECT_EQ(test, ret, -ENOENT);
+#ifdef CONFIG_MEM_ALLOC_PROFILING
+	if (profiling && !mem_alloc_profiling_enabled()) {
+		static_branch_enable(&mem_alloc_profiling_key);
+		KUNIT_EXPECT_EQ(test, rslub_serve(name), -EINVAL);
+		/* A glob skips what it cannot serve. */
+		KUNIT_EXPECT_EQ(test, rslub_serve("rslub_kt_refus*"), 0);
+		KUNIT_EXPECT_EQ(test, rslub_served_objects(name), -ENOENT);
+		static_branch_disable(&mem_alloc_profiling_key);
+	}
+#endif
 	KUNIT_EXPECT_EQ(test, rslub_serve("rslub_kt_none*"), -ENOENT);
-	KUNIT_EXPECT_EQ(test, rslub_serve("-rslub_kt_prefill"), -ENOENT);
+	KUNIT_EXPECT_EQ(test, rslub_serve("-rslub_kt_refused"), -ENOENT);
 	KUNIT_EXPECT_EQ(test, rslub_serve(NULL), -EINVAL);
 	KUNIT_EXPECT_EQ(test, rslub_served_get("rslub_kt_no_such_cache", "errors"), -ENOENT);
 	KUNIT_EXPECT_EQ(test, rslub_served_get(NULL, "errors"), -ENOENT);
+	KUNIT_EXPECT_EQ(test, rslub_served_shrink("rslub_kt_no_such_cache"), -ENOENT);
+	KUNIT_EXPECT_EQ(test, rslub_served_shrink(NULL), -ENOENT);
 	kmem_cache_destroy(r);
-	kmem_cache_destroy(p);
 }
 
 /*
@@ -368,23 +371,28 @@ static void expect_slab_errors(struct kunit *test)
  * Issue 30, finding 2: rslub's slabs have no object count for SLUB's object
  * extensions, so nothing may ask for them. kmem_cache_charge() of a served
  * object from a child memory cgroup leaves it uncharged (before, it wrote
- * through a zero-sized vector: an oops); a charged request goes to SLUB.
+ * through a zero-sized vector: an oops); a request SLUB would charge goes
+ * to SLUB. Issue 31: a SLAB_ACCOUNT cache is served too; its allocations
+ * from the root cgroup (this kthread's), which SLUB does not charge
+ * either, come from rslub, those from a child cgroup from SLUB.
  */
-static void charging_a_served_object(struct kunit *test)
+static void charge_one(struct kunit *test, const char *name, slab_flags_t flags)
 {
-	const char *name = "rslub_kt_charge";
-	struct kmem_cache *s = kmem_cache_create(name, 128, 0, SLAB_NO_MERGE, NULL);
+	struct kmem_cache *s = kmem_cache_create(name, 128, 0,
+						 SLAB_NO_MERGE | flags, NULL);
 	struct mem_cgroup *old;
+	char stop[40];
 	void *x, *y;
 
 	KUNIT_ASSERT_NOT_NULL(test, s);
+	snprintf(stop, sizeof(stop), "-%s", name);
 	serve(test, name);
 	x = kmem_cache_alloc(s, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, x);
-	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), 1);
+	KUNIT_EXPECT_EQ_MSG(test, rslub_served_objects(name), 1, "%s", name);
 	if (!kt_memcg) {
 		kmem_cache_free(s, x);
-		KUNIT_EXPECT_EQ(test, rslub_serve("-rslub_kt_charge"), 0);
+		KUNIT_EXPECT_EQ(test, rslub_serve(stop), 0);
 		KUNIT_EXPECT_EQ(test, wait_gone(name), -ENOENT);
 		kmem_cache_destroy(s);
 		kunit_skip(test, "module not loaded from a child memory cgroup");
@@ -395,12 +403,18 @@ static void charging_a_served_object(struct kunit *test)
 	y = kmem_cache_alloc(s, GFP_KERNEL | __GFP_ACCOUNT);
 	set_active_memcg(old);
 	KUNIT_ASSERT_NOT_NULL(test, y);
-	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), 1);
+	KUNIT_EXPECT_EQ_MSG(test, rslub_served_objects(name), 1, "%s", name);
 	kmem_cache_free(s, y);
 	kmem_cache_free(s, x);
-	KUNIT_EXPECT_EQ(test, rslub_serve("-rslub_kt_charge"), 0);
+	KUNIT_EXPECT_EQ(test, rslub_serve(stop), 0);
 	KUNIT_EXPECT_EQ(test, wait_gone(name), -ENOENT);
 	kmem_cache_destroy(s);
+}
+
+static void charging_a_served_object(struct kunit *test)
+{
+	charge_one(test, "rslub_kt_charge", 0);
+	charge_one(test, "rslub_kt_account", SLAB_ACCOUNT);
 }
 
 /*
@@ -614,6 +628,175 @@ static void init_on_free_objects_come_back_zero(struct kunit *test)
 	kmem_cache_destroy(s);
 }
 
+/*
+ * Issue 31: a SLAB_TYPESAFE_BY_RCU kernel cache served. An RCU reader (a
+ * kthread in a read section) keeps reading a served object while the test
+ * frees it, allocates and frees again, and shrinks rslub's cache: the slab
+ * leaves the cache but its pages wait for the reader (rcu_pending_slabs
+ * above 0 while it is inside), and the reader sees only what the test
+ * wrote (neither a poison nor a free pointer where it reads: the cache
+ * sets a freeptr_offset, which rslub keeps to). Asserted here from what
+ * the reader counted.
+ */
+struct typesafe_obj {
+	unsigned long seq;
+	unsigned long freeptr;	/* The cache's freeptr_offset. */
+	char data[80];
+};
+
+struct served_reader {
+	unsigned long *word;
+	unsigned long ok[2];
+	struct completion in, out;
+	atomic_t leave;
+	unsigned long reads, bad;
+};
+
+static int served_reader_fn(void *p)
+{
+	struct served_reader *r = p;
+
+	rcu_read_lock();
+	complete(&r->in);
+	while (!atomic_read(&r->leave)) {
+		unsigned long v = READ_ONCE(*r->word);
+
+		if (v != r->ok[0] && v != r->ok[1])
+			r->bad++;
+		r->reads++;
+		cpu_relax();
+	}
+	rcu_read_unlock();
+	complete(&r->out);
+	return 0;
+}
+
+static void typesafe_by_rcu_served_under_a_reader(struct kunit *test)
+{
+	const char *name = "rslub_kt_typesafe";
+	struct kmem_cache_args args = {
+		.freeptr_offset = offsetof(struct typesafe_obj, freeptr),
+		.use_freeptr_offset = true,
+	};
+	struct served_reader *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	struct typesafe_obj *o, *again;
+	struct kmem_cache *s;
+	struct task_struct *t;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	s = kmem_cache_create(name, sizeof(*o), &args, SLAB_TYPESAFE_BY_RCU);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	serve(test, name);
+	KUNIT_EXPECT_EQ(test, rslub_served_get(name, "typesafe_by_rcu"), 1);
+	o = kmem_cache_alloc(s, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, o);
+	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), 1);
+	r->word = &o->seq;
+	r->ok[0] = 0x5afe;
+	r->ok[1] = 0xa9a1;
+	o->seq = r->ok[0];
+	init_completion(&r->in);
+	init_completion(&r->out);
+	t = kthread_run(served_reader_fn, r, "rslub_kt_reader");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	wait_for_completion(&r->in);
+
+	kmem_cache_free(s, o);
+	again = kmem_cache_alloc(s, GFP_KERNEL);
+	KUNIT_EXPECT_NOT_NULL(test, again);
+	if (again) {
+		again->seq = r->ok[1];
+		kmem_cache_free(s, again);
+	}
+	KUNIT_EXPECT_EQ(test, rslub_served_shrink(name), 0);
+	KUNIT_EXPECT_EQ(test, rslub_served_get(name, "slabs"), 0);
+	/* Time for a grace period, were the reader not inside. */
+	msleep(100);
+	KUNIT_EXPECT_GT(test, rslub_served_get(name, "rcu_pending_slabs"), 0);
+
+	atomic_set(&r->leave, 1);
+	wait_for_completion(&r->out);
+	rcu_barrier();
+	KUNIT_EXPECT_EQ(test, rslub_served_get(name, "rcu_pending_slabs"), 0);
+	KUNIT_EXPECT_GT(test, r->reads, 0ul);
+	KUNIT_EXPECT_EQ(test, r->bad, 0ul);
+	KUNIT_EXPECT_EQ(test, rslub_serve("-rslub_kt_typesafe"), 0);
+	KUNIT_EXPECT_EQ(test, wait_gone(name), -ENOENT);
+	kmem_cache_destroy(s);
+}
+
+/*
+ * Issue 31: the sheaf prefill API of a served cache. A sheaf prefilled
+ * before serving holds SLUB's objects; refilled while serving it gets
+ * rslub's beside them; a new sheaf, and an oversize one, get rslub's.
+ * Returned, a sheaf gives its unused objects back to their allocators
+ * (SLUB keeps no sheaf that may hold rslub's objects), and objects taken
+ * from a sheaf go back to rslub when freed.
+ */
+static void prefilled_sheaves_come_from_rslub(struct kunit *test)
+{
+	const char *name = "rslub_kt_sheaf";
+	struct kmem_cache_args args = { .sheaf_capacity = 8 };
+	struct slab_sheaf *before, *served, *big;
+	struct kmem_cache *s;
+	void *x[3], *y[4];
+	unsigned int cap;
+	int i;
+
+	s = kmem_cache_create(name, 64, &args, SLAB_NO_MERGE);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	/*
+	 * Prefilled by SLUB to the cache's capacity (at least the 8 asked
+	 * for: SLUB rounds it up); four objects taken from it.
+	 */
+	before = kmem_cache_prefill_sheaf(s, GFP_KERNEL, 8);
+	KUNIT_ASSERT_NOT_NULL(test, before);
+	cap = kmem_cache_sheaf_size(before);
+	KUNIT_ASSERT_GE(test, cap, 8);
+	for (i = 0; i < ARRAY_SIZE(y); i++) {
+		y[i] = kmem_cache_alloc_from_sheaf(s, GFP_KERNEL, before);
+		KUNIT_ASSERT_NOT_NULL(test, y[i]);
+	}
+	serve(test, name);
+	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), 0);
+
+	served = kmem_cache_prefill_sheaf(s, GFP_KERNEL, cap);
+	KUNIT_ASSERT_NOT_NULL(test, served);
+	KUNIT_EXPECT_EQ(test, kmem_cache_sheaf_size(served), cap);
+	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), cap);
+	for (i = 0; i < ARRAY_SIZE(x); i++) {
+		x[i] = kmem_cache_alloc_from_sheaf(s, GFP_KERNEL | __GFP_ZERO, served);
+		KUNIT_ASSERT_NOT_NULL(test, x[i]);
+		KUNIT_EXPECT_TRUE(test, mem_is_zero(x[i], 64));
+	}
+	KUNIT_EXPECT_EQ(test, kmem_cache_sheaf_size(served), cap - 3);
+
+	/* SLUB's sheaf, topped up from rslub: both allocators in one sheaf. */
+	KUNIT_EXPECT_EQ(test, kmem_cache_refill_sheaf(s, GFP_KERNEL, &before, cap), 0);
+	KUNIT_EXPECT_EQ(test, kmem_cache_sheaf_size(before), cap);
+	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), cap + 4);
+
+	/* Above the capacity: a sheaf of its own, filled from rslub. */
+	big = kmem_cache_prefill_sheaf(s, GFP_KERNEL, cap + 12);
+	KUNIT_ASSERT_NOT_NULL(test, big);
+	KUNIT_EXPECT_EQ(test, kmem_cache_sheaf_size(big), cap + 12);
+	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), 2 * cap + 16);
+
+	kmem_cache_return_sheaf(s, GFP_KERNEL, before);
+	kmem_cache_return_sheaf(s, GFP_KERNEL, served);
+	kmem_cache_return_sheaf(s, GFP_KERNEL, big);
+	/* Only the three objects taken from a sheaf are still out. */
+	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), 3);
+	for (i = 0; i < ARRAY_SIZE(x); i++)
+		kmem_cache_free(s, x[i]);
+	for (i = 0; i < ARRAY_SIZE(y); i++)
+		kmem_cache_free(s, y[i]);
+	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), 0);
+	KUNIT_EXPECT_EQ(test, rslub_serve("-rslub_kt_sheaf"), 0);
+	KUNIT_EXPECT_EQ(test, wait_gone(name), -ENOENT);
+	kmem_cache_destroy(s);
+}
+
 struct race {
 	struct kmem_cache *s;
 	struct completion go, served, destroyed;
@@ -722,6 +905,8 @@ static struct kunit_case rslub_serve_cases[] = {
 	KUNIT_CASE(higher_orders_fail_softly),
 	KUNIT_CASE(init_on_free_objects_come_back_zero),
 	KUNIT_CASE(serving_races_with_destroy),
+	KUNIT_CASE(typesafe_by_rcu_served_under_a_reader),
+	KUNIT_CASE(prefilled_sheaves_come_from_rslub),
 	{}
 };
 

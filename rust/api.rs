@@ -87,6 +87,8 @@ fn debug_bits(flags: c_uint) -> Option<u32> {
 /// The slab layout of a cache, or why there is none. `served`: the cache
 /// will serve a kernel cache, whose slab pages are the kernel's: the
 /// header stays at the slab's start (`Cache::set_page_owner`).
+/// `freeptr`: where the kernel cache keeps a free object's free pointer
+/// inside it (`LayoutRequest::free_offset_at`).
 fn layout_for(
     size: usize,
     align: usize,
@@ -94,6 +96,7 @@ fn layout_for(
     debug: u32,
     has_ctor: bool,
     served: bool,
+    freeptr: Option<usize>,
 ) -> core::result::Result<Layout, &'static str> {
     if size == 0 || size > MAX_OBJECT_SIZE {
         return Err("size must be 1..RSLUB_MAX_OBJECT_SIZE");
@@ -108,6 +111,7 @@ fn layout_for(
         hwcache_align: flags & c.flag_hwcache_align != 0,
         has_ctor,
         rcu_readers: flags & c.flag_typesafe_by_rcu != 0,
+        free_offset_at: freeptr,
         cache_line: c.cache_line,
         page_size: c.page_size,
         header_size: HEADER_SIZE,
@@ -135,11 +139,12 @@ pub unsafe extern "C" fn rslub_cache_create(
     ctor: Option<Ctor>,
 ) -> *mut Cache {
     // SAFETY: forwarded from the caller's contract.
-    unsafe { create_cache(name, size, align, flags, ctor, false) }
+    unsafe { create_cache(name, size, align, flags, ctor, false, None) }
 }
 
 /// `rslub_cache_create`, for a cache that serves a kernel cache when
-/// `served` (`serve.rs`: its slab headers stay in the slabs).
+/// `served` (`serve.rs`: its slab headers stay in the slabs), whose free
+/// objects may hold their free pointer at `freeptr`.
 ///
 /// # Safety
 /// As for `rslub_cache_create`.
@@ -150,6 +155,7 @@ pub(crate) unsafe fn create_cache(
     flags: c_uint,
     ctor: Option<Ctor>,
     served: bool,
+    freeptr: Option<usize>,
 ) -> *mut Cache {
     // SAFETY: forwarded from the caller's contract.
     let Some((buf, len)) = (unsafe { read_name(name, NAME_MAX) }) else {
@@ -170,7 +176,7 @@ pub(crate) unsafe fn create_cache(
         .ok_or("unsupported flags")
         .and_then(|debug| {
             Ok((
-                layout_for(size, align, flags, debug, ctor.is_some(), served)?,
+                layout_for(size, align, flags, debug, ctor.is_some(), served, freeptr)?,
                 debug,
             ))
         });

@@ -179,7 +179,12 @@ struct Candidate {
     len: usize,
     object_size: c_uint,
     align: c_uint,
+    /// The kernel cache's `SLAB_TYPESAFE_BY_RCU`, the one flag its rslub
+    /// cache takes over.
+    typesafe_rcu: c_uint,
     ctor: Option<unsafe extern "C" fn(*mut c_void)>,
+    /// Where a free object may hold the free pointer inside the object.
+    freeptr: Option<usize>,
     /// A kernel string constant, or null.
     refused: *const c_char,
 }
@@ -205,8 +210,9 @@ pub unsafe extern "C" fn rslub_rust_serve_candidate(
     name: *const c_char,
     object_size: c_uint,
     align: c_uint,
-    _flags: c_uint,
+    flags: c_uint,
     ctor: Option<unsafe extern "C" fn(*mut c_void)>,
+    freeptr_offset: c_uint,
     _useroffset: c_uint,
     _usersize: c_uint,
     refused: *const c_char,
@@ -224,7 +230,9 @@ pub unsafe extern "C" fn rslub_rust_serve_candidate(
         len: full.len().min(NAME_MAX),
         object_size,
         align,
+        typesafe_rcu: flags & crate::consts().flag_typesafe_by_rcu,
         ctor,
+        freeptr: (freeptr_offset != c_uint::MAX).then_some(freeptr_offset as usize),
         refused,
     };
     c.name[..c.len].copy_from_slice(&full[..c.len]);
@@ -324,9 +332,10 @@ fn serve_one(list: &mut ServedList, c: &Candidate) -> Result {
                 cname.as_ptr().cast(),
                 c.object_size,
                 c.align,
-                0,
+                c.typesafe_rcu,
                 c.ctor,
                 true,
+                c.freeptr,
             )
         }
     });
@@ -518,18 +527,54 @@ pub unsafe extern "C" fn rslub_rust_served_alloc(
     // SAFETY: per the caller.
     let c = unsafe { &*cache.cast::<Cache>() };
     let obj = c.alloc(gfp, node);
-    // With init_on_free the kernel wiped the object when it was freed (a
-    // cache with a constructor is never wiped); rslub's free pointer, if
-    // it lies inside the object, is the one word left to clear.
-    if INIT_ON_FREE.load(Ordering::Relaxed) && !obj.is_null() && c.ctor().is_none() {
+    if !obj.is_null() {
+        // SAFETY: just allocated.
+        unsafe { wiped(c, obj) };
+    }
+    obj.cast()
+}
+
+/// With init_on_free the kernel wiped the object when it was freed (never
+/// one of a cache with a constructor or a `SLAB_TYPESAFE_BY_RCU` one);
+/// rslub's free pointer, if it lies inside the object, is the one word
+/// left to clear.
+///
+/// # Safety
+/// `obj` is an object of `c`, just allocated.
+unsafe fn wiped(c: &Cache, obj: *mut u8) {
+    if INIT_ON_FREE.load(Ordering::Relaxed) && c.ctor().is_none() && !c.typesafe_rcu() {
         let off = c.layout.free_offset;
         if off + size_of::<usize>() <= c.layout.object_size {
-            // SAFETY: an object of ours, just allocated; the free pointer
-            // word lies inside it.
+            // SAFETY: per the caller; the free pointer word lies inside it.
             unsafe { ptr::write_unaligned(obj.add(off).cast::<usize>(), 0) };
         }
     }
-    obj.cast()
+}
+
+/// The kernel's bulk allocation of a served cache, for a prefilled sheaf:
+/// `nr` objects into `p`, or 0 and none.
+///
+/// # Safety
+/// As for `rslub_rust_served_alloc`; `p` has room for `nr` pointers.
+#[no_mangle]
+pub unsafe extern "C" fn rslub_rust_served_alloc_bulk(
+    cache: *mut c_void,
+    gfp: c_uint,
+    nr: c_uint,
+    p: *mut *mut c_void,
+) -> c_uint {
+    // SAFETY: per the caller.
+    let c = unsafe { &*cache.cast::<Cache>() };
+    // SAFETY: per the caller, `nr` writable slots.
+    let out = unsafe { core::slice::from_raw_parts_mut(p.cast::<*mut u8>(), nr as usize) };
+    if !c.alloc_bulk(gfp, out) {
+        return 0;
+    }
+    for &obj in out.iter() {
+        // SAFETY: each was just allocated.
+        unsafe { wiped(c, obj) };
+    }
+    nr
 }
 
 /// The kernel's free of `obj`, in the served slab at `base` of the cache
@@ -608,6 +653,60 @@ pub unsafe extern "C" fn rslub_serve(request: *const c_char) -> c_int {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }
+}
+
+/// `/sys/kernel/rslub/serve_refused`: each kernel cache the kernel will
+/// not let rslub serve, `NAME: reason` a line (nothing on a kernel without
+/// the hook). Stops at the end of the page.
+pub fn write_refused(w: &mut impl Write) -> core::fmt::Result {
+    if !BACKEND.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    let mut l = Listing {
+        pat: b"*",
+        found: KVec::new(),
+        failed: false,
+    };
+    // SAFETY: `l` outlives the call, which hands it back to
+    // `rslub_rust_serve_candidate` only.
+    unsafe { shim::rslub_shim_backend_list(ptr::from_mut(&mut l).cast()) };
+    if l.failed {
+        return writeln!(w, "(out of memory listing the caches)");
+    }
+    for c in l.found.iter().filter(|c| !c.refused.is_null()) {
+        // SAFETY: a NUL-terminated kernel string constant.
+        let why = unsafe { CStr::from_char_ptr(c.refused) };
+        writeln!(
+            w,
+            "{}: {}",
+            show(&c.name[..c.len]),
+            why.to_str().unwrap_or("?")
+        )?;
+    }
+    Ok(())
+}
+
+/// `rslub_served_shrink` of include/rslub.h.
+///
+/// # Safety
+/// `name` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn rslub_served_shrink(name: *const c_char) -> c_int {
+    if name.is_null() {
+        return ENOENT.to_errno();
+    }
+    // SAFETY: per the caller.
+    let name = unsafe { CStr::from_char_ptr(name) }.to_bytes();
+    let list = SERVED.lock();
+    for e in list.0.iter() {
+        // SAFETY: `e.cache` is live while listed.
+        let c = unsafe { &*e.cache };
+        if c.name() == name {
+            c.shrink();
+            return 0;
+        }
+    }
+    ENOENT.to_errno()
 }
 
 /// `rslub_served_objects` of include/rslub.h.

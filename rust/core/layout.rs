@@ -88,6 +88,11 @@ pub struct LayoutRequest {
     /// Readers may look at a free object (`SLAB_TYPESAFE_BY_RCU`): the
     /// free pointer goes after it, like for a constructor.
     pub rcu_readers: bool,
+    /// With `has_ctor` or `rcu_readers`: a word inside the object that its
+    /// owner set aside for the free pointer (a kernel cache's
+    /// `freeptr_offset`), used instead of a word after the object. Not
+    /// with poisoning or red zones. Word aligned, inside the object.
+    pub free_offset_at: Option<usize>,
     /// Cache line size.
     pub cache_line: usize,
     /// Page size.
@@ -118,6 +123,7 @@ impl LayoutRequest {
             hwcache_align: false,
             has_ctor: false,
             rcu_readers: false,
+            free_offset_at: None,
             cache_line: 64,
             page_size,
             header_size,
@@ -258,7 +264,13 @@ impl Layout {
         } else {
             req.object_size
         };
-        let (free_offset, mut raw) = if req.has_ctor || req.poison || req.rcu_readers {
+        let set_aside = req
+            .free_offset_at
+            .filter(|&at| at % WORD == 0 && at + WORD <= req.object_size)
+            .filter(|_| (req.has_ctor || req.rcu_readers) && !req.poison && !req.red_zone);
+        let (free_offset, mut raw) = if let Some(at) = set_aside {
+            (at, inuse.max(WORD))
+        } else if req.has_ctor || req.poison || req.rcu_readers {
             let off = round_up(inuse, WORD);
             (off, off + WORD)
         } else {

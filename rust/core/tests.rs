@@ -17,6 +17,7 @@ fn req(size: usize, align: usize, hw: bool, ctor: bool) -> LayoutRequest {
         hwcache_align: hw,
         has_ctor: ctor,
         rcu_readers: false,
+        free_offset_at: None,
         cache_line: 64,
         page_size: PAGE,
         header_size: HEADER_SIZE,
@@ -143,6 +144,35 @@ fn a_one_page_slab_holds_a_batch_of_32() {
     assert_eq!(at(64), (0, 63));
     assert_eq!(at(128), (1, 63));
     assert_eq!(at(256), (1, 31));
+}
+
+#[test]
+fn free_pointer_of_readers_caches_lies_outside_or_where_the_owner_says() {
+    let typesafe = |at: Option<usize>, poison: bool| {
+        Layout::new(&LayoutRequest {
+            rcu_readers: true,
+            free_offset_at: at,
+            poison,
+            ..req(96, 0, false, false)
+        })
+        .unwrap()
+    };
+    let after = typesafe(None, false);
+    assert_eq!((after.free_offset, after.stride), (96, 104), "after the object");
+    let set_aside = typesafe(Some(8), false);
+    assert_eq!((set_aside.free_offset, set_aside.stride), (8, 96), "the word set aside");
+    // A word that is not one of the object's, or not aligned, is ignored;
+    // so is any with poisoning, which writes the whole object.
+    assert_eq!(typesafe(Some(92), false).free_offset, 96);
+    assert_eq!(typesafe(Some(4), false).free_offset, 96);
+    assert_eq!(typesafe(Some(8), true).free_offset, 96);
+    // A cache that has no readers and no constructor keeps its middle word.
+    let plain = Layout::new(&LayoutRequest {
+        free_offset_at: Some(8),
+        ..req(96, 0, false, false)
+    })
+    .unwrap();
+    assert_eq!(plain.free_offset, 48);
 }
 
 #[test]
