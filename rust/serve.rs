@@ -236,8 +236,12 @@ pub unsafe extern "C" fn rslub_rust_serve_candidate(
         refused,
     };
     c.name[..c.len].copy_from_slice(&full[..c.len]);
-    if full.len() > NAME_MAX {
+    // rslub's own limits, after the kernel's reason if it has one.
+    if c.refused.is_null() && full.len() > NAME_MAX {
         c.refused = c"its name is longer than RSLUB_NAME_MAX".as_char_ptr();
+    }
+    if c.refused.is_null() && object_size as usize > crate::api::MAX_OBJECT_SIZE {
+        c.refused = c"objects larger than RSLUB_MAX_OBJECT_SIZE".as_char_ptr();
     }
     // Under the kernel's slab_mutex: an atomic allocation, no reclaim.
     if l.found.push(c, GFP_ATOMIC).is_err() {
@@ -655,9 +659,11 @@ pub unsafe extern "C" fn rslub_serve(request: *const c_char) -> c_int {
     }
 }
 
-/// `/sys/kernel/rslub/serve_refused`: each kernel cache the kernel will
-/// not let rslub serve, `NAME: reason` a line (nothing on a kernel without
-/// the hook). Stops at the end of the page.
+/// `/sys/kernel/rslub/serve_refused`: each kernel cache that cannot be
+/// served, `NAME: reason` a line: the kernel's reasons (SLUB debugging,
+/// allocation profiling) and rslub's own (a name or objects too long for
+/// it). Nothing on a kernel without the hook. Stops at the end of the
+/// page.
 pub fn write_refused(w: &mut impl Write) -> core::fmt::Result {
     if !BACKEND.load(Ordering::Relaxed) {
         return Ok(());

@@ -1,8 +1,11 @@
 #!/bin/sh
 # Runs inside the VM (make stress SERVE=1; make check's short form): rslub
-# serves every normal kmalloc cache and skbuff_head_cache from the moment it
-# loads (serve=), while real programs run (hackbench in its four shapes,
-# iperf3 TCP and UDP over loopback, stress-ng --sock) beside
+# serves every cache the kernel lets it serve ('*': the kernel refuses none
+# on the test kernel, /sys/kernel/rslub/serve_refused says) from the moment
+# it loads (serve=), while real programs run (hackbench in its four shapes,
+# iperf3 TCP and UDP over loopback, stress-ng --sock in a child memory
+# cgroup; fork, exec, mmap and file load in the root one: stress-ng --fork
+# --mmap --vm --open --dentry and a loop of execs) beside
 # stress/rslub_stress.ko with CPU hotplug, for SECONDS. Then: validate on
 # every served cache must find nothing; the programs exit and serving
 # stops ('-*'): the programs run again with no allocation from rslub, a
@@ -18,9 +21,9 @@
 #   --dmesg  clear the kernel log first and print it at the end between
 #            ==RSLUB-DMESG-BEGIN== and ==RSLUB-DMESG-END==
 # Environment: RSLUB_PARAMS (more rslub.ko parameters), SERVE_KEPT (1:
-#   last, the KUnit suite rslub_serve_kept), SERVE (the
-#   patterns, scripts/guest-real-lib.sh), DRAIN_SECONDS (60), and the
-#   program sizes below (SERVE_HB_GROUPS, SERVE_HB_LOOPS, SERVE_IPERF_BYTES).
+#   last, the KUnit suite rslub_serve_kept), SERVE (the patterns; '*'
+#   here), DRAIN_SECONDS (60), and the program sizes below
+#   (SERVE_HB_GROUPS, SERVE_HB_LOOPS, SERVE_IPERF_BYTES).
 cd "$(dirname "$0")/.." || exit 2
 dump=0
 if [ "${1:-}" = --dmesg ]; then
@@ -31,6 +34,7 @@ secs=${1:-60}
 [ $# -gt 0 ] && shift
 [ $dump = 1 ] && dmesg -C
 REAL_OUT=/tmp/serve
+SERVE=${SERVE:-*}
 . scripts/guest-real-lib.sh
 DRAIN_SECONDS=${DRAIN_SECONDS:-60}
 # Small runs, many of them: every program starts and ends many times.
@@ -86,6 +90,26 @@ elif [ -n "$missing" ]; then
 else
 	pass "serving $nserved caches from load: $(echo "$names" | tr '\n' ' ')"
 fi
+# Nothing refused by the kernel (the test kernel has neither SLUB
+# debugging nor allocation profiling on) nor by rslub but for its object
+# size limit (9p's 500 kB request buffers), and with '*' the caches of
+# fork, exec, mmap, files and TCP served: the ones upstream's sheaves
+# reports are about.
+FORK_CACHES="task_struct mm_struct vm_area_struct maple_node anon_vma anon_vma_chain sighand_cache signal_cache files_cache filp TCP"
+refused=$(grep -v ': objects larger than RSLUB_MAX_OBJECT_SIZE$' /sys/kernel/rslub/serve_refused 2>/dev/null)
+notserved=""
+if [ "$SERVE" = "*" ]; then
+	for c in $FORK_CACHES; do
+		echo "$names" | grep -qx "$c" || notserved="$notserved $c"
+	done
+fi
+if [ -n "$refused" ]; then
+	fail "the kernel refuses: $(echo "$refused" | tr '\n' ';')"
+elif [ -n "$notserved" ]; then
+	fail "not served from load:$notserved ($(dmesg | grep -E 'serve .*(refused|cannot)' | tail -n 2 | tr '\n' ' '))"
+else
+	pass "nothing refused ($(grep -c . /sys/kernel/rslub/serve_refused) above rslub's object size limit); served among them: $FORK_CACHES"
+fi
 # shellcheck disable=SC2086 # a list of names
 dirs=$(rslub_dirs $names)
 
@@ -125,6 +149,15 @@ hb_cycle() {
 # Not pinned: CPUs go offline and online under them.
 PIN_SERVER="" PIN_CLIENT=""
 iperf_cycle() { iperf_run tcp "$IPERF_BYTES" 16K && iperf_run udp "$IPERF_BYTES" 1400; }
+# Execs: stress-ng's exec stressor refuses to run as root; 50 of a small
+# program, each a fork and an exec of the shell's.
+exec_cycle() {
+	_i=0
+	while [ "$_i" -lt 50 ]; do
+		/bin/true || return 1
+		_i=$((_i + 1))
+	done
+}
 # The sampler: objects rslub holds for the served caches, the peak kept.
 sampler() {
 	peak=0
@@ -140,6 +173,15 @@ loop hackbench hb_cycle &
 hb_pid=$!
 loop iperf3 iperf_cycle &
 ip_pid=$!
+loop execs exec_cycle &
+ex_pid=$!
+# Fork, mmap and file load in the root cgroup (SLUB charges nothing there,
+# so rslub serves these accounted caches; a child cgroup's requests would
+# go to SLUB): stress-ng for the whole time, once.
+stress-ng --fork 1 --mmap 1 --mmap-bytes 16M --vm 1 --vm-bytes 32M --open 1 --dentry 1 \
+	--timeout $((secs + 10))s --metrics-brief --temp-path "$REAL_OUT" \
+	>"$REAL_OUT/stress-ng-fork.out" 2>&1 &
+nf_pid=$!
 # stress-ng runs for the whole time, once (its own bogo-op count), in a
 # child memory cgroup: its kernel memory is charged, as on a distribution's
 # kernel (memcg kmem comes online with the cgroup), so its charged requests
@@ -155,7 +197,7 @@ sh -c "[ -z '$MEMCG' ] || echo \$\$ >'$MEMCG/cgroup.procs'
 ng_pid=$!
 sampler &
 sm_pid=$!
-echo "serve: programs started: hackbench, iperf3 (TCP, UDP), stress-ng --sock (memory cgroup ${MEMCG:-none}); rslub_stress for $secs s with CPU hotplug"
+echo "serve: programs started: hackbench, iperf3 (TCP, UDP), execs, stress-ng --fork --mmap --vm --open --dentry, stress-ng --sock (memory cgroup ${MEMCG:-none}); rslub_stress for $secs s with CPU hotplug"
 
 t0=$(date +%s)
 insmod stress/rslub_stress.ko duration="$secs" serving=1 "$@"
@@ -192,18 +234,20 @@ touch "$STOP"
 # the loops end after their current run. No clock here: each program's
 # end is a line, and a program that never ends leaves the guest silent,
 # which the host reports as stuck with the kernel's stacks (scripts/vm.sh).
-kill -INT "$ng_pid" 2>/dev/null
+kill -INT "$ng_pid" "$nf_pid" 2>/dev/null
 t0=$(date +%s)
-for p in hackbench:$hb_pid iperf3:$ip_pid stress-ng:$ng_pid; do
+for p in hackbench:$hb_pid iperf3:$ip_pid execs:$ex_pid stress-ng:$ng_pid stress-ng-fork:$nf_pid; do
 	while kill -0 "${p#*:}" 2>/dev/null; do
 		sleep 1
 	done
 	echo "serve: ${p%%:*} stopped $(($(date +%s) - t0)) s after the stop"
 done
-wait $hb_pid $ip_pid $sm_pid
+wait $hb_pid $ip_pid $ex_pid $sm_pid
+wait $nf_pid
+nf=$?
 wait $ng_pid
 ng=$?
-for n in hackbench iperf3; do
+for n in hackbench iperf3 execs; do
 	set -- $(cat "$REAL_OUT/$n.count" 2>/dev/null || echo "0 0")
 	eval "${n}_runs=$1"
 	if [ "$1" = 0 ]; then
@@ -219,6 +263,33 @@ if [ -n "$ng_ops" ] && [ "$ng_ops" -gt 0 ]; then
 	pass "stress-ng --sock: $ng_ops bogo ops"
 else
 	fail "stress-ng --sock reported no bogo ops (exit $ng): $(tail -n 3 "$REAL_OUT/stress-ng.out" | tr '\n' ' ')"
+fi
+nf_ops="" nf_none=""
+for st in fork mmap vm open dentry; do
+	o=$(awk -v st=$st '$4 == st && $5 ~ /^[0-9]+$/ { print $5; exit }' "$REAL_OUT/stress-ng-fork.out")
+	nf_ops="$nf_ops $st=${o:-0}"
+	[ -n "$o" ] && [ "$o" -gt 0 ] || nf_none="$nf_none $st"
+done
+if [ -z "$nf_none" ]; then
+	pass "stress-ng bogo ops:$nf_ops"
+else
+	fail "stress-ng reported no bogo ops for$nf_none (exit $nf): $(tail -n 3 "$REAL_OUT/stress-ng-fork.out" | tr '\n' ' ')"
+fi
+# Objects of the fork, exec, mmap, file and TCP caches came from rslub.
+used="" unused=""
+for c in $FORK_CACHES; do
+	d=/sys/kernel/rslub/$c
+	[ -d "$d" ] || continue
+	a=$(( $(sum_attr alloc_fastpath "$d") + $(sum_attr alloc_slowpath "$d") ))
+	used="$used $c=$a"
+	[ "$a" -gt 0 ] || unused="$unused $c"
+done
+if [ "$SERVE" != "*" ]; then
+	pass "allocations of the fork/exec/mmap caches not checked (SERVE=$SERVE)"
+elif [ -z "$unused" ]; then
+	pass "allocations from rslub:$used"
+else
+	fail "no allocation from rslub for$unused ($used)"
 fi
 peak=$(cat "$MEMCG/memory.peak" 2>/dev/null || echo 0)
 if [ -n "$MEMCG" ] && [ "$peak" -gt 0 ]; then
@@ -322,5 +393,5 @@ if [ "${SERVE_KEPT:-0}" = 1 ]; then
 fi
 ops=$(grep -o "allocs=[0-9]* frees=[0-9]*" "$REAL_OUT/stress.out" | head -n 1)
 echo "serve: figures: served=$nserved objects_peak=$(cat "$REAL_OUT/peak") objects_at_stop=$objects_stop objects_kept=$objects_left caches_gone=$ngone served_allocs=$allocs_stop"
-echo "serve: figures: hackbench_runs=${hackbench_runs:-0} iperf3_runs=${iperf3_runs:-0} stress-ng_bogo_ops=${ng_ops:-0} rslub_stress ${ops:-?} $(grep -o 'cpu_offline=[0-9]* cpu_online=[0-9]*' "$REAL_OUT/stress.out" | head -n 1)"
+echo "serve: figures: hackbench_runs=${hackbench_runs:-0} iperf3_runs=${iperf3_runs:-0} exec_runs=${execs_runs:-0} stress-ng_bogo_ops=${ng_ops:-0}$nf_ops rslub_stress ${ops:-?} $(grep -o 'cpu_offline=[0-9]* cpu_online=[0-9]*' "$REAL_OUT/stress.out" | head -n 1)"
 finish

@@ -17,7 +17,7 @@
 #   judge_serve   afterwards: its checks, kernel log and figures
 
 # The "serve: PASS" lines of scripts/guest-serve.sh (also make stress SERVE=1).
-SERVE_CHECKS=12
+SERVE_CHECKS=16
 
 run_serve() {
 	local log=$OUT/vm-serve.log secs=${CHECK_SERVE_SECONDS:-15} drain=${CHECK_SERVE_DRAIN:-30}
