@@ -107,13 +107,14 @@ real_prepare() {
 perf_root_prepare() {
 	[ -x "$PERF_ROOT/usr/bin/perf" ] && return 0
 	_perf=$(command -v perf) || return 1
-	for _f in "$_perf" /bin/true /etc/ld.so.cache $(
+	for _f in /bin/true /etc/ld.so.cache $(
 		for _b in "$_perf" /bin/true; do
 			ldd "$_b" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'
 		done | sort -u); do
 		mkdir -p "$PERF_ROOT${_f%/*}" && cp -L "$_f" "$PERF_ROOT$_f" || return 1
 	done
-	[ "$_perf" = /usr/bin/perf ] || cp -L "$_perf" "$PERF_ROOT/usr/bin/perf"
+	# Last: its presence says the copy is complete.
+	mkdir -p "$PERF_ROOT/usr/bin" && cp -L "$_perf" "$PERF_ROOT/usr/bin/perf"
 }
 
 # now_ns: the guest clock in ns (under -icount shift=0: instructions).
