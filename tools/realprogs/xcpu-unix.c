@@ -63,7 +63,8 @@ int main(int argc, char **argv)
 	ssize_t n;
 
 	if (argc != 5 && argc != 6) {
-		fprintf(stderr, "usage: xcpu-unix MESSAGES BYTES SENDER_CPU RECEIVER_CPU [SNDBUF]\n");
+		fputs("usage: xcpu-unix MESSAGES BYTES SENDER_CPU RECEIVER_CPU [SNDBUF]\n",
+		      stderr);
 		return 2;
 	}
 	msgs = atol(argv[1]);
