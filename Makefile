@@ -48,8 +48,8 @@ KMAKE = $(MAKE) -C $(BUILD_KDIR) M=$(ROOT) $(KLLVM)
 # The module's Rust (kernel rustfmt config); tools/ use cargo fmt's defaults.
 RUST_SRC := $(wildcard rust/*.rs rust/core/*.rs rust/core/slub/*.rs)
 # host_shim.c is userspace code (the shim's host twin): not kernel style.
-# stress/modcycle.c is userspace too, but kernel style.
-C_SRC := $(filter-out %.mod.c c_shim/host_shim.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c kunit/*.h bench/*.c stress/*.c include/*.h))
+# stress/modcycle.c and tools/realprogs/ are userspace too, but kernel style.
+C_SRC := $(filter-out %.mod.c c_shim/host_shim.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c kunit/*.h bench/*.c stress/*.c include/*.h tools/realprogs/*.c))
 
 .PHONY: all modules setup check bench bench-compare stress lint fmt vm kdir clean host-test \
 	host-test-free-batch mutants
@@ -130,4 +130,5 @@ kdir:
 clean:
 	$(KMAKE) clean
 	rm -f rust/shim_bindings.rs stress/modcycle
+	$(MAKE) -C tools/realprogs clean
 	rm -rf rust/core/target tools/rslabinfo/target tools/rsbench/target

@@ -3,8 +3,11 @@
 # rslub serving the kernel's own caches (every normal kmalloc-* cache and
 # skbuff_head_cache: SERVE in scripts/guest-real-lib.sh) under hackbench
 # (processes and threads, pipes and sockets), iperf3 TCP and UDP over the
-# guest's loopback (server and client on different CPUs) and stress-ng
-# --sock, in the bench kernel flavor. Three boots:
+# guest's loopback (server and client on different CPUs), stress-ng
+# --sock, and the programs of upstream's sheaves reports: perf bench
+# syscall fork and execve, will-it-scale-style mmap1 and mmap2 loops and a
+# cross-CPU unix socket stream (tools/realprogs, built here), in the bench
+# kernel flavor. Three boots:
 #
 #   icount   2 vCPUs, -icount shift=0,sleep=off: each workload alternately
 #            on both sides, ROUNDS rounds each after a warm-up; guest time
@@ -21,8 +24,11 @@
 #
 # Environment: ROUNDS (5), REAL_MODES ("icount wall counters"), REAL_CPUS
 #   (4), WORKLOADS (scripts/guest-real-lib.sh's names), RSLUB_PARAMS,
-#   SERVE, the workload sizes (HB_GROUPS HB_LOOPS IPERF_TCP_BYTES
-#   IPERF_TCP_LEN IPERF_UDP_BYTES IPERF_UDP_LEN NG_WORKERS NG_OPS),
+#   SERVE ('*': every cache rslub can serve), the workload sizes
+#   (HB_GROUPS HB_LOOPS IPERF_TCP_BYTES IPERF_TCP_LEN IPERF_UDP_BYTES
+#   IPERF_UDP_LEN NG_WORKERS NG_OPS PERF_FORK_LOOPS PERF_EXECVE_LOOPS
+#   MMAP_PROCS MMAP_ITERS MMAP_MIB MMAP_DIR XCPU_MSGS XCPU_BYTES XCPU_FROM
+#   XCPU_TO XCPU_SNDBUF),
 #   BENCH_KDIR (a built bench kernel: no setup), BENCH_BUILD, QUICK=1
 #   (2 rounds, no wall boot), NO_SERVE_OK=1 (a run without rslub's serving
 #   interface passes with the in-tree side alone: for testing the scripts).
@@ -49,6 +55,11 @@ else
 fi
 command -v hackbench >/dev/null && command -v iperf3 >/dev/null && command -v stress-ng >/dev/null ||
 	fail "hackbench, iperf3 or stress-ng missing on the host (the guest uses the host's): run scripts/setup.sh"
+case ${WORKLOADS:-perf-} in
+*perf-*)
+	perf bench syscall 2>&1 | grep -w execve >/dev/null ||
+		fail "the host's perf has no 'perf bench syscall fork/execve' ($(perf --version 2>&1)): run scripts/setup.sh" ;;
+esac
 
 # Two module builds in copies of the tree: the bench build (counters
 # compiled out, what is timed) and a counters build (the counters boot).
@@ -57,6 +68,7 @@ build() {	# build DIR STATS
 	copy_tree "$1"
 	echo "bench: building modules for $BKDIR (STATS=$2) in $1"
 	make -s -C "$1" KDIR="$BKDIR" STATS="$2" modules
+	make -s -C "$1/tools/realprogs"
 }
 build "$BUILD" 0
 case " $REAL_MODES " in *" counters "*) build "$BUILD-stats" 1 ;; esac
@@ -71,7 +83,9 @@ T0=$(date +%s)
 # What the guest script passes on to the workloads.
 GUEST_ENV="ROUNDS=$ROUNDS RSLUB_PARAMS='${RSLUB_PARAMS:-}'"
 for v in WORKLOADS SERVE HB_GROUPS HB_LOOPS IPERF_TCP_BYTES IPERF_TCP_LEN IPERF_UDP_BYTES \
-	IPERF_UDP_LEN NG_WORKERS NG_OPS PIN_SERVER PIN_CLIENT WARMUP COUNTER_ROUNDS; do
+	IPERF_UDP_LEN NG_WORKERS NG_OPS PIN_SERVER PIN_CLIENT WARMUP COUNTER_ROUNDS \
+	PERF_FORK_LOOPS PERF_EXECVE_LOOPS MMAP_PROCS MMAP_ITERS MMAP_MIB MMAP_DIR \
+	XCPU_MSGS XCPU_BYTES XCPU_FROM XCPU_TO XCPU_SNDBUF; do
 	[ -z "${!v+x}" ] || GUEST_ENV="$GUEST_ENV $v='${!v}'"
 done
 

@@ -95,7 +95,8 @@ LLVM_SUFFIX=-${LLVM_MAJOR:-22}
 export LIBCLANG_PATH=/usr/lib/llvm$LLVM_SUFFIX/lib
 # The last line: the real workloads the guest runs (make bench SUITE=real,
 # make stress SERVE=1, make check), bookworm's own: hackbench (rt-tests),
-# iperf3, stress-ng. The guest boots on the host's root filesystem.
+# iperf3, stress-ng (and perf 6.12 from bookworm-backports: install_packages).
+# The guest boots on the host's root filesystem.
 APT_PKGS="bc flex bison libelf-dev libssl-dev cpio xz-utils make gcc patch procps python3 udev rsync kmod fonts-dejavu-core
 clang$LLVM_SUFFIX lld$LLVM_SUFFIX llvm$LLVM_SUFFIX libclang$LLVM_SUFFIX-dev
 rt-tests iperf3 stress-ng"
@@ -138,6 +139,15 @@ install_packages() {
 	local missing="" p
 	for p in $APT_PKGS; do pkg_installed "$p" || missing="$missing $p"; done
 	pkg_installed linux-source-7.3 || missing="$missing linux-source-7.3/trixie-backports"
+	# perf bench syscall fork and execve (make bench SUITE=real): bookworm's
+	# linux-perf (6.1) has only 'syscall basic'; bookworm-backports' 6.12 has
+	# both and installs on bookworm's libc. A 6.1 already installed (the
+	# machine's own) is upgraded: the suite is named.
+	local perf_ver
+	perf_ver=$(dpkg-query -W -f='${Version}' linux-perf 2>/dev/null || true)
+	if ! pkg_installed linux-perf || ! dpkg --compare-versions "$perf_ver" ge 6.12; then
+		missing="$missing linux-perf/bookworm-backports"
+	fi
 	# The classic flavor's 6.12 source comes from bookworm-security, one of
 	# the machine's default suites (no pin, no suite named); only that
 	# flavor needs it (make bench SUITE=classic), so only it installs it.
