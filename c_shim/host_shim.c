@@ -316,6 +316,7 @@ void rslub_shim_get_consts(struct rslub_shim_consts *c)
 	c->nr_cpu_ids = nr_cpus;
 	c->gfp_zero = 0x100;
 	c->gfp_thisnode = 0x200000;
+	c->gfp_nomemalloc = 0x10000;
 	c->flag_hwcache_align = 0x10;
 	c->flag_no_merge = 0x1000;
 	c->flag_consistency_checks = 0x100;

@@ -50,6 +50,7 @@ void rslub_shim_get_consts(struct rslub_shim_consts *c)
 	c->nr_cpu_ids = nr_cpu_ids;
 	c->gfp_zero = (__force unsigned int)__GFP_ZERO;
 	c->gfp_thisnode = (__force unsigned int)__GFP_THISNODE;
+	c->gfp_nomemalloc = (__force unsigned int)__GFP_NOMEMALLOC;
 	c->flag_hwcache_align = (__force unsigned int)SLAB_HWCACHE_ALIGN;
 	c->flag_no_merge = (__force unsigned int)SLAB_NO_MERGE;
 	c->flag_consistency_checks = (__force unsigned int)SLAB_CONSISTENCY_CHECKS;

@@ -200,7 +200,7 @@ pub(crate) unsafe fn create_cache(
         layout.objects,
         c.page_size,
         debug,
-        (c.gfp_zero, c.gfp_thisnode),
+        (c.gfp_zero, c.gfp_thisnode, c.gfp_nomemalloc),
     );
     params.typesafe_rcu = flags & c.flag_typesafe_by_rcu != 0;
     let cache = Cache::create(name, flags, layout, ctor, params);

@@ -125,6 +125,8 @@ pub struct Consts {
     pub gfp_zero: u32,
     /// `__GFP_THISNODE`.
     pub gfp_thisnode: u32,
+    /// `__GFP_NOMEMALLOC`.
+    pub gfp_nomemalloc: u32,
     /// `SLAB_HWCACHE_ALIGN`.
     pub flag_hwcache_align: u32,
     /// `SLAB_NO_MERGE`.
@@ -150,6 +152,7 @@ pub fn consts() -> Consts {
         nr_node_ids: 1,
         gfp_zero: 0,
         gfp_thisnode: 0,
+        gfp_nomemalloc: 0,
         flag_hwcache_align: 0,
         flag_no_merge: 0,
         flag_typesafe_by_rcu: 0,
@@ -282,6 +285,7 @@ impl kernel::Module for Rslub {
             nr_node_ids: c.nr_node_ids as usize,
             gfp_zero: c.gfp_zero,
             gfp_thisnode: c.gfp_thisnode,
+            gfp_nomemalloc: c.gfp_nomemalloc,
             flag_hwcache_align: c.flag_hwcache_align,
             flag_no_merge: c.flag_no_merge,
             flag_typesafe_by_rcu: c.flag_typesafe_by_rcu,

@@ -606,6 +606,7 @@ fn only_gfp_zero_zeroes_and_never_a_failed_allocation() {
         free_batch: 0,
         gfp_zero: crate::test_util::GFP_ZERO,
         gfp_thisnode: crate::test_util::GFP_THISNODE,
+        gfp_nomemalloc: crate::test_util::GFP_NOMEMALLOC,
         debug: 0,
         harden: true,
         random_freelist: false,
@@ -900,7 +901,9 @@ fn explicit_node_uses_the_cpu_slab_only_on_its_node() {
 
 /// New slabs get their pages with the caller's gfp flags minus
 /// `__GFP_ZERO` (objects are zeroed one by one, the pages need not be),
-/// `__GFP_THISNODE` kept.
+/// `__GFP_THISNODE` kept, and never from the emergency reserves
+/// (`__GFP_NOMEMALLOC`: SLUB hands a pfmemalloc slab's objects only to
+/// requests allowed the reserves; rslub does not track them).
 #[test]
 fn new_slabs_get_the_callers_gfp_without_zero() {
     let _m = machine();
@@ -917,7 +920,12 @@ fn new_slabs_get_the_callers_gfp_without_zero() {
         assert!(!o.is_null());
         // SAFETY: a query.
         let got = unsafe { shim::rslub_host_last_page_gfp() };
-        assert_eq!(got, gfp & !zero, "allocation with gfp {gfp:#x}");
+        let nomemalloc = crate::test_util::GFP_NOMEMALLOC;
+        assert_eq!(
+            got,
+            (gfp & !zero) | nomemalloc,
+            "allocation with gfp {gfp:#x}"
+        );
         on_cpu(0, || c.free(o));
         c.destroy().unwrap();
     }

@@ -1267,9 +1267,10 @@ fn defaults_by_size_and_by_parameter() {
         harden: true,
         random_freelist: false,
     };
-    let p = by_size.params(64, 63, 4096, 0, (1, 2));
+    let p = by_size.params(64, 63, 4096, 0, (1, 2, 4));
     assert_eq!((p.cpu_partial, p.min_partial, p.max_empty), (30, 5, 10));
-    assert_eq!((p.gfp_zero, p.gfp_thisnode, p.harden), (1, 2, true));
+    assert_eq!((p.gfp_zero, p.gfp_thisnode, p.gfp_nomemalloc), (1, 2, 4));
+    assert!(p.harden);
     // max_empty by size follows the size class, not a set cpu_partial.
     let set = Defaults {
         cpu_partial: 0,
@@ -1280,7 +1281,7 @@ fn defaults_by_size_and_by_parameter() {
         harden: false,
         random_freelist: true,
     };
-    let p = set.params(64, 63, 4096, 3, (0, 0));
+    let p = set.params(64, 63, 4096, 3, (0, 0, 0));
     assert_eq!((p.cpu_partial, p.min_partial, p.max_empty), (0, 7, 0));
     assert_eq!((p.debug, p.harden, p.random_freelist), (3, false, true));
     #[cfg(rslub_free_batch)]
@@ -1289,7 +1290,7 @@ fn defaults_by_size_and_by_parameter() {
         max_empty: -1,
         ..set
     }
-    .params(64, 63, 4096, 0, (0, 0));
+    .params(64, 63, 4096, 0, (0, 0, 0));
     assert_eq!(p.max_empty, 10);
 }
 

@@ -41,6 +41,8 @@ pub(crate) const GFP_NOWAIT: u32 = 0x800;
 pub(crate) const GFP_ZERO: u32 = 0x100;
 /// `__GFP_THISNODE` in the host twin.
 pub(crate) const GFP_THISNODE: u32 = 0x200000;
+/// `__GFP_NOMEMALLOC` in the host twin.
+pub(crate) const GFP_NOMEMALLOC: u32 = 0x10000;
 /// Simulated CPUs; CPU `n` is on node `n % 2`.
 pub(crate) const CPUS: u32 = 4;
 
@@ -185,6 +187,7 @@ impl TestCache {
             free_batch: 0,
             gfp_zero: GFP_ZERO,
             gfp_thisnode: GFP_THISNODE,
+            gfp_nomemalloc: GFP_NOMEMALLOC,
             debug,
             harden,
             random_freelist: false,

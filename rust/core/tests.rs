@@ -158,9 +158,17 @@ fn free_pointer_of_readers_caches_lies_outside_or_where_the_owner_says() {
         .unwrap()
     };
     let after = typesafe(None, false);
-    assert_eq!((after.free_offset, after.stride), (96, 104), "after the object");
+    assert_eq!(
+        (after.free_offset, after.stride),
+        (96, 104),
+        "after the object"
+    );
     let set_aside = typesafe(Some(8), false);
-    assert_eq!((set_aside.free_offset, set_aside.stride), (8, 96), "the word set aside");
+    assert_eq!(
+        (set_aside.free_offset, set_aside.stride),
+        (8, 96),
+        "the word set aside"
+    );
     // A word that is not one of the object's, or not aligned, is ignored;
     // so is any with poisoning, which writes the whole object.
     assert_eq!(typesafe(Some(92), false).free_offset, 96);

@@ -388,16 +388,18 @@ impl<P: Platform> Cache<P> {
     }
 
     pub(super) fn new_slab(&self, gfp: u32, node: i32) -> *mut SlabHeader {
+        let owner = self.page_owner.load(Ordering::Relaxed);
+        // Never the emergency reserves: SLUB gives a pfmemalloc slab's
+        // objects only to requests allowed them, rslub does not track them.
+        // A served cache's pages get the kernel's own policy for it.
+        let page_gfp = if owner.is_null() {
+            (gfp & !self.gfp_zero) | self.gfp_nomemalloc
+        } else {
+            gfp & !self.gfp_zero
+        };
         // SAFETY: `page_owner` is null or a kernel cache that is live
         // while this cache has slabs (`set_page_owner`).
-        let base = unsafe {
-            P::alloc_pages(
-                node,
-                gfp & !self.gfp_zero,
-                self.layout.order,
-                self.page_owner.load(Ordering::Relaxed),
-            )
-        };
+        let base = unsafe { P::alloc_pages(node, page_gfp, self.layout.order, owner) };
         if base.is_null() {
             return ptr::null_mut();
         }

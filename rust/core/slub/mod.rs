@@ -172,6 +172,9 @@ pub struct Params {
     pub gfp_zero: u32,
     /// `__GFP_THISNODE`.
     pub gfp_thisnode: u32,
+    /// `__GFP_NOMEMALLOC`, added to the page requests of a cache that does
+    /// not serve a kernel cache (the kernel adds it for served ones).
+    pub gfp_nomemalloc: u32,
     /// Debug features (`debug::CONSISTENCY` ...); the layout must match
     /// (red zones, owner records, free pointer outside when poisoning).
     pub debug: u32,
@@ -312,6 +315,7 @@ pub struct Cache<P: Platform> {
     slab_secret: usize,
     gfp_zero: u32,
     gfp_thisnode: u32,
+    gfp_nomemalloc: u32,
     cpu_partial: AtomicU32,
     cpu_partial_slabs: AtomicU32,
     min_partial: AtomicU32,
@@ -624,6 +628,7 @@ impl<P: Platform> Cache<P> {
                 slab_secret: P::random() | 1,
                 gfp_zero: params.gfp_zero,
                 gfp_thisnode: params.gfp_thisnode,
+                gfp_nomemalloc: params.gfp_nomemalloc,
                 cpu_partial: AtomicU32::new(0),
                 cpu_partial_slabs: AtomicU32::new(0),
                 min_partial: AtomicU32::new(params.min_partial),

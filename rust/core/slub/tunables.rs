@@ -187,7 +187,7 @@ impl Defaults {
         objects_per_slab: usize,
         page_size: usize,
         debug: u32,
-        gfp: (u32, u32),
+        gfp: (u32, u32, u32),
     ) -> super::Params {
         let (cpu_partial, min_partial) = size_defaults(object_size, page_size);
         super::Params {
@@ -199,6 +199,7 @@ impl Defaults {
             free_batch: self.free_batch,
             gfp_zero: gfp.0,
             gfp_thisnode: gfp.1,
+            gfp_nomemalloc: gfp.2,
             debug,
             harden: self.harden,
             random_freelist: self.random_freelist,
