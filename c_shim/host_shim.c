@@ -63,6 +63,7 @@ static __thread void *irq_hook_arg;
 static __thread unsigned int irq_hook_countdown;
 static long pages_in_use, bytes_in_use, reports, meta_in_use;
 static int fail_pages;
+static int fail_above = -1;
 /* rslub_host_set_migrate_in_alloc_pages: the CPU to move to, or -1. */
 static __thread int alloc_pages_move_to = -1;
 /*
@@ -291,10 +292,16 @@ void rslub_host_fail_pages(int n)
 	__atomic_store_n(&fail_pages, n, __ATOMIC_RELAXED);
 }
 
+void rslub_host_fail_pages_above(int order)
+{
+	__atomic_store_n(&fail_above, order, __ATOMIC_RELAXED);
+}
+
 void rslub_host_reset(void)
 {
 	rslub_host_set_migrate(0);
 	rslub_host_fail_pages(0);
+	rslub_host_fail_pages_above(-1);
 	rslub_host_set_memoryless(-1);
 	for (unsigned int c = 0; c < HOST_MAX_CPUS; c++)
 		rslub_host_set_online(c, true);
@@ -317,6 +324,7 @@ void rslub_shim_get_consts(struct rslub_shim_consts *c)
 	c->gfp_zero = 0x100;
 	c->gfp_thisnode = 0x200000;
 	c->gfp_nomemalloc = 0x10000;
+	c->gfp_light = 0x30000000;
 	c->flag_hwcache_align = 0x10;
 	c->flag_no_merge = 0x1000;
 	c->flag_consistency_checks = 0x100;
@@ -448,6 +456,9 @@ void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order,
 	__atomic_store_n(&last_page_gfp, gfp, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&fail_pages, __ATOMIC_RELAXED) > 0 &&
 	    __atomic_fetch_sub(&fail_pages, 1, __ATOMIC_RELAXED) > 0)
+		return NULL;
+	if ((int)order > __atomic_load_n(&fail_above, __ATOMIC_RELAXED) &&
+	    __atomic_load_n(&fail_above, __ATOMIC_RELAXED) >= 0)
 		return NULL;
 	if (posix_memalign(&p, bytes, bytes))
 		return NULL;

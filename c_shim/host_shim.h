@@ -109,6 +109,8 @@ long rslub_host_rcu_grace_period(void);
 long rslub_host_rcu_queued(void);
 /* Fail the next n page allocations (0: none). */
 void rslub_host_fail_pages(int n);
+/* Fail every page allocation above this order (-1: none). */
+void rslub_host_fail_pages_above(int order);
 
 /* The value rslub_shim_debug_param() reports (the "debug" parameter). */
 void rslub_host_set_debug_param(const char *flags);

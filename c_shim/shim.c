@@ -51,6 +51,7 @@ void rslub_shim_get_consts(struct rslub_shim_consts *c)
 	c->gfp_zero = (__force unsigned int)__GFP_ZERO;
 	c->gfp_thisnode = (__force unsigned int)__GFP_THISNODE;
 	c->gfp_nomemalloc = (__force unsigned int)__GFP_NOMEMALLOC;
+	c->gfp_light = (__force unsigned int)(__GFP_NORETRY | __GFP_NOWARN);
 	c->flag_hwcache_align = (__force unsigned int)SLAB_HWCACHE_ALIGN;
 	c->flag_no_merge = (__force unsigned int)SLAB_NO_MERGE;
 	c->flag_consistency_checks = (__force unsigned int)SLAB_CONSISTENCY_CHECKS;

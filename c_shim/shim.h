@@ -36,6 +36,7 @@ struct rslub_shim_consts {
 	unsigned int gfp_zero;
 	unsigned int gfp_thisnode;
 	unsigned int gfp_nomemalloc;
+	unsigned int gfp_light;		/* __GFP_NORETRY | __GFP_NOWARN */
 	unsigned int flag_hwcache_align;
 	unsigned int flag_no_merge;
 	/* Debug flags (SLAB_*); 0 where the kernel compiles them out. */

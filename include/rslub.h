@@ -159,7 +159,11 @@ int rslub_cache_destroy(struct rslub_cache *s);
  * (0/1), random_freelist (0/1), isolated_slabs (slabs taken out of service
  * after corruption), errors (problems detected), typesafe_by_rcu (0/1) and
  * rcu_pending_slabs (freed slabs of a SLAB_TYPESAFE_BY_RCU cache waiting for
- * their grace period).
+ * their grace period), fallback_slabs and fallback_objects (a cache above
+ * its smallest slab order takes a slab of that order from a companion
+ * cache when the page allocator cannot give one of its own order: its
+ * slabs and the objects out of them; "objects" and "slabs" do not count
+ * them).
  */
 long long rslub_cache_stat(struct rslub_cache *s, const char *name);
 int rslub_cache_stat_clear(struct rslub_cache *s, const char *name);

@@ -84,12 +84,12 @@ fn debug_bits(flags: c_uint) -> Option<u32> {
     (flags & !allowed == 0).then_some(debug)
 }
 
-/// The slab layout of a cache, or why there is none. `served`: the cache
-/// will serve a kernel cache, whose slab pages are the kernel's: the
-/// header stays at the slab's start (`Cache::set_page_owner`).
+/// The slab layout a cache asks for, or why there is none. `served`: the
+/// cache will serve a kernel cache, whose slab pages are the kernel's:
+/// the header stays at the slab's start (`Cache::set_page_owner`).
 /// `freeptr`: where the kernel cache keeps a free object's free pointer
 /// inside it (`LayoutRequest::free_offset_at`).
-fn layout_for(
+fn request_for(
     size: usize,
     align: usize,
     flags: c_uint,
@@ -97,7 +97,7 @@ fn layout_for(
     has_ctor: bool,
     served: bool,
     freeptr: Option<usize>,
-) -> core::result::Result<Layout, &'static str> {
+) -> core::result::Result<LayoutRequest, &'static str> {
     if size == 0 || size > MAX_OBJECT_SIZE {
         return Err("size must be 1..RSLUB_MAX_OBJECT_SIZE");
     }
@@ -105,7 +105,7 @@ fn layout_for(
         return Err("align must be 0 or a power of two");
     }
     let c = crate::consts();
-    Layout::new(&LayoutRequest {
+    Ok(LayoutRequest {
         object_size: size,
         align,
         hwcache_align: flags & c.flag_hwcache_align != 0,
@@ -121,8 +121,8 @@ fn layout_for(
         red_zone: debug & crate::debug::RED_ZONE != 0,
         poison: debug & crate::debug::POISON != 0 && !has_ctor,
         store_user: debug & crate::debug::STORE_USER != 0,
+        smallest: false,
     })
-    .map_err(|_| "no slab layout fits this size and align")
 }
 
 /// Creates a cache; see include/rslub.h.
@@ -175,12 +175,12 @@ pub(crate) unsafe fn create_cache(
     let layout = debug_bits(flags)
         .ok_or("unsupported flags")
         .and_then(|debug| {
-            Ok((
-                layout_for(size, align, flags, debug, ctor.is_some(), served, freeptr)?,
-                debug,
-            ))
+            let req = request_for(size, align, flags, debug, ctor.is_some(), served, freeptr)?;
+            let layout =
+                Layout::new(&req).map_err(|_| "no slab layout fits this size and align")?;
+            Ok((layout, debug, req))
         });
-    let (layout, debug) = match layout {
+    let (layout, debug, req) = match layout {
         Ok(l) => l,
         Err(why) => {
             pr_err!(
@@ -207,6 +207,27 @@ pub(crate) unsafe fn create_cache(
     if cache.is_null() {
         pr_err!("create {}: out of memory for the cache\n", show);
         return err_ptr(ENOMEM);
+    }
+    // An API cache above its smallest order gets a fallback of that order
+    // (core slub/fallback.rs); debug and served caches have none.
+    if debug == 0 && !served {
+        let smallest = LayoutRequest {
+            smallest: true,
+            header_outside_ok: false,
+            ..req
+        };
+        let attached = |fl: Layout| {
+            // SAFETY: just created, unused and unpublished.
+            unsafe { Cache::attach_fallback(cache, fl, params, c.gfp_light) }
+        };
+        if let Ok(fl) = Layout::new(&smallest) {
+            if fl.order < layout.order && !attached(fl) {
+                pr_err!("create {}: out of memory for the cache\n", show);
+                // SAFETY: just created, unused and unpublished.
+                let _ = unsafe { Cache::destroy(cache) };
+                return err_ptr(ENOMEM);
+            }
+        }
     }
     // SAFETY: just created, unused and unpublished.
     let (why, err) = match unsafe { registry::register(cache, name) } {

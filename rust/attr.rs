@@ -251,6 +251,8 @@ pub static ATTRS: &[Attr] = &[
     num(b"isolated_slabs\0", |c| c.isolated_slabs()),
     num(b"typesafe_by_rcu\0", |c| usize::from(c.typesafe_rcu())),
     num(b"rcu_pending_slabs\0", |c| c.rcu_pending()),
+    num(b"fallback_slabs\0", |c| c.fallback_slabs()),
+    num(b"fallback_objects\0", |c| c.fallback_objects()),
 ];
 
 /// The attribute named `name`.

@@ -127,6 +127,8 @@ pub struct Consts {
     pub gfp_thisnode: u32,
     /// `__GFP_NOMEMALLOC`.
     pub gfp_nomemalloc: u32,
+    /// `__GFP_NORETRY | __GFP_NOWARN`: a page request that has a fallback.
+    pub gfp_light: u32,
     /// `SLAB_HWCACHE_ALIGN`.
     pub flag_hwcache_align: u32,
     /// `SLAB_NO_MERGE`.
@@ -153,6 +155,7 @@ pub fn consts() -> Consts {
         gfp_zero: 0,
         gfp_thisnode: 0,
         gfp_nomemalloc: 0,
+        gfp_light: 0,
         flag_hwcache_align: 0,
         flag_no_merge: 0,
         flag_typesafe_by_rcu: 0,
@@ -286,6 +289,7 @@ impl kernel::Module for Rslub {
             gfp_zero: c.gfp_zero,
             gfp_thisnode: c.gfp_thisnode,
             gfp_nomemalloc: c.gfp_nomemalloc,
+            gfp_light: c.gfp_light,
             flag_hwcache_align: c.flag_hwcache_align,
             flag_no_merge: c.flag_no_merge,
             flag_typesafe_by_rcu: c.flag_typesafe_by_rcu,

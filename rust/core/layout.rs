@@ -112,6 +112,9 @@ pub struct LayoutRequest {
     pub poison: bool,
     /// Owner records after each object (`SLAB_STORE_USER`).
     pub store_user: bool,
+    /// The smallest order that holds one object, whatever the waste: the
+    /// geometry of a cache's fallback (`Cache::attach_fallback`).
+    pub smallest: bool,
 }
 
 impl LayoutRequest {
@@ -132,6 +135,7 @@ impl LayoutRequest {
             red_zone: false,
             poison: false,
             store_user: false,
+            smallest: false,
         }
     }
 }
@@ -240,7 +244,11 @@ fn geometry(
             }
         }
     }
-    let order = chosen.unwrap_or(min_order);
+    let order = if req.smallest {
+        min_order
+    } else {
+        chosen.unwrap_or(min_order)
+    };
     let (bytes, objects, _) = fits(order).ok_or(LayoutError::TooLarge)?;
     Ok((order, bytes, objects, first_offset))
 }

@@ -26,6 +26,8 @@ pub use host::shim;
 #[cfg(test)]
 mod bulk_free_tests;
 #[cfg(test)]
+mod fallback_tests;
+#[cfg(test)]
 mod header_tests;
 #[cfg(test)]
 mod invariant_tests;

@@ -43,6 +43,8 @@ pub(crate) const GFP_ZERO: u32 = 0x100;
 pub(crate) const GFP_THISNODE: u32 = 0x200000;
 /// `__GFP_NOMEMALLOC` in the host twin.
 pub(crate) const GFP_NOMEMALLOC: u32 = 0x10000;
+/// `__GFP_NORETRY | __GFP_NOWARN` in the host twin.
+pub(crate) const GFP_LIGHT: u32 = 0x30000000;
 /// Simulated CPUs; CPU `n` is on node `n % 2`.
 pub(crate) const CPUS: u32 = 4;
 
@@ -152,6 +154,32 @@ impl TestCache {
         )
     }
 
+    /// A cache of `size`-byte objects with a fallback of the smallest
+    /// order (as the C API gives one: `fallback.rs`), `max_empty` 0.
+    pub(crate) fn with_fallback(size: usize) -> Self {
+        let req = LayoutRequest {
+            header_outside_ok: true,
+            ..LayoutRequest::plain(size, 0, 4096, HEADER_SIZE)
+        };
+        let layout = Layout::new(&req).unwrap();
+        let smallest = Layout::new(&LayoutRequest {
+            smallest: true,
+            header_outside_ok: false,
+            ..req
+        })
+        .unwrap();
+        assert!(
+            smallest.order < layout.order,
+            "{size}-byte objects need no fallback"
+        );
+        let params = Self::params(0, 0, 0, 0, true, false);
+        let c = Cache::<Host>::create(b"fallback", 0, layout, None, params);
+        assert!(!c.is_null());
+        // SAFETY: just created, unused.
+        assert!(unsafe { Cache::attach_fallback(c, smallest, params, GFP_LIGHT) });
+        TestCache(c)
+    }
+
     /// A `SLAB_TYPESAFE_BY_RCU` cache with debug features `debug`, no CPU
     /// partial lists and no minimum of partial slabs: an empty slab goes to
     /// the empty-slab cache (`max_empty`) or is freed.
@@ -178,7 +206,29 @@ impl TestCache {
             ..LayoutRequest::plain(size, 0, 4096, HEADER_SIZE)
         })
         .unwrap();
-        let params = Params {
+        let params = Self::params(
+            cpu_partial,
+            min_partial,
+            max_empty,
+            debug,
+            harden,
+            typesafe_rcu,
+        );
+        let c = Cache::<Host>::create(b"test", 0, layout, None, params);
+        assert!(!c.is_null());
+        TestCache(c)
+    }
+
+    /// The tunables of a test cache.
+    fn params(
+        cpu_partial: u32,
+        min_partial: u32,
+        max_empty: u32,
+        debug: u32,
+        harden: bool,
+        typesafe_rcu: bool,
+    ) -> Params {
+        Params {
             cpu_partial,
             min_partial,
             max_empty,
@@ -192,10 +242,7 @@ impl TestCache {
             harden,
             random_freelist: false,
             typesafe_rcu,
-        };
-        let c = Cache::<Host>::create(b"test", 0, layout, None, params);
-        assert!(!c.is_null());
-        TestCache(c)
+        }
     }
 
     pub(crate) fn destroy(self) -> Result<(), usize> {

@@ -26,6 +26,7 @@ fn req(size: usize, align: usize, hw: bool, ctor: bool) -> LayoutRequest {
         red_zone: false,
         poison: false,
         store_user: false,
+        smallest: false,
     }
 }
 

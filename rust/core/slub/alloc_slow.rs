@@ -115,6 +115,15 @@ impl<P: Platform> Cache<P> {
     }
 
     pub(super) fn alloc_slow(&self, gfp: u32, node: i32) -> *mut u8 {
+        let obj = self.alloc_slow_locked(gfp, node);
+        if obj.is_null() && !self.fallback.is_null() {
+            return self.alloc_fallback(gfp, node);
+        }
+        obj
+    }
+
+    /// `alloc_slow` of the cache itself, under its CPU lock.
+    fn alloc_slow_locked(&self, gfp: u32, node: i32) -> *mut u8 {
         let mut g = self.cpu_lock();
         g.stat(Stat::AllocSlowpath);
         // The free_batch variant: the most recently batched object first.
@@ -392,8 +401,9 @@ impl<P: Platform> Cache<P> {
         // Never the emergency reserves: SLUB gives a pfmemalloc slab's
         // objects only to requests allowed them, rslub does not track them.
         // A served cache's pages get the kernel's own policy for it.
+        // With a fallback, lightly: no retry, no warning (`fallback.rs`).
         let page_gfp = if owner.is_null() {
-            (gfp & !self.gfp_zero) | self.gfp_nomemalloc
+            (gfp & !self.gfp_zero) | self.gfp_nomemalloc | self.gfp_light
         } else {
             gfp & !self.gfp_zero
         };

@@ -35,11 +35,12 @@ impl<P: Platform> Cache<P> {
         // with headers outside the slabs one jump away, so the others'
         // code stays as it was (with them inline, bulk 8 cost 0.3
         // instructions an object more).
-        match self.mode {
+        let got = match self.mode {
             MODE_HARDENED => self.alloc_bulk_fast::<true, false>(gfp, out),
             MODE_PLAIN => self.alloc_bulk_fast::<false, false>(gfp, out),
             _ => self.alloc_bulk_out(gfp, out),
-        }
+        };
+        got || (!self.fallback.is_null() && self.alloc_bulk_fallback(gfp, out))
     }
 
     /// `alloc_bulk` of the caches whose slab headers are outside the slabs.
@@ -164,6 +165,10 @@ impl<P: Platform> Cache<P> {
                 }
             }
             return;
+        }
+        if !self.fallback.is_null() {
+            // SAFETY: per the caller (same contract).
+            unsafe { self.free_bulk_fallback_first(objs) };
         }
         // SAFETY: per the caller (same contract).
         unsafe {

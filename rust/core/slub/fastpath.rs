@@ -480,7 +480,9 @@ impl<P: Platform> Cache<P> {
     #[cold]
     #[inline(never)]
     fn free_refused(&self, obj: *mut u8) {
-        if !obj.is_null() {
+        // SAFETY: the free paths pass on their caller's contract: if `obj`
+        // is an allocated object (of the fallback's), it is handed over.
+        if !obj.is_null() && !unsafe { self.free_to_fallback(obj) } {
             self.report(obj, self.refusal(obj));
         }
     }

@@ -37,6 +37,9 @@ impl<P: Platform> Cache<P> {
             let mut g = unsafe { CpuGuard::assume_locked(self.pcpu, cpu) };
             self.flush_cpu(&mut g);
         });
+        if let Some(fb) = self.fallback() {
+            fb.flush_all();
+        }
     }
 
     /// Flushes a CPU that went offline.
@@ -48,6 +51,10 @@ impl<P: Platform> Cache<P> {
         // SAFETY: per the caller, nothing runs on `cpu`.
         let mut g = unsafe { CpuGuard::assume_locked(self.pcpu, cpu) };
         self.flush_cpu(&mut g);
+        if let Some(fb) = self.fallback() {
+            // SAFETY: as for this cache.
+            unsafe { fb.flush_dead_cpu(cpu) };
+        }
     }
 
     /// Returns every empty slab (partial-list and cached) to the page
@@ -77,6 +84,9 @@ impl<P: Platform> Cache<P> {
             }
             self.free_discards(d);
             self.trim_empty(n as i32, 0);
+        }
+        if let Some(fb) = self.fallback() {
+            fb.shrink();
         }
     }
 }

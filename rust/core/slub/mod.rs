@@ -347,6 +347,15 @@ pub struct Cache<P: Platform> {
     /// Null, or the kernel cache this cache serves: its slabs are marked
     /// slab pages of that cache (`Platform::alloc_pages`).
     page_owner: AtomicPtr<c_void>,
+    /// Null, or this cache's companion of the smallest slab order
+    /// (`fallback.rs`), where an allocation goes when no page block of
+    /// this cache's order can be had.
+    fallback: *mut Cache<P>,
+    /// The fallback has had a slab: frees look for its objects too.
+    fallback_used: AtomicBool,
+    /// `__GFP_NORETRY | __GFP_NOWARN`, added to this cache's page requests
+    /// while it has a fallback; else 0.
+    gfp_light: u32,
     _p: PhantomData<P>,
 }
 
@@ -655,6 +664,9 @@ impl<P: Platform> Cache<P> {
                 typesafe_rcu: params.typesafe_rcu,
                 rcu_pending: AtomicUsize::new(0),
                 page_owner: AtomicPtr::new(ptr::null_mut()),
+                fallback: ptr::null_mut(),
+                fallback_used: AtomicBool::new(false),
+                gfp_light: 0,
                 _p: PhantomData,
             });
             (*this).set_cpu_partial(params.cpu_partial);
@@ -868,6 +880,19 @@ impl<P: Platform> Cache<P> {
             cache.report_live_objects();
             return Err(live);
         }
+        if !cache.fallback.is_null() {
+            // SAFETY: the fallback is this cache's alone, unused but
+            // through it.
+            match unsafe { Self::destroy(cache.fallback) } {
+                Ok(()) => cache.fallback = ptr::null_mut(),
+                // Its objects' frees still come through this cache: both
+                // stay (leaked, like any cache destroyed with objects).
+                Err(live) => {
+                    cache.errors.fetch_add(1, Ordering::Relaxed);
+                    return Err(live);
+                }
+            }
+        }
         cache.shrink();
         // Slabs freed by now may still wait for their grace period; their
         // callbacks read the cache.
@@ -885,6 +910,7 @@ mod alloc_slow;
 mod bulk;
 mod chain;
 mod debug_paths;
+mod fallback;
 mod fastpath;
 mod flush;
 #[cfg(rslub_free_batch)]

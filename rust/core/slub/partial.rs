@@ -312,6 +312,7 @@ impl<P: Platform> Cache<P> {
             return 0;
         }
         P::node_lock(&self.node(nid).lists).empty.len()
+            + self.fallback().map_or(0, |fb| fb.empty_cached(nid))
     }
 
     /// Returns up to `max` slabs of node `nid`'s empty-slab cache to the
@@ -341,6 +342,9 @@ impl<P: Platform> Cache<P> {
             }
         }
         self.free_discards(d);
+        if let Some(fb) = self.fallback() {
+            freed += fb.reclaim_empty(nid, max - freed);
+        }
         freed
     }
 

@@ -57,7 +57,7 @@ impl<P: Platform> Cache<P> {
 
     /// Problems detected so far.
     pub fn errors(&self) -> usize {
-        self.errors.load(Ordering::Relaxed)
+        self.errors.load(Ordering::Relaxed) + self.fallback().map_or(0, |fb| fb.errors())
     }
 
     /// Debug features (`debug::*` bits).
@@ -67,7 +67,7 @@ impl<P: Platform> Cache<P> {
 
     /// Slabs isolated after corruption.
     pub fn isolated_slabs(&self) -> usize {
-        self.isolated.load(Ordering::Relaxed)
+        self.isolated.load(Ordering::Relaxed) + self.fallback().map_or(0, |fb| fb.isolated_slabs())
     }
 
     /// Whether free pointers are stored obfuscated.

@@ -62,6 +62,10 @@ impl<P: Platform> Cache<P> {
                 }
             }
         }
+        if let Some(fb) = self.fallback() {
+            fb.validate();
+        }
+        // `errors` counts the fallback's too.
         self.errors().saturating_sub(errors)
     }
 
