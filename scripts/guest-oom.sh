@@ -8,11 +8,12 @@
 #        scripts/guest-oom.sh [--dmesg] pressure [ROUNDS]
 #   --dmesg   clear the kernel log first and print this run's log at the end
 #             between ==RSLUB-DMESG-BEGIN== and ==RSLUB-DMESG-END==
-#   faults    (7 checks) the kernel's fault injection, failslab and
+#   faults    (8 checks) the kernel's fault injection, failslab and
 #             fail_page_alloc through /sys/kernel/debug: rslub_oom.ko
 #             test=create fails each request of rslub_cache_create, of the
 #             random_freelist tunable, of single and bulk allocations once
-#             (fail-nth; create, random_freelist, alloc, bulk); then
+#             (fail-nth; create, random_freelist, alloc, bulk), and the
+#             page request of a cache with a fallback (fallback); then
 #             rslub_stress.ko faults=1 runs SECONDS with PERCENT (10) of its
 #             kthreads' slab and page requests failing at random, sleeping
 #             and atomic, order 0 and up (stress); the counts of injected
@@ -100,7 +101,7 @@ faults)
 	pct=${2:-10}
 	# rslub_oom.ko test=create's 4 (create, random_freelist, alloc, bulk),
 	# then stress, injected, log-lines.
-	echo "$mode: plan 7"
+	echo "$mode: plan 8"
 	[ -d $FI/failslab ] || mount -t debugfs debugfs $FI 2>/dev/null
 	if [ ! -d $FI/failslab ] || [ ! -d $FI/fail_page_alloc ]; then
 		say FAIL setup "no $FI/failslab or fail_page_alloc (CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAULT_INJECTION_DEBUG_FS)"

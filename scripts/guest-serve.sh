@@ -22,7 +22,9 @@
 #            ==RSLUB-DMESG-BEGIN== and ==RSLUB-DMESG-END==
 # Environment: RSLUB_PARAMS (more rslub.ko parameters), SERVE_KEPT (1:
 #   last, the KUnit suite rslub_serve_kept), SERVE (the patterns; '*'
-#   here), DRAIN_SECONDS (60), and the program sizes below
+#   here), SERVE_VALIDATE (the served caches validated under load: all,
+#   or these names; a validate flushes every CPU, seconds under load on
+#   TCG, minutes for all 121), DRAIN_SECONDS (60), and the program sizes below
 #   (SERVE_HB_GROUPS, SERVE_HB_LOOPS, SERVE_IPERF_BYTES).
 cd "$(dirname "$0")/.." || exit 2
 dump=0
@@ -178,7 +180,7 @@ ex_pid=$!
 # Fork, mmap and file load in the root cgroup (SLUB charges nothing there,
 # so rslub serves these accounted caches; a child cgroup's requests would
 # go to SLUB): stress-ng for the whole time, once.
-stress-ng --fork 1 --mmap 1 --mmap-bytes 16M --vm 1 --vm-bytes 32M --open 1 --dentry 1 \
+stress-ng --fork 1 --mmap 1 --mmap-bytes 2M --vm 1 --vm-bytes 4M --open 1 --dentry 1 \
 	--timeout $((secs + 10))s --metrics-brief --temp-path "$REAL_OUT" \
 	>"$REAL_OUT/stress-ng-fork.out" 2>&1 &
 nf_pid=$!
@@ -217,7 +219,10 @@ fi
 # 4. validate while still serving, with the programs still running.
 echo "serve: step: validate, the programs still running"
 errs=0
-for d in $dirs; do
+vdirs=$dirs
+# shellcheck disable=SC2086 # a list of names
+[ -n "${SERVE_VALIDATE:-}" ] && vdirs=$(rslub_dirs $SERVE_VALIDATE)
+for d in $vdirs; do
 	echo 1 >"$d/validate" || fail "validate of $(basename "$d") could not be written"
 	e=$(cat "$d/errors")
 	# A line per cache: under load a validate takes seconds, all of them
@@ -225,7 +230,7 @@ for d in $dirs; do
 	echo "serve: validated $(basename "$d"): errors=$e"
 	[ "$e" = 0 ] || { fail "$(basename "$d"): validate found errors=$e"; errs=$((errs + e)); }
 done
-[ $errs = 0 ] && pass "validate: $(echo "$dirs" | wc -w) served caches, 0 errors"
+[ $errs = 0 ] && pass "validate: $(echo "$vdirs" | wc -w) of $(echo "$dirs" | wc -w) served caches, 0 errors"
 
 # 5. Stop the programs, then serving; the caches must drain and go.
 echo "serve: step: stopping the programs"
@@ -264,16 +269,20 @@ if [ -n "$ng_ops" ] && [ "$ng_ops" -gt 0 ]; then
 else
 	fail "stress-ng --sock reported no bogo ops (exit $ng): $(tail -n 3 "$REAL_OUT/stress-ng.out" | tr '\n' ' ')"
 fi
+# Each stressor ran and the run completed. Its bogo ops are figures, not
+# a verdict: a slow or loaded guest may end an mmap or vm stressor before
+# its first bogo op (stopped early by SIGINT); that the load reached the
+# caches is what the allocation counters below check.
 nf_ops="" nf_none=""
 for st in fork mmap vm open dentry; do
 	o=$(awk -v st=$st '$4 == st && $5 ~ /^[0-9]+$/ { print $5; exit }' "$REAL_OUT/stress-ng-fork.out")
-	nf_ops="$nf_ops $st=${o:-0}"
-	[ -n "$o" ] && [ "$o" -gt 0 ] || nf_none="$nf_none $st"
+	nf_ops="$nf_ops $st=${o:-none}"
+	[ -n "$o" ] || nf_none="$nf_none $st"
 done
-if [ -z "$nf_none" ]; then
-	pass "stress-ng bogo ops:$nf_ops"
+if [ -z "$nf_none" ] && [ "$nf" = 0 ] && grep -q "successful run completed" "$REAL_OUT/stress-ng-fork.out"; then
+	pass "stress-ng fork, mmap, vm, open, dentry ran; bogo ops:$nf_ops"
 else
-	fail "stress-ng reported no bogo ops for$nf_none (exit $nf): $(tail -n 3 "$REAL_OUT/stress-ng-fork.out" | tr '\n' ' ')"
+	fail "stress-ng: no result for$nf_none (exit $nf): $(tail -n 3 "$REAL_OUT/stress-ng-fork.out" | tr '\n' ' ')"
 fi
 # Objects of the fork, exec, mmap, file and TCP caches came from rslub.
 used="" unused=""

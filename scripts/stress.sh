@@ -16,9 +16,10 @@
 #   runs scripts/guest-oom.sh pressure: PRESSURE_ROUNDS (5) rounds of filling
 #   rslub until NULL and of the shrinker under memory pressure.
 # SERVE=1 (make stress SERVE=1): the stress VM shape runs
-#   scripts/guest-serve.sh: rslub serves every normal kmalloc cache and
-#   skbuff_head_cache from load while hackbench, iperf3 and stress-ng run
-#   beside rslub_stress.ko (CPU hotplug) for STRESS_SECONDS; then validate,
+#   scripts/guest-serve.sh: rslub serves every cache it can ('*') from load
+#   while hackbench, iperf3, execs and stress-ng (sockets, fork, mmap,
+#   files) run beside rslub_stress.ko (CPU hotplug) for STRESS_SECONDS;
+#   then validate of every served cache,
 #   serving stopped, the served caches drained and gone, rslub unloaded.
 # All pass only when every check line of the guest says PASS.
 set -uo pipefail

@@ -325,7 +325,11 @@ static void test_alloc_and_bulk(void)
 	void **v = NULL;
 	bool ok;
 
-	s = rslub_cache_create("rslub_oom_a", 512, 0, 0, NULL);
+	/*
+	 * 64-byte objects: slabs of order 0, the smallest, so no fallback
+	 * (test_fallback) stands behind a failed page request.
+	 */
+	s = rslub_cache_create("rslub_oom_a", 64, 0, 0, NULL);
 	if (IS_ERR(s)) {
 		fail("alloc", "create: %ld", PTR_ERR(s));
 		return;
@@ -392,11 +396,71 @@ out:
 		     rslub_pages_allocated(), pages0);
 }
 
+/*
+ * A cache above its smallest order: its page request failed, the
+ * allocation takes a slab of the smallest order from the fallback (the
+ * second request, which fail-nth lets through), single and bulk.
+ */
+static void test_fallback(void)
+{
+	long pages0 = rslub_pages_allocated();
+	const char *why = NULL;
+	struct rslub_cache *s;
+	unsigned int left;
+	void *p, *v[8];
+	bool ok;
+
+	s = rslub_cache_create("rslub_oom_fb", 1024, 0, 0, NULL);
+	if (IS_ERR(s)) {
+		fail("fallback", "create: %ld", PTR_ERR(s));
+		return;
+	}
+	if (rslub_cache_get(s, "order") == 0) {
+		why = "a cache of 1024-byte objects has slabs of order 0";
+		goto out;
+	}
+	fail_nth_set(1);
+	p = rslub_cache_alloc(s, GFP_KERNEL);
+	left = fail_nth_left();
+	fail_nth_set(0);
+	if (!p || left)
+		why = left ? "the allocation asked for no page" :
+			     "NULL although the fallback could have served it";
+	else if (rslub_cache_get(s, "fallback_objects") != 1)
+		why = "the object is not the fallback's";
+	if (p)
+		rslub_cache_free(s, p);
+	if (!why) {
+		fail_nth_set(1);
+		ok = rslub_cache_alloc_bulk(s, GFP_KERNEL, ARRAY_SIZE(v), v);
+		fail_nth_set(0);
+		if (!ok)
+			why = "alloc_bulk false although the fallback could have served it";
+		else
+			rslub_cache_free_bulk(s, ARRAY_SIZE(v), v);
+	}
+	if (!why && rslub_cache_get(s, "fallback_objects") != 0)
+		why = "the fallback's objects did not go back";
+	if (!why && (rslub_cache_validate(s) || rslub_cache_get(s, "errors")))
+		why = "validate or errors report a problem";
+out:
+	if (rslub_cache_destroy(s))
+		why = why ?: "destroy failed";
+	else if (!why && rslub_pages_allocated() != pages0)
+		why = "pages left after destroy";
+	if (why)
+		fail("fallback", "%s", why);
+	else
+		pass("fallback",
+		     "page request failed: single and bulk allocation from the fallback of order 0, objects back, nothing left");
+}
+
 static void test_create(void)
 {
 	test_create_sweep();
 	test_random_freelist();
 	test_alloc_and_bulk();
+	test_fallback();
 }
 #else
 static void test_create(void)

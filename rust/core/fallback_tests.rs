@@ -155,3 +155,22 @@ fn destroy_with_a_fallback_object_out_keeps_both() {
     assert_eq!(c.fallback_objects(), 0);
     c.destroy().unwrap();
 }
+
+#[test]
+fn when_the_fallback_fails_too_the_allocation_is_null() {
+    let _m = machine();
+    let base = pages();
+    let c = TestCache::with_fallback(1024);
+    // SAFETY: a knob of the twin: the next two page requests fail.
+    unsafe { shim::rslub_host_fail_pages(2) };
+    let o = on_cpu(0, || c.alloc(GFP_KERNEL, -1));
+    assert!(o.is_null());
+    assert_eq!(pages(), base);
+    assert_eq!(c.fallback_objects(), 0);
+    let o = on_cpu(0, || c.alloc(GFP_KERNEL, -1));
+    assert!(!o.is_null(), "memory is back");
+    on_cpu(0, || c.free(o));
+    c.shrink();
+    c.destroy().unwrap();
+    assert_eq!(pages(), base);
+}

@@ -51,6 +51,7 @@ impl<P: Platform> Cache<P> {
         // SAFETY: per the caller, nothing runs on `cpu`.
         let mut g = unsafe { CpuGuard::assume_locked(self.pcpu, cpu) };
         self.flush_cpu(&mut g);
+        drop(g);
         if let Some(fb) = self.fallback() {
             // SAFETY: as for this cache.
             unsafe { fb.flush_dead_cpu(cpu) };

@@ -311,8 +311,9 @@ impl<P: Platform> Cache<P> {
         if (nid as usize) >= self.nr_nodes {
             return 0;
         }
-        P::node_lock(&self.node(nid).lists).empty.len()
-            + self.fallback().map_or(0, |fb| fb.empty_cached(nid))
+        // The node lock dropped before the fallback's is taken.
+        let cached = P::node_lock(&self.node(nid).lists).empty.len();
+        cached + self.fallback().map_or(0, |fb| fb.empty_cached(nid))
     }
 
     /// Returns up to `max` slabs of node `nid`'s empty-slab cache to the
