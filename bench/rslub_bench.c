@@ -8,6 +8,9 @@
  *          (cpu_partial, min_partial, max_empty, random_freelist), harden=0|1
  *          set for its create, and build=NAME, a label only: the rslub.ko
  *          loaded is that build variant (scripts/guest-bench.sh loads it)
+ *   served a kernel kmem_cache like slub's, served by rslub (rslub_serve,
+ *          the slab backend hook): the kernel's entry points and the hook's
+ *          glue in front of rslub; bulk calls are single calls in a loop
  *   floor  a per-CPU stack of preallocated objects, preemption disabled
  *          around a push or pop: what doing almost nothing costs
  *
@@ -75,7 +78,7 @@ MODULE_PARM_DESC(workloads, "comma list of pair,repeat,fifo,shuffle,bulk,remote,
 
 static char *allocs = "slub,rslub,floor";
 module_param(allocs, charp, 0444);
-MODULE_PARM_DESC(allocs, "comma list of slub, rslub[:knob=v...], floor");
+MODULE_PARM_DESC(allocs, "comma list of slub, rslub[:knob=v...], served (a kernel cache rslub serves), floor");
 
 #define MAX_SIZES 16
 static unsigned int sizes[MAX_SIZES] = {
@@ -212,6 +215,52 @@ static void rslub_free_bulk(void *c, size_t nr, void **p)
 {
 	rslub_cache_free_bulk(c, nr, p);
 }
+
+/*
+ * served: a kmem_cache of the kernel's whose objects rslub serves (the
+ * slab backend hook, patches/0001): the kernel's entry points, as for
+ * slub, then the hook's glue into rslub. The hook leaves bulk allocations
+ * to SLUB, so served's bulk calls are loops of single calls: what a bulk
+ * row of served measures is rslub's objects, one call each.
+ */
+static void *served_create(const char *name, unsigned int size)
+{
+	struct kmem_cache *c = kmem_cache_create(name, size, 0, SLAB_NO_MERGE, NULL);
+	int ret;
+
+	if (!c)
+		return NULL;
+	ret = rslub_serve(name);
+	if (ret) {
+		pr_err("rslub_bench: served: cannot serve %s (%d)\n", name, ret);
+		kmem_cache_destroy(c);
+		return NULL;
+	}
+	return c;
+}
+
+static bool served_alloc_bulk(void *c, size_t nr, void **p)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		p[i] = kmem_cache_alloc(c, GFP_KERNEL);
+		if (!p[i]) {
+			while (i--)
+				kmem_cache_free(c, p[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void served_free_bulk(void *c, size_t nr, void **p)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		kmem_cache_free(c, p[i]);
+}
 #endif /* !RSLUB_BENCH_NO_RSLUB */
 
 /*
@@ -334,12 +383,20 @@ static const struct ops rslub_ops = {
 	rslub_alloc_bulk, rslub_free_bulk,
 };
 
-/* What allocs=rslub selects: nothing in a build without rslub. */
+/* kmem_cache_destroy() tells rslub, which lets its served cache go. */
+static const struct ops served_ops = {
+	"served", served_create, slub_destroy, slub_alloc, slub_free,
+	served_alloc_bulk, served_free_bulk,
+};
+
+/* What allocs=rslub and served select: nothing in a build without rslub. */
 #define HAVE_RSLUB true
 #define RSLUB_OPS (&rslub_ops)
+#define SERVED_OPS (&served_ops)
 #else
 #define HAVE_RSLUB false
 #define RSLUB_OPS ((const struct ops *)NULL)
+#define SERVED_OPS ((const struct ops *)NULL)
 #endif
 
 static const struct ops floor_ops = {
@@ -379,8 +436,9 @@ static int parse_allocs(void)
 		s = &subjects[nr_subjects];
 		if (knobs)
 			*knobs++ = '\0';
-		if (!strcmp(tok, "rslub") && !HAVE_RSLUB) {
-			pr_err("rslub_bench: allocs: rslub is not in this build (RSLUB_BENCH_NO_RSLUB)\n");
+		if ((!strcmp(tok, "rslub") || !strcmp(tok, "served")) && !HAVE_RSLUB) {
+			pr_err("rslub_bench: allocs: %s needs rslub, not in this build (RSLUB_BENCH_NO_RSLUB)\n",
+			       tok);
 			ret = -EINVAL;
 			break;
 		}
@@ -388,10 +446,12 @@ static int parse_allocs(void)
 			s->ops = &slub_ops;
 		else if (!strcmp(tok, "rslub"))
 			s->ops = RSLUB_OPS;
+		else if (!strcmp(tok, "served"))
+			s->ops = SERVED_OPS;
 		else if (!strcmp(tok, "floor"))
 			s->ops = &floor_ops;
 		if (!s->ops || (knobs && s->ops != RSLUB_OPS)) {
-			pr_err("rslub_bench: allocs: unknown allocator '%s' (slub, rslub[:knob=v...], floor)\n",
+			pr_err("rslub_bench: allocs: unknown allocator '%s' (slub, rslub[:knob=v...], served, floor)\n",
 			       tok);
 			ret = -EINVAL;
 			break;
