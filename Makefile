@@ -8,6 +8,9 @@
 #   make bench      A/B benchmark: in-tree SLUB vs rslub vs a floor allocator
 #                   (QUICK=1, SUITE=max-empty|cpu-partial|fill|cmpxchg|hardening|free-batch|real|classic, KVM=1)
 #   make bench-compare A=results/<x> B=results/<y>   compare two saved runs
+#   make trace-pair the instructions of one alloc+free pair, single-stepped
+#                   under gdb in the bench kernel, per function (slub, rslub,
+#                   served, kmalloc, kserved; TRACE_ALLOCS, TRACE_SIZE)
 #   make stress     60 s of rslub_stress.ko on 4 CPUs / 2 NUMA nodes with CPU hotplug
 #   make setup      install the toolchain, build the cached test kernel
 #   make lint       clippy + rustfmt on the Rust, checkpatch on the C and on patches/
@@ -51,7 +54,7 @@ RUST_SRC := $(wildcard rust/*.rs rust/core/*.rs rust/core/slub/*.rs)
 # stress/modcycle.c and tools/realprogs/ are userspace too, but kernel style.
 C_SRC := $(filter-out %.mod.c c_shim/host_shim.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c kunit/*.h bench/*.c stress/*.c include/*.h tools/realprogs/*.c))
 
-.PHONY: all modules setup check bench bench-compare stress lint fmt vm kdir clean host-test \
+.PHONY: all modules setup check bench bench-compare trace-pair stress lint fmt vm kdir clean host-test \
 	host-test-free-batch mutants
 
 all: modules
@@ -109,6 +112,9 @@ mutants:
 
 bench:
 	@scripts/bench.sh
+
+trace-pair:
+	@scripts/trace-pair.sh
 
 bench-compare:
 	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make bench-compare A=results/<run> B=results/<run>"; exit 2; }

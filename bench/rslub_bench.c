@@ -11,6 +11,11 @@
  *   served a kernel kmem_cache like slub's, served by rslub (rslub_serve,
  *          the slab backend hook): the kernel's entry points and the hook's
  *          glue in front of rslub; bulk calls are single calls in a loop
+ *   kmalloc kmalloc(size)/kfree() of the in-tree SLUB (the kernel's own
+ *          kmalloc-<size> cache; sizes without one are skipped)
+ *   kserved the same calls while rslub serves kmalloc-<size>: served in
+ *          each of its rounds only (rslub_serve before, "-" after), so the
+ *          kmalloc rounds between them measure the in-tree cache
  *   floor  a per-CPU stack of preallocated objects, preemption disabled
  *          around a push or pop: what doing almost nothing costs
  *
@@ -32,6 +37,11 @@
  *   churn     random alloc/free over a live set; the caches stay with
  *             their live objects until rmmod, so the guest script can read
  *             the pages held from sysfs before and after shrink
+ *   trace     for a debugger, not a result: per allocator, warm pairs, then
+ *             (once trace_go is set) TRACE_PAIRS pairs with a call of
+ *             rslub_bench_trace_mark() before the alloc, between alloc and
+ *             free, and after the free (scripts/trace-pair.sh steps the
+ *             instructions between the marks)
  *
  * Rounds are interleaved (A B A B ...). Costs are in get_cycles() ticks,
  * which under QEMU's -icount shift=0 are executed instructions (mode=icount,
@@ -53,8 +63,10 @@
  */
 #include <linux/completion.h>
 #include <linux/cpumask.h>
+#include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
+#include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/prandom.h>
@@ -74,11 +86,11 @@ MODULE_PARM_DESC(mode, "icount (QEMU -icount: ticks are instructions), cycles (r
 
 static char *workloads = "pair,repeat,bulk,remote";
 module_param(workloads, charp, 0444);
-MODULE_PARM_DESC(workloads, "comma list of pair,repeat,fifo,shuffle,bulk,remote,parallel,churn");
+MODULE_PARM_DESC(workloads, "comma list of pair,repeat,fifo,shuffle,bulk,remote,parallel,churn,trace");
 
 static char *allocs = "slub,rslub,floor";
 module_param(allocs, charp, 0444);
-MODULE_PARM_DESC(allocs, "comma list of slub, rslub[:knob=v...], served (a kernel cache rslub serves), floor");
+MODULE_PARM_DESC(allocs, "comma list of slub, rslub[:knob=v...], served (a kernel cache rslub serves), kmalloc, kserved (kmalloc-<size> served), floor");
 
 #define MAX_SIZES 16
 static unsigned int sizes[MAX_SIZES] = {
@@ -127,8 +139,15 @@ static bool hold;
 module_param(hold, bool, 0444);
 MODULE_PARM_DESC(hold, "after the run, stay loaded holding a cache with live objects (for rslabinfo)");
 
+static bool trace_go;
+module_param(trace_go, bool, 0644);
+MODULE_PARM_DESC(trace_go, "trace: set (through sysfs) once a debugger watches rslub_bench_trace_mark()");
+#define TRACE_PAIRS 3
+#define TRACE_WARM 1000
+#define TRACE_WAIT_MS 300000
+
 #define MAX_ROUNDS 16
-#define MAX_ALLOCS 6
+#define MAX_ALLOCS 8
 #define MAX_PAR 16
 #define HOLD_OBJS 1000
 
@@ -150,6 +169,9 @@ struct ops {
 	void (*free)(void *cache, void *obj);
 	bool (*alloc_bulk)(void *cache, size_t nr, void **p);
 	void (*free_bulk)(void *cache, size_t nr, void **p);
+	/* Optional: around each round of the allocator (not timed). */
+	int (*enter)(void *cache);
+	void (*leave)(void *cache);
 };
 
 static void *slub_create(const char *name, unsigned int size)
@@ -262,6 +284,88 @@ static void served_free_bulk(void *c, size_t nr, void **p)
 		kmem_cache_free(c, p[i]);
 }
 #endif /* !RSLUB_BENCH_NO_RSLUB */
+
+/*
+ * kmalloc and kserved: the "cache" is the size and the name of the
+ * kernel's kmalloc cache of that size. kmalloc() with a size known only at
+ * run time (__kmalloc_noprof(): one table lookup more than a constant
+ * size), the same on both.
+ */
+struct kmcache {
+	size_t size;
+	char name[24];
+};
+
+static void *kmalloc_create(const char *name, unsigned int size)
+{
+	struct kmcache k = { .size = size };
+
+	/* Only the sizes of a kmalloc cache: above it kmalloc() takes pages. */
+	if (size > KMALLOC_MAX_CACHE_SIZE || !is_power_of_2(size) || size < 8)
+		return ERR_PTR(-ENOENT);
+	if (size >= 1024)
+		snprintf(k.name, sizeof(k.name), "kmalloc-%uk", size / 1024);
+	else
+		snprintf(k.name, sizeof(k.name), "kmalloc-%u", size);
+	/* kmemdup(): the bench module also builds on 6.12 (no kzalloc_obj). */
+	return kmemdup(&k, sizeof(k), GFP_KERNEL);
+}
+
+static void kmalloc_destroy(void *c)
+{
+	kfree(c);
+}
+
+static void *kmalloc_alloc(void *c)
+{
+	return kmalloc(((struct kmcache *)c)->size, GFP_KERNEL);
+}
+
+static void kmalloc_free(void *c, void *o)
+{
+	kfree(o);
+}
+
+static bool kmalloc_alloc_bulk(void *c, size_t nr, void **p)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		p[i] = kmalloc_alloc(c);
+		if (!p[i]) {
+			while (i--)
+				kfree(p[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void kmalloc_free_bulk(void *c, size_t nr, void **p)
+{
+	kfree_bulk(nr, p);
+}
+
+#ifndef RSLUB_BENCH_NO_RSLUB
+static int kserved_enter(void *c)
+{
+	struct kmcache *k = c;
+	int ret = rslub_serve(k->name);
+
+	if (ret)
+		pr_err("rslub_bench: kserved: cannot serve %s (%d)\n", k->name, ret);
+	return ret;
+}
+
+/* Stops serving: rslub's objects still come back to it; it drains. */
+static void kserved_leave(void *c)
+{
+	char stop[32];
+
+	snprintf(stop, sizeof(stop), "-%s", ((struct kmcache *)c)->name);
+	rslub_serve(stop);
+}
+#endif
 
 /*
  * The floor: each online CPU gets a stack of cap objects carved from one
@@ -377,6 +481,11 @@ static const struct ops slub_ops = {
 	slub_alloc_bulk, slub_free_bulk,
 };
 
+static const struct ops kmalloc_ops = {
+	"kmalloc", kmalloc_create, kmalloc_destroy, kmalloc_alloc, kmalloc_free,
+	kmalloc_alloc_bulk, kmalloc_free_bulk,
+};
+
 #ifndef RSLUB_BENCH_NO_RSLUB
 static const struct ops rslub_ops = {
 	"rslub", rslub_create, rslub_destroy, rslub_alloc, rslub_free,
@@ -389,14 +498,21 @@ static const struct ops served_ops = {
 	served_alloc_bulk, served_free_bulk,
 };
 
+static const struct ops kserved_ops = {
+	"kserved", kmalloc_create, kmalloc_destroy, kmalloc_alloc, kmalloc_free,
+	kmalloc_alloc_bulk, kmalloc_free_bulk, kserved_enter, kserved_leave,
+};
+
 /* What allocs=rslub and served select: nothing in a build without rslub. */
 #define HAVE_RSLUB true
 #define RSLUB_OPS (&rslub_ops)
 #define SERVED_OPS (&served_ops)
+#define KSERVED_OPS (&kserved_ops)
 #else
 #define HAVE_RSLUB false
 #define RSLUB_OPS ((const struct ops *)NULL)
 #define SERVED_OPS ((const struct ops *)NULL)
+#define KSERVED_OPS ((const struct ops *)NULL)
 #endif
 
 static const struct ops floor_ops = {
@@ -436,7 +552,8 @@ static int parse_allocs(void)
 		s = &subjects[nr_subjects];
 		if (knobs)
 			*knobs++ = '\0';
-		if ((!strcmp(tok, "rslub") || !strcmp(tok, "served")) && !HAVE_RSLUB) {
+		if ((!strcmp(tok, "rslub") || !strcmp(tok, "served") ||
+		     !strcmp(tok, "kserved")) && !HAVE_RSLUB) {
 			pr_err("rslub_bench: allocs: %s needs rslub, not in this build (RSLUB_BENCH_NO_RSLUB)\n",
 			       tok);
 			ret = -EINVAL;
@@ -448,10 +565,14 @@ static int parse_allocs(void)
 			s->ops = RSLUB_OPS;
 		else if (!strcmp(tok, "served"))
 			s->ops = SERVED_OPS;
+		else if (!strcmp(tok, "kmalloc"))
+			s->ops = &kmalloc_ops;
+		else if (!strcmp(tok, "kserved"))
+			s->ops = KSERVED_OPS;
 		else if (!strcmp(tok, "floor"))
 			s->ops = &floor_ops;
 		if (!s->ops || (knobs && s->ops != RSLUB_OPS)) {
-			pr_err("rslub_bench: allocs: unknown allocator '%s' (slub, rslub[:knob=v...], served, floor)\n",
+			pr_err("rslub_bench: allocs: unknown allocator '%s' (slub, rslub[:knob=v...], served, kmalloc, kserved, floor)\n",
 			       tok);
 			ret = -EINVAL;
 			break;
@@ -520,6 +641,10 @@ static int create_caches(const char *workload, unsigned int size, unsigned int c
 		snprintf(s->name, sizeof(s->name), "rsb_%s_%s_%u_%u", workload,
 			 s->ops->name, size, k);
 		s->cache = s->ops->create(s->name, size);
+		if (IS_ERR(s->cache)) {
+			s->cache = NULL;	/* no such cache for this size: skipped */
+			continue;
+		}
 		if (!s->cache || apply_knobs(s)) {
 			pr_err("rslub_bench: cannot create cache %s\n", s->name);
 			return -ENOMEM;
@@ -1028,12 +1153,58 @@ static void free_churns(void)
 	nr_churns = 0;
 }
 
+/*
+ * trace: the instructions of one pair, for scripts/trace-pair.sh, which
+ * single-steps the guest from one mark to the next under gdb. The marks
+ * are calls of an empty function that must stay a call.
+ */
+noinline void rslub_bench_trace_mark(void);
+noinline void rslub_bench_trace_mark(void)
+{
+	asm volatile("" ::: "memory");
+}
+
+static int run_trace(struct subject *s, unsigned int size)
+{
+	void *c = s->cache, *o;
+	unsigned int i, waited = 0;
+
+	for (i = 0; i < TRACE_WARM; i++) {
+		o = s->ops->alloc(c);
+		if (!o)
+			return -ENOMEM;
+		s->ops->free(c, o);
+	}
+	while (!READ_ONCE(trace_go)) {
+		if (waited >= TRACE_WAIT_MS) {
+			pr_err("rslub_bench: trace: trace_go not set in %u s\n",
+			       TRACE_WAIT_MS / 1000);
+			return -ETIMEDOUT;
+		}
+		msleep(100);
+		waited += 100;
+	}
+	pr_info("rslub_bench: trace alloc=%s size=%u pairs=%u\n", s->ops->name,
+		size, TRACE_PAIRS);
+	for (i = 0; i < TRACE_PAIRS; i++) {
+		rslub_bench_trace_mark();
+		o = s->ops->alloc(c);
+		rslub_bench_trace_mark();
+		s->ops->free(c, o);
+		rslub_bench_trace_mark();
+	}
+	return 0;
+}
+
 /* --- driver -------------------------------------------------------------- */
 
-enum workload { PAIR, REPEAT, FIFO, SHUFFLE, BULK, REMOTE, PARALLEL, CHURN, NR_WORKLOADS };
+enum workload {
+	PAIR, REPEAT, FIFO, SHUFFLE, BULK, REMOTE, PARALLEL, CHURN, TRACE, NR_WORKLOADS
+};
 
 static const char * const workload_names[NR_WORKLOADS] = {
-	"pair", "repeat", "fifo", "shuffle", "bulk", "remote", "parallel", "churn"
+	"pair", "repeat", "fifo", "shuffle", "bulk", "remote", "parallel", "churn",
+	"trace"
 };
 
 struct bench_mem {
@@ -1062,6 +1233,13 @@ static int run_workload(enum workload w, struct bench_mem *m)
 			for (k = 0; k < nr_subjects && !failed; k++) {
 				struct subject *s = &subjects[k];
 
+				if (!s->cache)
+					continue;	/* none of this size */
+				if (s->ops->enter) {
+					failed = s->ops->enter(s->cache);
+					if (failed)
+						break;
+				}
 				switch (w) {
 				case PAIR:
 					run_pair(s, size, r);
@@ -1090,12 +1268,20 @@ static int run_workload(enum workload w, struct bench_mem *m)
 					break;
 				}
 				case CHURN:
-					if (s->ops != &floor_ops)
+					/* Caches of their own, kept until rmmod. */
+					if (s->ops != &floor_ops && s->ops != &kmalloc_ops &&
+					    s->ops != KSERVED_OPS)
 						run_churn(s, size, r);
+					break;
+				case TRACE:
+					if (pass == 1 && !failed)
+						failed = run_trace(s, size);
 					break;
 				default:
 					break;
 				}
+				if (s->ops->leave)
+					s->ops->leave(s->cache);
 			}
 			if (w == CHURN)
 				break;	/* one round per load: the script reads sysfs after it */

@@ -95,11 +95,12 @@ LLVM_SUFFIX=-${LLVM_MAJOR:-22}
 export LIBCLANG_PATH=/usr/lib/llvm$LLVM_SUFFIX/lib
 # The last line: the real workloads the guest runs (make bench SUITE=real,
 # make stress SERVE=1, make check), bookworm's own: hackbench (rt-tests),
-# iperf3, stress-ng (and perf 6.12 from bookworm-backports: install_packages).
+# iperf3, stress-ng (and perf 6.12 from bookworm-backports: install_packages),
+# and gdb, which make trace-pair attaches to QEMU's gdb stub.
 # The guest boots on the host's root filesystem.
 APT_PKGS="bc flex bison libelf-dev libssl-dev cpio xz-utils make gcc patch procps python3 udev rsync kmod fonts-dejavu-core
 clang$LLVM_SUFFIX lld$LLVM_SUFFIX llvm$LLVM_SUFFIX libclang$LLVM_SUFFIX-dev
-rt-tests iperf3 stress-ng"
+rt-tests iperf3 stress-ng gdb"
 
 apt_sources() {
 	local changed=0

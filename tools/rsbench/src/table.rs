@@ -185,6 +185,10 @@ pub fn table(b: &Bench, title: &str) -> String {
             .map(|s| match s.as_str() {
                 "floor" if !suite && !kernels && series.iter().any(|x| x == "rslub") => Col::Floor,
                 "ideal" => Col::Plain(s.clone()),
+                // A served kmalloc cache against the same kmalloc in-tree.
+                "kserved" if series.iter().any(|x| x == "kmalloc") => {
+                    Col::Versus(s.clone(), "kmalloc".into())
+                }
                 _ if Some(s) == first_floor.as_ref() => Col::Plain(s.clone()),
                 _ if kernels && s.starts_with("floor-") => {
                     Col::Versus(s.clone(), first_floor.clone().unwrap_or_default())

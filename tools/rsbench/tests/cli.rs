@@ -426,3 +426,14 @@ fn two_kernels_rename_and_compare_with_classic() {
     ok(&["plot", dir.to_str().unwrap()]);
     assert!(dir.join("report.md").exists());
 }
+
+#[test]
+fn kserved_is_compared_with_the_in_tree_kmalloc() {
+    let dir = parse_into("kmalloc", &["kmalloc.log"], &[]);
+    let out = ok(&["table", &dir.display().to_string()]);
+    let r = row(&out, "pair / instr_per_op", "pair", "64");
+    // op size batch cpus slub kmalloc ratio diff kserved ratio diff
+    assert_eq!(r[4], "166", "{out}");
+    assert_eq!((r[5].as_str(), r[6].as_str()), ("200", "1.205"), "{out}");
+    assert_eq!((r[8].as_str(), r[9].as_str()), ("150", "0.750"), "{out}");
+}
