@@ -587,37 +587,6 @@ bool rslub_shim_want_init_on_free(void)
 }
 
 #ifdef CONFIG_SLAB_BACKEND
-/* The task making rslub's own caches for serving (rslub_shim_internal). */
-static struct task_struct *rslub_internal_task;
-
-void rslub_shim_internal(bool on)
-{
-	WRITE_ONCE(rslub_internal_task, on ? current : NULL);
-}
-
-static void *rslub_backend_alloc(struct kmem_cache *s, void *cache, gfp_t gfp,
-				 int node)
-{
-	/* rslub's own bookkeeping comes from SLUB, or it could never drain. */
-	if (unlikely(READ_ONCE(rslub_internal_task) == current))
-		return NULL;
-	return rslub_rust_served_alloc(cache, (__force unsigned int)gfp, node);
-}
-
-static unsigned int rslub_backend_alloc_bulk(struct kmem_cache *s, void *cache,
-					     gfp_t gfp, unsigned int nr, void **p)
-{
-	if (unlikely(READ_ONCE(rslub_internal_task) == current))
-		return 0;
-	return rslub_rust_served_alloc_bulk(cache, (__force unsigned int)gfp, nr, p);
-}
-
-static void rslub_backend_free(struct kmem_cache *s, void *cache, void *base,
-			       void *obj)
-{
-	rslub_rust_served_free(cache, base, obj);
-}
-
 static void *rslub_backend_object_start(struct kmem_cache *s, void *cache,
 					void *base, const void *ptr)
 {
@@ -629,10 +598,11 @@ static int rslub_backend_cache_destroy(struct kmem_cache *s, void *cache)
 	return rslub_rust_served_destroy(s);
 }
 
+/* The hot operations are rslub's Rust functions themselves (shim.h). */
 static const struct slab_backend_ops rslub_backend_ops = {
-	.alloc = rslub_backend_alloc,
-	.alloc_bulk = rslub_backend_alloc_bulk,
-	.free = rslub_backend_free,
+	.alloc = rslub_rust_served_alloc,
+	.alloc_bulk = rslub_rust_served_alloc_bulk,
+	.free = rslub_rust_served_free,
 	.object_start = rslub_backend_object_start,
 	.cache_destroy = rslub_backend_cache_destroy,
 };
@@ -704,7 +674,4 @@ void rslub_shim_backend_drained(void *s)
 {
 }
 
-void rslub_shim_internal(bool on)
-{
-}
 #endif

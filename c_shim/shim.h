@@ -269,21 +269,22 @@ bool rslub_shim_want_init_on_free(void);
  * Implemented in Rust: the backend's operations. s: the kernel cache;
  * cache: the rslub cache the kernel holds for it (NULL once drained);
  * base: the slab's start. cache_destroy: nonzero if objects are out.
+ * alloc, alloc_bulk and free are the kernel's slab_backend_ops themselves
+ * (its types: gfp_t is an unsigned int), so that the kernel's static calls
+ * land in rslub's code directly.
  */
-void *rslub_rust_served_alloc(void *cache, unsigned int gfp, int node);
+struct kmem_cache;
+void *rslub_rust_served_alloc(void *cache, unsigned int gfp, int node,
+			      struct kmem_cache *s);
 /* nr objects into p, or 0 and none. */
-unsigned int rslub_rust_served_alloc_bulk(void *cache, unsigned int gfp,
-					  unsigned int nr, void **p);
-void rslub_rust_served_free(void *cache, void *base, void *obj);
+unsigned int rslub_rust_served_alloc_bulk(struct kmem_cache *s, void *cache,
+					  unsigned int gfp, unsigned int nr,
+					  void **p);
+void rslub_rust_served_free(void *cache, void *obj, struct kmem_cache *s);
 void *rslub_rust_served_object_start(void *cache, void *base, const void *ptr);
 int rslub_rust_served_destroy(void *s);
-/*
- * Between rslub_shim_internal(true) and (false), the calling task's
- * allocations from served caches come from SLUB: rslub's own bookkeeping
- * for a served cache (its sysfs directory, say) must not live in a served
- * cache, or that cache could never drain. One task at a time.
- */
-void rslub_shim_internal(bool on);
+/* The running task (current), as an address only. */
+void *rslub_shim_current(void);
 /* A module reference while caches are served (rmmod is refused). */
 void rslub_shim_module_get(void);
 void rslub_shim_module_put(void);

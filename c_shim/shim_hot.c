@@ -16,6 +16,7 @@
 #include <linux/irqflags.h>
 #include <linux/mm.h>
 #include <linux/percpu.h>
+#include <linux/sched.h>
 #include <linux/smp.h>
 #include <linux/topology.h>
 
@@ -26,6 +27,11 @@ struct rslub_pair {
 	unsigned long w0;
 	unsigned long w1;
 } __aligned(16);
+
+__always_inline void *rslub_shim_current(void)
+{
+	return current;
+}
 
 __always_inline int rslub_shim_addr_to_node(const void *addr)
 {

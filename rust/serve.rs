@@ -28,7 +28,7 @@ use crate::shim;
 use core::ffi::{c_int, c_long, c_longlong, c_uint, c_ulong, c_void, CStr};
 use core::fmt::Write;
 use core::ptr;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use kernel::ffi::c_char;
 use kernel::prelude::*;
 use kernel::sync::global_lock;
@@ -71,6 +71,32 @@ static BACKEND: AtomicBool = AtomicBool::new(false);
 /// served object must then come back all zero, free pointer included.
 static INIT_ON_FREE: AtomicBool = AtomicBool::new(false);
 
+/// The task making rslub's own caches for serving (`internal`), whose
+/// allocations from served caches come from SLUB; null when none.
+static INTERNAL_TASK: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
+
+/// Nonzero while a served allocation may need more than `Cache::alloc`:
+/// `RARE_WIPE` (init_on_free, fixed at boot) or `RARE_INTERNAL` (a task is
+/// in `internal`). One word, so that the hit path tests both at once.
+static RARE: AtomicUsize = AtomicUsize::new(0);
+const RARE_WIPE: usize = 1;
+const RARE_INTERNAL: usize = 2;
+
+/// Between `internal(true)` and `internal(false)`, the calling task's
+/// allocations from served caches come from SLUB: rslub's own bookkeeping
+/// for a served cache (its sysfs directory, say) must not live in a served
+/// cache, or that cache could never drain. One task at a time (`SERVED`).
+fn internal(on: bool) {
+    if on {
+        // SAFETY: reads the running task's pointer.
+        INTERNAL_TASK.store(unsafe { shim::rslub_shim_current() }, Ordering::Relaxed);
+        RARE.fetch_or(RARE_INTERNAL, Ordering::Relaxed);
+    } else {
+        RARE.fetch_and(!RARE_INTERNAL, Ordering::Relaxed);
+        INTERNAL_TASK.store(ptr::null_mut(), Ordering::Relaxed);
+    }
+}
+
 /// Registers the backend and serves the `serve=` parameter's caches. A
 /// kernel without the hook, or caches that cannot be served, get a log
 /// line each; the module loads either way.
@@ -83,6 +109,9 @@ pub unsafe fn init() {
     // SAFETY: reads a boot-time setting.
     let wipe = unsafe { shim::rslub_shim_want_init_on_free() };
     INIT_ON_FREE.store(wipe, Ordering::Relaxed);
+    if wipe {
+        RARE.fetch_or(RARE_WIPE, Ordering::Relaxed);
+    }
     // SAFETY: registers callbacks that are live until `exit`.
     let err = unsafe { shim::rslub_shim_backend_register() };
     if err == 0 {
@@ -326,8 +355,8 @@ fn serve_one(list: &mut ServedList, c: &Candidate) -> Result {
     // rslub's own memory for the cache (the list's slot, the cache, its
     // sysfs directory) comes from SLUB, not from a served cache: it lives
     // as long as the cache, which could then never drain.
-    // SAFETY: under `SERVED`, so one task at a time.
-    unsafe { shim::rslub_shim_internal(true) };
+    // Under `SERVED`, so one task at a time.
+    internal(true);
     let cache = list.0.reserve(1, GFP_KERNEL).map(|()| {
         // SAFETY: `cname` is NUL-terminated; the kernel cache's
         // constructor accepts any of its objects, which rslub's are.
@@ -343,8 +372,7 @@ fn serve_one(list: &mut ServedList, c: &Candidate) -> Result {
             )
         }
     });
-    // SAFETY: as above.
-    unsafe { shim::rslub_shim_internal(false) };
+    internal(false);
     let cache = cache?;
     // An ERR_PTR (the last page of the address space): create said why.
     if cache.is_null() || cache as usize >= (-4095isize) as usize {
@@ -517,25 +545,56 @@ pub unsafe extern "C" fn rslub_rust_served_destroy(s: *mut c_void) -> c_int {
     EBUSY.to_errno()
 }
 
-/// The kernel's allocation of a served cache.
+/// The kernel's allocation of a served cache: the slab backend's `alloc`,
+/// a static call from the kernel's allocation path, with the arguments of
+/// `rslub_cache_alloc_node` first and in the same registers. Shaped like
+/// it (the hit path makes only tail calls), so that serving adds no frame
+/// of rslub's own: one test of `RARE` more.
 ///
 /// # Safety
-/// `cache` is the rslub cache handed to `slab_backend_serve` (the kernel's
-/// SRCU keeps it live across the call).
+/// `cache` is the rslub cache handed to `slab_backend_serve` for the kernel
+/// cache `_s` (the kernel's SRCU keeps it live across the call).
 #[no_mangle]
 pub unsafe extern "C" fn rslub_rust_served_alloc(
     cache: *mut c_void,
     gfp: c_uint,
     node: c_int,
+    _s: *mut c_void,
 ) -> *mut c_void {
     // SAFETY: per the caller.
     let c = unsafe { &*cache.cast::<Cache>() };
+    // Any node, as kmem_cache_alloc() and kmalloc() ask: with the node a
+    // constant, the path is rslub_cache_alloc's.
+    if RARE.load(Ordering::Relaxed) != 0 || node != NUMA_NO_NODE {
+        return alloc_rare(c, gfp, node).cast();
+    }
+    c.alloc(gfp, NUMA_NO_NODE).cast()
+}
+
+/// The kernel's `NUMA_NO_NODE`: any node, the local one first.
+const NUMA_NO_NODE: c_int = -1;
+
+/// `rslub_rust_served_alloc` when `RARE` is set or a node is asked for:
+/// none for rslub's own bookkeeping (`internal`); with init_on_free, the
+/// object's free pointer cleared (`wiped`).
+#[inline(never)]
+fn alloc_rare(c: &Cache, gfp: c_uint, node: c_int) -> *mut u8 {
+    if is_internal() {
+        return ptr::null_mut();
+    }
     let obj = c.alloc(gfp, node);
     if !obj.is_null() {
         // SAFETY: just allocated.
         unsafe { wiped(c, obj) };
     }
-    obj.cast()
+    obj
+}
+
+/// The running task is making rslub's own caches (`internal`).
+fn is_internal() -> bool {
+    let t = INTERNAL_TASK.load(Ordering::Relaxed);
+    // SAFETY: reads the running task's pointer.
+    !t.is_null() && t == unsafe { shim::rslub_shim_current() }
 }
 
 /// With init_on_free the kernel wiped the object when it was freed (never
@@ -562,11 +621,15 @@ unsafe fn wiped(c: &Cache, obj: *mut u8) {
 /// As for `rslub_rust_served_alloc`; `p` has room for `nr` pointers.
 #[no_mangle]
 pub unsafe extern "C" fn rslub_rust_served_alloc_bulk(
+    _s: *mut c_void,
     cache: *mut c_void,
     gfp: c_uint,
     nr: c_uint,
     p: *mut *mut c_void,
 ) -> c_uint {
+    if is_internal() {
+        return 0;
+    }
     // SAFETY: per the caller.
     let c = unsafe { &*cache.cast::<Cache>() };
     // SAFETY: per the caller, `nr` writable slots.
@@ -581,22 +644,23 @@ pub unsafe extern "C" fn rslub_rust_served_alloc_bulk(
     nr
 }
 
-/// The kernel's free of `obj`, in the served slab at `base` of the cache
-/// it holds as `cache`'s kernel cache. The cache validates the slab
+/// The kernel's free of `obj`, an object of a served slab of the kernel
+/// cache `_s`, which holds `cache` for it: the slab backend's `free`, a
+/// static call from the kernel's free path. The cache validates the slab
 /// itself (its magic, keyed by its own secret and the slab's address): a
 /// header an overflow damaged, or an isolated slab, makes a refused free,
 /// reported and counted in the cache's `errors` like any other.
 ///
 /// # Safety
-/// `base` is the start of a slab rslub allocated for the kernel (found by
-/// the kernel from the page of `obj`); `cache` is the rslub cache the
-/// kernel holds for that slab's kernel cache (live: its objects are not
-/// all back), or null if the kernel holds none.
+/// `obj` lies in a slab rslub allocated for the kernel (found by the kernel
+/// from the page of `obj`); `cache` is the rslub cache the kernel holds for
+/// that slab's kernel cache (live: its objects are not all back), or null
+/// if the kernel holds none.
 #[no_mangle]
 pub unsafe extern "C" fn rslub_rust_served_free(
     cache: *mut c_void,
-    _base: *mut c_void,
     obj: *mut c_void,
+    _s: *mut c_void,
 ) {
     if cache.is_null() {
         return no_cache(obj);
