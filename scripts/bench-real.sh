@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench SUITE=real: the real-workload A/B. The in-tree SLUB against
-# rslub serving the kernel's own caches (every normal kmalloc-* cache and
-# skbuff_head_cache: SERVE in scripts/guest-real-lib.sh) under hackbench
+# rslub serving the kernel's own caches (every cache it can, the fork, exec
+# and mmap ones too: SERVE in scripts/guest-real-lib.sh) under hackbench
 # (processes and threads, pipes and sockets), iperf3 TCP and UDP over the
 # guest's loopback (server and client on different CPUs), stress-ng
 # --sock, and the programs of upstream's sheaves reports: perf bench
@@ -22,14 +22,31 @@
 # Results go to results/<timestamp>-real/ (vm-<mode>.log, bench.json,
 # table.txt, PNG plots, report.md), like the other suites.
 #
+# EXPERIMENT=name runs a seed's experiment on the same programs, rslub
+# against itself (the seeds' threads judged their changes on hackbench and
+# slabinfo -r; here the counters boot gives the redo table per busy cache):
+#   cpu-partial  rslub, and rslub with cpu_partial=0, in one boot
+#   max-empty    rslub (max_empty chosen by size), and 0 and 64, in one boot
+#   fill         the fill_ge build (>= cpu_partial/2) against the default
+#   cmpxchg      the locked_cmpxchg build against the default
+#   free-batch   the free_batch build with free_batch=8 and 32 against the
+#                default
+# The tunables are written to every served cache's sysfs directory once
+# serving started (scripts/guest-real.sh, SIDES). A build variant is a
+# different rslub.ko, and rmmod of one needs every object it served back,
+# which the caches of long-lived kernel objects (inodes, dentries, tasks)
+# never give with SERVE='*': each build has boots of its own (logs
+# vm-<mode>-<build>.log), each with the in-tree side for scale.
+#
 # Environment: ROUNDS (5), REAL_MODES ("icount wall counters"), REAL_CPUS
 #   (4), WORKLOADS (scripts/guest-real-lib.sh's names), RSLUB_PARAMS,
-#   SERVE ('*': every cache rslub can serve), the workload sizes
+#   SERVE ('*', the default: every cache rslub can serve), the workload sizes
 #   (HB_GROUPS HB_LOOPS IPERF_TCP_BYTES IPERF_TCP_LEN IPERF_UDP_BYTES
 #   IPERF_UDP_LEN NG_WORKERS NG_OPS PERF_FORK_LOOPS PERF_EXECVE_LOOPS
 #   MMAP_PROCS MMAP_ITERS MMAP_MIB MMAP_DIR XCPU_MSGS XCPU_BYTES XCPU_FROM
 #   XCPU_TO XCPU_SNDBUF),
-#   BENCH_KDIR (a built bench kernel: no setup), BENCH_BUILD, QUICK=1
+#   EXPERIMENT (above), BENCH_KDIR (a built bench kernel: no setup),
+#   BENCH_BUILD, QUICK=1
 #   (2 rounds, no wall boot), NO_SERVE_OK=1 (a run without rslub's serving
 #   interface passes with the in-tree side alone: for testing the scripts).
 set -euo pipefail
@@ -46,6 +63,20 @@ if [ "${QUICK:-0}" = 1 ]; then
 	REAL_MODES=${QUICK_MODES:-icount counters}
 fi
 fail() { echo "bench: FAILED: $*"; exit 1; }
+
+# An experiment: the sides of the default build's boots, and a build
+# variant with its own sides ("" : none).
+SIDES="slub rslub" VARIANT_BUILD="" VARIANT_SIDES="slub rslub" BUILD_LABEL=""
+case ${EXPERIMENT:-} in
+"") ;;
+cpu-partial) SIDES="slub rslub rslub:cpu_partial=0" ;;
+max-empty) SIDES="slub rslub rslub:max_empty=0 rslub:max_empty=64" ;;
+fill) VARIANT_BUILD=fill_ge ;;
+cmpxchg) VARIANT_BUILD=locked_cmpxchg ;;
+free-batch) VARIANT_BUILD=free_batch VARIANT_SIDES="slub rslub:free_batch=8 rslub:free_batch=32" ;;
+*) fail "unknown EXPERIMENT '$EXPERIMENT' (cpu-partial, max-empty, fill, cmpxchg, free-batch)" ;;
+esac
+[ -z "$VARIANT_BUILD" ] || BUILD_LABEL=default
 
 if [ -n "${BENCH_KDIR:-}" ]; then
 	BKDIR=$BENCH_KDIR
@@ -64,20 +95,24 @@ esac
 # Two module builds in copies of the tree: the bench build (counters
 # compiled out, what is timed) and a counters build (the counters boot).
 BUILD=${BENCH_BUILD:-${RSLUB_CACHE:-$HOME/.cache/rslub}/bench-build}
-build() {	# build DIR STATS
+build() {	# build DIR STATS [VARIANT]
 	copy_tree "$1"
-	echo "bench: building modules for $BKDIR (STATS=$2) in $1"
-	make -s -C "$1" KDIR="$BKDIR" STATS="$2" modules
+	echo "bench: building modules for $BKDIR (STATS=$2${3:+, VARIANT=$3}) in $1"
+	make -s -C "$1" KDIR="$BKDIR" STATS="$2" ${3:+VARIANT=$3} modules
 	make -s -C "$1/tools/realprogs"
 }
 build "$BUILD" 0
 case " $REAL_MODES " in *" counters "*) build "$BUILD-stats" 1 ;; esac
+if [ -n "$VARIANT_BUILD" ]; then
+	build "$BUILD-$VARIANT_BUILD" 0 "$VARIANT_BUILD"
+	case " $REAL_MODES " in *" counters "*) build "$BUILD-$VARIANT_BUILD-stats" 1 "$VARIANT_BUILD" ;; esac
+fi
 
 echo "bench: building tools/rsbench"
 (cd tools/rsbench && cargo build --release --quiet)
 RSBENCH=$ROOT/tools/rsbench/target/release/rsbench
 
-out=$ROOT/results/$(date +%Y%m%d-%H%M%S)-real
+out=$ROOT/results/$(date +%Y%m%d-%H%M%S)-real${EXPERIMENT:+-$EXPERIMENT}
 mkdir -p "$out"
 T0=$(date +%s)
 # What the guest script passes on to the workloads.
@@ -89,14 +124,17 @@ for v in WORKLOADS SERVE HB_GROUPS HB_LOOPS IPERF_TCP_BYTES IPERF_TCP_LEN IPERF_
 	[ -z "${!v+x}" ] || GUEST_ENV="$GUEST_ENV $v='${!v}'"
 done
 
-# run MODE CPUS QEMU_OPTS DIR
+# run MODE CPUS QEMU_OPTS DIR [BUILD]: a boot of DIR's rslub.ko; with
+# BUILD (an experiment's build variant) its logs are named after it.
 run() {
-	local mode=$1 cpus=$2 qopts=$3 dir=$4 log=$out/vm-$1.log
-	echo "bench: [$(($(date +%s) - T0))s] $mode boot, $cpus vCPUs (log: $log)"
+	local mode=$1 cpus=$2 qopts=$3 dir=$4 tag=${5:+-$5}
+	local log=$out/vm-$1$tag.log sides=$SIDES label=$BUILD_LABEL
+	[ -z "${5:-}" ] || { sides=$VARIANT_SIDES label=$5; }
+	echo "bench: [$(($(date +%s) - T0))s] $mode boot$tag, $cpus vCPUs (log: $log)"
 	# As in bench.sh: judged by its output (VM_STALL), a quiet console.
 	VM_CPUS=$cpus VM_MEM=${VM_MEM:-3G} VM_QEMU_OPTS=$qopts VM_STALL=${VM_STALL:-2400} \
-		VM_TIMEOUT=${VM_TIMEOUT:-10800} VM_APPEND=loglevel=4 VM_CONSOLE=$out/console-$1.log \
-		scripts/vm.sh "$BKDIR" "cd $dir && MODE=$mode $GUEST_ENV scripts/guest-real.sh" 2>&1 |
+		VM_TIMEOUT=${VM_TIMEOUT:-10800} VM_APPEND=loglevel=4 VM_CONSOLE=$out/console-$1$tag.log \
+		scripts/vm.sh "$BKDIR" "cd $dir && MODE=$mode SIDES='$sides' BUILD_LABEL='$label' $GUEST_ENV scripts/guest-real.sh" 2>&1 |
 		tee "$log" | grep --line-buffered "^bench:" | sed -u 's/^/  /' || true
 	if grep -q "^bench: FAILED" "$log" || ! grep -q "^bench: guest done (rc 0)" "$log"; then
 		grep -E "^bench: FAILED|^vm:" "$log" | head -n 10
@@ -107,25 +145,33 @@ run() {
 	fi
 }
 
-for mode in $REAL_MODES; do
-	case $mode in
-	icount) run icount 2 "-icount shift=0,sleep=off" "$BUILD" ;;
-	wall) run wall "$REAL_CPUS" "" "$BUILD" ;;
-	counters)
-		if grep -qs "^bench: no-serve:" "$out"/vm-*.log; then
-			echo "bench: counters boot skipped (no serving interface)"
-			continue
-		fi
-		run counters "$REAL_CPUS" "" "$BUILD-stats" ;;
-	*) fail "unknown mode '$mode' (icount, wall, counters)" ;;
-	esac
-done
+# run_modes DIR [BUILD]: the boots of one build of rslub.ko.
+run_modes() {
+	local mode
+	for mode in $REAL_MODES; do
+		case $mode in
+		icount) run icount 2 "-icount shift=0,sleep=off" "$1" ${2:+"$2"} ;;
+		wall) run wall "$REAL_CPUS" "" "$1" ${2:+"$2"} ;;
+		counters)
+			if grep -qs "^bench: no-serve:" "$out"/vm-*.log; then
+				echo "bench: counters boot skipped (no serving interface)"
+				continue
+			fi
+			run counters "$REAL_CPUS" "" "$1-stats" ${2:+"$2"} ;;
+		*) fail "unknown mode '$mode' (icount, wall, counters)" ;;
+		esac
+	done
+}
+run_modes "$BUILD"
+[ -z "$VARIANT_BUILD" ] || run_modes "$BUILD-$VARIANT_BUILD" "$VARIANT_BUILD"
 
 logs=()
 cpus_meta=""
 for mode in $REAL_MODES; do
+	for f in "$out/vm-$mode.log" ${VARIANT_BUILD:+"$out/vm-$mode-$VARIANT_BUILD.log"}; do
+		[ -f "$f" ] && logs+=("$f")
+	done
 	[ -f "$out/vm-$mode.log" ] || continue
-	logs+=("$out/vm-$mode.log")
 	[ "$mode" = icount ] && n=2 || n=$REAL_CPUS
 	cpus_meta="${cpus_meta:+$cpus_meta, }$mode $n"
 done
@@ -137,7 +183,7 @@ serve=$(grep -h -m1 "^rslub_bench: serve " "${logs[@]}" | head -n 1 | sed 's/^rs
 	--meta "kernel=$(basename "$BKDIR")" --meta "qemu=$qemu" \
 	--meta "mode=$(echo "$REAL_MODES" | tr ' ' ,)" --meta "cpus=$cpus_meta" \
 	--meta nodes=1 --meta "date=$(date -u +%FT%TZ)" --meta "git=$git_rev" \
-	--meta suite=real --meta "quick=${QUICK:-0}" --meta "rounds=$ROUNDS" \
+	--meta suite=real${EXPERIMENT:+ --meta "experiment=$EXPERIMENT"} --meta "quick=${QUICK:-0}" --meta "rounds=$ROUNDS" \
 	--meta "rslub_params=${RSLUB_PARAMS:-}" --meta "workloads=$sizes" \
 	${serve:+--meta "served=$serve"} "${logs[@]}"
 "$RSBENCH" table "$out" | tee "$out/table.txt"

@@ -136,7 +136,8 @@ for l in ${LOADS:-}; do
 done
 # The hit paths the numbers rest on (docs/design.md, "Fast-path cost"); a
 # regression is said here, before the numbers show it.
-python3 scripts/fastpath-shape.py "$BUILD/rslub.ko" rslub_cache_alloc=38 rslub_cache_free=47 |
+python3 scripts/fastpath-shape.py "$BUILD/rslub.ko" rslub_cache_alloc=38 rslub_cache_free=47 \
+	rslub_rust_served_alloc=41 rslub_rust_served_free=47 |
 	sed 's/^/bench: /' || true
 
 # The classic kernel (SUITE=classic) and its build of the bench module:

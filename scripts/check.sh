@@ -111,7 +111,7 @@ fi
 if grep -q '^CONFIG_RUST_INLINE_HELPERS=y' "$KDIR/.config"; then
 	step "fast-path shape (scripts/fastpath-shape.py, log: $OUT/shape.log)"
 	python3 scripts/fastpath-shape.py rslub.ko >"$OUT/shape.log" 2>&1
-	count_checks module "$OUT/shape.log" fastpath-shape 2
+	count_checks module "$OUT/shape.log" fastpath-shape 4
 	grep "^fastpath-shape: PASS" "$OUT/shape.log" | sed "s/^/    /"
 	grep -A60 "^fastpath-shape: FAIL" "$OUT/shape.log" | head -n 60
 else

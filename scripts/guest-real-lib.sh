@@ -54,13 +54,12 @@
 # page cache.
 
 SERVE_FILE=/sys/kernel/rslub/serve
-# Every normal kmalloc cache (kmalloc-8 ... kmalloc-8k; not kmalloc-rcl-*,
-# kmalloc-cg-*, dma-kmalloc-*) and skbuff_head_cache. The lead's glob has
-# '*' and '?' only. The caches of fork, exec and mmap (vm_area_struct,
-# maple_node, anon_vma, filp, mm_struct, ...) are not all servable yet;
-# once they are, SERVE='*' is the intent (every cache rslub can serve;
-# already passable from the host: SERVE='*' make bench SUITE=real).
-SERVE=${SERVE:-kmalloc-? kmalloc-?? kmalloc-??? kmalloc-?k skbuff_head_cache}
+# Every cache rslub can serve ('*': 121 on the test kernel), the caches of
+# fork, exec and mmap (vm_area_struct, maple_node, anon_vma, filp,
+# mm_struct, task_struct, ...) with the kmalloc caches. The former default,
+# every normal kmalloc cache and skbuff_head_cache, is
+# SERVE='kmalloc-? kmalloc-?? kmalloc-??? kmalloc-?k skbuff_head_cache'.
+SERVE=${SERVE:-*}
 REAL_WORKLOADS_ALL="hb-proc-pipe hb-proc-sock hb-thr-pipe hb-thr-sock iperf3-tcp iperf3-udp ng-sock
 perf-fork perf-execve mmap1 mmap2 xcpu-unix"
 HB_GROUPS=${HB_GROUPS:-4}

@@ -16,8 +16,17 @@
 #   and for each cache with at least 10% of the run's allocations and
 #   kmalloc-256 (variant=NAME), as metric=<counter name>.
 #
-# Environment: MODE, ROUNDS (5), WORKLOADS, WARMUP (1), RSLUB_PARAMS, and
-# the workload sizes of scripts/guest-real-lib.sh.
+# SIDES ("slub rslub"): the sides each workload runs on, in turn. A side
+#   "rslub:KNOB=V:KNOB=V" is rslub with those tunables written to every
+#   served cache's /sys/kernel/rslub/<cache>/KNOB once serving started (a
+#   seed's experiment: make bench SUITE=real EXPERIMENT=...); the plain
+#   "rslub" side then writes back each such knob's value as the cache was
+#   created. Results of rslub sides carry variant=default or the knobs,
+#   prefixed with build=BUILD_LABEL when that is set (a build variant of
+#   rslub.ko); in the counters boot the op is WORKLOAD@VARIANT.
+#
+# Environment: MODE, ROUNDS (5), WORKLOADS, WARMUP (1), RSLUB_PARAMS,
+# SIDES, BUILD_LABEL, and the workload sizes of scripts/guest-real-lib.sh.
 cd "$(dirname "$0")/.." || exit 2
 . scripts/guest-real-lib.sh
 MODE=${MODE:-icount}
@@ -49,13 +58,19 @@ case $WORKLOADS in
 esac
 rc=0
 DRAINING=0
-sides="slub rslub"
+sides=${SIDES:-slub rslub}
+# An experiment: rslub sides are labelled (variant=) even when plain.
+LABELLED=0
+case $sides in *rslub:*) LABELLED=1 ;; esac
+[ -z "${BUILD_LABEL:-}" ] || LABELLED=1
 if ! serve_available; then
 	echo "bench: no-serve: $(serve_missing_msg); the rslub side is not run"
 	sides=slub
 	[ "$MODE" = counters ] && { echo "bench: guest done (rc 1)"; exit 1; }
 fi
-[ "$MODE" = counters ] && sides=rslub
+[ "$MODE" = counters ] && sides=$(echo "$sides" | tr ' ' '\n' | grep '^rslub' | tr '\n' ' ')
+# The knobs any side sets (each side that sets none writes their defaults back).
+KNOBS=$(echo "$sides" | tr ' ' '\n' | sed -n 's/^rslub://p' | tr ':' '\n' | cut -d= -f1 | sort -u)
 if [ "$sides" != slub ]; then
 	# What serving covers here: served once, listed, stopped.
 	if serve_start; then
@@ -72,9 +87,44 @@ if [ "$sides" != slub ]; then
 	dmesg | grep -i "serve .*refused" | sed 's/^\[[ 0-9.]*\] /bench: note: /' | head -n 20
 fi
 
-# result OP ALLOC METRIC ROUND VALUE [WORKLOAD]
+# side_variant SIDE: the variant= of a side's results ("-" for slub and,
+# outside experiments, for rslub).
+side_variant() {
+	case $1 in
+	slub) echo - ;;
+	*)
+		_k=default
+		case $1 in rslub:*) _k=${1#rslub:} ;; esac
+		[ "$LABELLED" = 1 ] || { echo -; return; }
+		echo "${BUILD_LABEL:+build=$BUILD_LABEL:}$_k" | sed 's/:default$//' ;;
+	esac
+}
+
+# side_alloc SIDE: the alloc= of a side's results.
+side_alloc() { case $1 in slub) echo slub ;; *) echo rslub ;; esac; }
+
+# set_knobs SIDE DIR...: writes a side's knobs to the served caches, or
+# for a side without knobs the defaults recorded at their creation.
+set_knobs() {
+	_side=$1
+	shift
+	[ -n "$KNOBS" ] || return 0
+	for _d in "$@"; do
+		for _k in $KNOBS; do
+			[ -w "$_d/$_k" ] || continue
+			_name=${_d##*/}
+			grep -q "^$_name $_k " "$REAL_OUT/knob-defaults" 2>/dev/null ||
+				echo "$_name $_k $(cat "$_d/$_k")" >>"$REAL_OUT/knob-defaults"
+			_v=$(echo "${_side#rslub}" | tr ':' '\n' | sed -n "s/^$_k=//p")
+			[ -n "$_v" ] || _v=$(awk -v n="$_name" -v k="$_k" '$1 == n && $2 == k { print $3; exit }' "$REAL_OUT/knob-defaults")
+			echo "$_v" >"$_d/$_k" || echo "bench: note: cannot write $_v to $_d/$_k"
+		done
+	done
+}
+
+# result OP ALLOC METRIC ROUND VALUE [WORKLOAD] [VARIANT]
 result() {
-	echo "rslub_bench: result mode=$MODE workload=${6:-real} op=$1 size=0 batch=1 cpus=$CPUS alloc=$2 variant=- metric=$3 round=$4 value=$5"
+	echo "rslub_bench: result mode=$MODE workload=${6:-real} op=$1 size=0 batch=1 cpus=$CPUS alloc=$2 variant=${7:--} metric=$3 round=$4 value=$5"
 }
 
 # snapshot FILE DIR...: "cache counter value" of every counter of each DIR.
@@ -93,7 +143,7 @@ snapshot() {
 # Sets RUN_VALUE (the run's metric, as printed) for the progress line.
 one() {
 	w=$1 side=$2 round=$3 nserved=0
-	if [ "$side" = rslub ]; then
+	if [ "$side" != slub ]; then
 		if ! serve_start; then
 			echo "bench: FAILED: serving '$SERVE' failed: $(dmesg | grep -i 'rslub.*serve' | tail -n 1)"
 			rc=1
@@ -104,6 +154,8 @@ one() {
 		# shellcheck disable=SC2086 # a list of names
 		dirs=$(rslub_dirs $names)
 		# shellcheck disable=SC2086 # a list of directories
+		set_knobs "$side" $dirs
+		# shellcheck disable=SC2086 # a list of directories
 		[ "$MODE" = counters ] && snapshot "$REAL_OUT/before" $dirs
 	fi
 	t0=$(now_ns)
@@ -111,7 +163,7 @@ one() {
 	st=$?
 	t1=$(now_ns)
 	kb=$(slab_kb)
-	if [ "$side" = rslub ]; then
+	if [ "$side" != slub ]; then
 		# shellcheck disable=SC2086 # a list of directories
 		[ "$MODE" = counters ] && snapshot "$REAL_OUT/after" $dirs
 		serve_stop
@@ -142,7 +194,9 @@ one() {
 		# The sum over the served caches (variant -), and each cache that
 		# took at least 10% of the run's allocations, and kmalloc-256
 		# (the cache of the seed's slabinfo -r table), as variant=NAME.
-		awk -v w="$w" -v r="$round" -v mode="$MODE" -v cpus="$CPUS" '
+		op=$w
+		[ "$LABELLED" = 0 ] || op="$w@$(side_variant "$side")"
+		awk -v w="$op" -v r="$round" -v mode="$MODE" -v cpus="$CPUS" '
 			function out(v, c, x) {
 				printf "rslub_bench: result mode=%s workload=counters op=%s size=0 batch=1 cpus=%s alloc=rslub variant=%s metric=%s round=%d value=%d\n", mode, w, cpus, v, c, r, x
 			}
@@ -161,10 +215,11 @@ one() {
 						out(p[1], p[2], per[k])
 				}
 			}' "$REAL_OUT/before" "$REAL_OUT/after" | sort
-		result "$w" rslub served "$round" "$nserved" counters
+		result "$op" rslub served "$round" "$nserved" counters
 	else
-		result "$w" "$side" "$metric" "$round" "$RUN_VALUE"
-		result "$w" "$side" slab_kb "$round" "$kb"
+		v=$(side_variant "$side")
+		result "$w" "$(side_alloc "$side")" "$metric" "$round" "$RUN_VALUE" real "$v"
+		result "$w" "$(side_alloc "$side")" slab_kb "$round" "$kb" real "$v"
 	fi
 	echo "rslub_bench: line mode=$MODE op=$w alloc=$side round=$round: $(workload_line "$w")"
 	return 0

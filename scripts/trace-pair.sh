@@ -18,8 +18,8 @@
 # they were spent in; scripts/trace-pair-report.py).
 #
 # Environment: TRACE_ALLOCS (slub,rslub,served,kmalloc,kserved), TRACE_SIZE (64),
-#   RSLUB_PARAMS (for rslub.ko), BENCH_KDIR, BENCH_BUILD (as for make bench),
-#   TRACE_PORT (gdb port, 1234).
+#   RSLUB_PARAMS (for rslub.ko), BENCH_KDIR (as for make bench), TRACE_BUILD
+#   (where the modules are built), TRACE_PORT (gdb port, 1234).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -36,7 +36,9 @@ else
 	scripts/setup.sh --flavor bench
 	BKDIR=$(scripts/setup.sh --flavor bench --print-kdir)
 fi
-BUILD=${BENCH_BUILD:-${RSLUB_CACHE:-$HOME/.cache/rslub}/bench-build}
+# A build directory of its own: a make bench running meanwhile reads its
+# modules from bench-build.
+BUILD=${TRACE_BUILD:-${RSLUB_CACHE:-$HOME/.cache/rslub}/trace-build}
 copy_tree "$BUILD"
 echo "trace-pair: building modules for $BKDIR (STATS=0) in $BUILD"
 make -s -C "$BUILD" KDIR="$BKDIR" STATS=0 modules
