@@ -177,8 +177,10 @@ for mode in $REAL_MODES; do
 done
 git_rev=$(git describe --always --dirty 2>/dev/null || echo unknown)
 qemu=$(qemu-system-x86_64 --version | head -n 1 | sed 's/^QEMU emulator version //')
-sizes=$(grep -h -m1 "^bench: sizes:" "${logs[@]}" | head -n 1 | sed 's/^bench: sizes: //')
-serve=$(grep -h -m1 "^rslub_bench: serve " "${logs[@]}" | head -n 1 | sed 's/^rslub_bench: serve //')
+# sed reads all of grep's lines (a head that stops early would end grep
+# with SIGPIPE, which pipefail makes the script's failure).
+sizes=$(grep -h -m1 "^bench: sizes:" "${logs[@]}" | sed -n '1s/^bench: sizes: //p')
+serve=$(grep -h -m1 "^rslub_bench: serve " "${logs[@]}" | sed -n '1s/^rslub_bench: serve //p')
 "$RSBENCH" parse -o "$out/bench.json" \
 	--meta "kernel=$(basename "$BKDIR")" --meta "qemu=$qemu" \
 	--meta "mode=$(echo "$REAL_MODES" | tr ' ' ,)" --meta "cpus=$cpus_meta" \
