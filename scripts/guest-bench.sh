@@ -30,6 +30,8 @@ CHURN_ROUNDS=${CHURN_ROUNDS:-3}
 MAX_CPUS=${MAX_CPUS:-0}
 REMOTE_BATCH=${REMOTE_BATCH:-16}
 BENCH=bench/rslub_bench.ko
+# served, draining, rslub_dirs, sum_attr (assignments and functions only).
+. scripts/guest-real-lib.sh
 
 dmesg -n 1	# results go through dmesg, not the (slow) console
 dmesg -C
@@ -110,6 +112,44 @@ label_allocs() {
 	echo "$ALLOCS" | tr ',' '\n' | { if [ "$2" = 1 ]; then cat; else grep '^rslub'; fi; } |
 		sed -e "s/^rslub:/rslub:build=$1:/" -e t -e "s/^rslub\$/rslub:build=$1/" | paste -sd,
 }
+# unload_rslub LAST: rmmod rslub.ko. Objects a served kmalloc cache handed
+# the kernel (the kserved rounds) keep that cache draining, and rslub.ko
+# loaded, until the kernel frees them: rslub cannot take them back. So a
+# refused rmmod waits for the drain while the count of objects out still
+# falls (dropping the kernel's reclaimable caches every 5 polls), then tries
+# again. After the last build a cache still draining is reported and rslub
+# stays loaded; before another build it is a failure (two rslub.ko cannot
+# be loaded at once).
+unload_rslub() {
+	rmmod rslub 2>/dev/null && return 0
+	_names=$(draining)
+	if [ -z "$_names" ]; then
+		rmmod rslub && return 0
+		echo "bench: FAILED: rmmod rslub refused with nothing draining"
+		return 1
+	fi
+	_last=-1 _still=0 _polls=0
+	# shellcheck disable=SC2086 # a list of names
+	while [ -n "$(draining)" ] && [ "$_still" -lt 5 ] && [ "$_polls" -lt 120 ]; do
+		[ $((_polls % 5)) = 0 ] && echo 3 >/proc/sys/vm/drop_caches
+		sleep 1
+		_o=$(sum_attr objects $(rslub_dirs $_names))
+		if [ "$_o" = "$_last" ]; then _still=$((_still + 1)); else _still=0 _last=$_o; fi
+		_polls=$((_polls + 1))
+	done
+	rmmod rslub 2>/dev/null && return 0
+	_left=""
+	for _c in $(draining); do
+		_left="$_left $_c($(cut -d' ' -f1 "/sys/kernel/rslub/$_c/objects" 2>/dev/null) objects)"
+	done
+	if [ "$1" = 1 ]; then
+		echo "bench: note: rslub.ko stays loaded: the kernel still holds objects of served caches after $_polls s (draining:$_left)"
+		return 0
+	fi
+	echo "bench: FAILED: rmmod rslub: the kernel still holds objects of served caches after $_polls s (draining:$_left); the next build cannot load"
+	return 1
+}
+
 all_allocs=$ALLOCS
 nbuilds=$(echo "$RSLUB_BUILDS" | wc -w)
 first=1
@@ -130,12 +170,13 @@ for b in $RSLUB_BUILDS; do
 			{ echo "bench: FAILED: no rslub entry in ALLOCS for the $label build"; rc=1; break; }
 	fi
 	first=0
+	built=$((${built:-0} + 1))
 	# shellcheck disable=SC2086 # several parameters each
 	insmod "$ko" ${RSLUB_PARAMS:-} $params ||
 		{ echo "bench: FAILED: insmod $ko ${RSLUB_PARAMS:-} $params"; rc=1; break; }
 	echo "bench: rslub.ko build '$label' ($ko): $(dmesg | grep -o 'rslub: loaded.*' | tail -n 1)"
 	workloads
-	rmmod rslub || { echo "bench: FAILED: rmmod rslub"; rc=1; break; }
+	unload_rslub $([ "$built" = "$nbuilds" ] && echo 1 || echo 0) || { rc=1; break; }
 done
 echo "bench: guest done (rc $rc)"
 exit $rc
