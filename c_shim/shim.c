@@ -13,6 +13,7 @@
 #include <linux/jump_label.h>
 #include <linux/kobject.h>
 #include <linux/jiffies.h>
+#include <linux/delay.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -553,6 +554,48 @@ int rslub_shim_serve_param(char *buf, unsigned long size)
 	return strscpy(buf, serve_patterns ? serve_patterns : "", size) < 0 ?
 	       (int)size - 1 : (int)strlen(buf);
 }
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/* Test-only: where a serve request races with a destroy or an unload. */
+static unsigned int serve_pause_ms;
+module_param(serve_pause_ms, uint, 0644);
+MODULE_PARM_DESC(serve_pause_ms, "Test only: a serve request pauses this long between listing and serving, and unload before unregistering");
+
+static DEFINE_MUTEX(serve_pause_lock);
+static void (*serve_pause_fn)(void *arg);
+static void *serve_pause_arg;
+
+void rslub_test_set_serve_pause(void (*fn)(void *arg), void *arg)
+{
+	mutex_lock(&serve_pause_lock);
+	serve_pause_fn = fn;
+	serve_pause_arg = arg;
+	mutex_unlock(&serve_pause_lock);
+}
+EXPORT_SYMBOL_GPL(rslub_test_set_serve_pause);
+
+void rslub_shim_serve_pause(bool at_exit)
+{
+	unsigned int ms = READ_ONCE(serve_pause_ms);
+
+	mutex_lock(&serve_pause_lock);
+	if (serve_pause_fn) {
+		if (!at_exit)
+			serve_pause_fn(serve_pause_arg);
+		ms = 0;
+	}
+	mutex_unlock(&serve_pause_lock);
+	if (ms) {
+		pr_info("rslub: serve_pause_ms: pausing %u ms %s\n", ms,
+			at_exit ? "before unregistering" : "before serving");
+		msleep(ms);
+	}
+}
+#else
+void rslub_shim_serve_pause(bool at_exit)
+{
+}
+#endif
 
 void rslub_shim_module_get(void)
 {

@@ -300,5 +300,12 @@ long rslub_rust_serve_show(char *buf);
 long rslub_rust_serve_store(const char *buf, unsigned long len);
 /* The "serve" module parameter into buf (NUL-terminated); its length. */
 int rslub_shim_serve_param(char *buf, unsigned long size);
+/*
+ * The test-only pause of a serve request (include/rslub.h,
+ * rslub_test_set_serve_pause): at_exit is false between listing and
+ * serving, true at unload before unregistering. Nothing on a kernel
+ * without CONFIG_KUNIT.
+ */
+void rslub_shim_serve_pause(bool at_exit);
 
 #endif /* RSLUB_SHIM_H */

@@ -243,4 +243,16 @@ long rslub_served_objects(const char *name);
 long long rslub_served_get(const char *name, const char *attr);
 int rslub_served_shrink(const char *name);
 
+/*
+ * For rslub's own tests only (kernels with CONFIG_KUNIT): a serve request
+ * pauses where a race with it matters, so that a test can act in the gap:
+ * after the kernel listed its caches and before rslub serves any, and at
+ * unload before rslub unregisters from the kernel. With @fn set, the pause
+ * calls @fn(@arg) at the first point; otherwise it sleeps for the module
+ * parameter serve_pause_ms (0: no pause) at both.
+ */
+#if IS_ENABLED(CONFIG_KUNIT)
+void rslub_test_set_serve_pause(void (*fn)(void *arg), void *arg);
+#endif
+
 #endif /* _RSLUB_H */

@@ -138,6 +138,9 @@ pub unsafe fn init() {
 /// At module exit (nothing is served: rslub's module reference keeps it
 /// loaded until then): stops the reaper and unregisters the backend.
 pub fn exit() {
+    // Test-only (serve_pause_ms): a serve request may run meanwhile.
+    // SAFETY: sleeps; no lock is held.
+    unsafe { shim::rslub_shim_serve_pause(true) };
     // SAFETY: waits for a reaper run; none is scheduled after this.
     unsafe { shim::rslub_shim_reap_cancel() };
     if BACKEND.swap(false, Ordering::Relaxed) {
@@ -306,6 +309,10 @@ fn start(pat: &[u8]) -> Result {
         pr_err!("serve {}: no kernel cache has this name\n", show(pat));
         return Err(ENOENT);
     }
+    // Test-only (rslub_test_set_serve_pause): the gap between listing and
+    // serving, where a listed cache may be destroyed.
+    // SAFETY: sleeps or calls a test's function; no lock is held.
+    unsafe { shim::rslub_shim_serve_pause(false) };
     let mut res = Ok(());
     let mut list = SERVED.lock();
     for c in l.found.iter() {

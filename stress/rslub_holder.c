@@ -7,6 +7,12 @@
  * rslub.ko (the module loader counts the use of its symbols) until this
  * module is removed. Removal frees them and destroys the cache.
  * Load fails (-EIO) with a "rslub_holder: FAIL <why>" line on any mismatch.
+ *
+ * With rcu_busy=1 it also keeps a SLAB_TYPESAFE_BY_RCU cache with objects
+ * in several slabs, and removal frees all but one, shrinks (the empty
+ * slabs wait for an RCU grace period) and destroys it with that one still
+ * out (-EBUSY, the cache leaked): the lifecycle test then unloads rslub at
+ * once, before the grace period's callbacks may have run.
  */
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -18,8 +24,16 @@ static unsigned int keep = 100;
 module_param(keep, uint, 0444);
 MODULE_PARM_DESC(keep, "live objects kept in rslub_holder_keep while loaded (0..1000)");
 
+static bool rcu_busy;
+module_param(rcu_busy, bool, 0444);
+MODULE_PARM_DESC(rcu_busy, "at removal, destroy a SLAB_TYPESAFE_BY_RCU cache with one object out, its freed slabs waiting for RCU");
+
 #define KEEP_MAX 1000
 #define CHURN 300
+#define RCU_OBJS 200
+
+static struct rslub_cache *rcu_cache;
+static void *rcu_objs[RCU_OBJS];
 
 static struct rslub_cache *kept;
 static void *kept_objs[KEEP_MAX];
@@ -93,11 +107,29 @@ static int __init rslub_holder_init(void)
 			goto fail;
 		}
 	}
+	if (rcu_busy) {
+		rcu_cache = rslub_cache_create("rslub_holder_rcu", 256, 0,
+					       SLAB_TYPESAFE_BY_RCU, NULL);
+		if (IS_ERR(rcu_cache)) {
+			why = "create rslub_holder_rcu failed";
+			rcu_cache = NULL;
+			goto fail;
+		}
+		if (!rslub_cache_alloc_bulk(rcu_cache, GFP_KERNEL, RCU_OBJS, rcu_objs)) {
+			why = "GFP_KERNEL bulk allocation failed";
+			goto fail;
+		}
+		pr_info("rslub_holder: rcu_busy: holding %d objects in rslub_holder_rcu\n",
+			RCU_OBJS);
+		return 0;
+	}
 	pr_info("rslub_holder: holding %u objects in rslub_holder_keep, pages=%ld\n",
 		keep, rslub_pages_allocated());
 	return 0;
 fail:
 	pr_err("rslub_holder: FAIL %s\n", why);
+	if (rcu_cache)
+		rslub_cache_destroy(rcu_cache);
 	if (kept) {
 		for (i = 0; i < keep; i++)
 			rslub_cache_free(kept, kept_objs[i]);
@@ -117,8 +149,18 @@ static void __exit rslub_holder_exit(void)
 	ret = rslub_cache_destroy(kept);
 	if (ret)
 		pr_err("rslub_holder: FAIL destroy returned %d\n", ret);
-	else
+	else if (!rcu_cache)
 		pr_info("rslub_holder: released, pages=%ld\n", rslub_pages_allocated());
+	if (rcu_cache) {
+		long long pending;
+
+		rslub_cache_free_bulk(rcu_cache, RCU_OBJS - 1, rcu_objs + 1);
+		rslub_cache_shrink(rcu_cache);
+		pending = rslub_cache_get(rcu_cache, "rcu_pending_slabs");
+		ret = rslub_cache_destroy(rcu_cache);
+		pr_info("rslub_holder: rcu_busy: destroy returned %d with %lld freed slabs waiting for RCU\n",
+			ret, pending);
+	}
 }
 module_exit(rslub_holder_exit);
 
