@@ -337,23 +337,30 @@ void rslub_shim_get_consts(struct rslub_shim_consts *c)
 /*
  * RCU: callbacks wait on a list until the test ends a grace period
  * (rslub_host_rcu_grace_period) or the core waits for them all
- * (rslub_shim_rcu_barrier). A callback may queue no other.
+ * (rslub_shim_rcu_barrier). A callback may queue no other. Each entry is
+ * the twin's own allocation, as the kernel keeps the callback's state in
+ * the slab's struct page: nothing of it lies in the slab.
  */
 struct host_rcu_head {
 	struct host_rcu_head *next;
-	void *func;
+	void *base;
+	void *cache;
 };
 static pthread_mutex_t rcu_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct host_rcu_head *rcu_queue;
 static long rcu_queued;
 
-void rslub_shim_call_rcu(void *head)
+void rslub_shim_call_rcu_slab(void *base, void *owner, void *cache)
 {
-	struct host_rcu_head *h = head;
+	struct host_rcu_head *h = malloc(sizeof(*h));
 
+	(void)owner;
+	if (!h)
+		abort();
 	irq_point();
 	pthread_mutex_lock(&rcu_lock);
-	h->func = (void *)rslub_rust_rcu_free_slab;
+	h->base = base;
+	h->cache = cache;
 	h->next = rcu_queue;
 	rcu_queue = h;
 	rcu_queued++;
@@ -374,7 +381,8 @@ long rslub_host_rcu_grace_period(void)
 	while (h) {
 		struct host_rcu_head *next = h->next;
 
-		rslub_rust_rcu_free_slab(h);
+		rslub_rust_rcu_free_slab(h->cache, h->base);
+		free(h);
 		h = next;
 	}
 	return n;

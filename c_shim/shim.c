@@ -105,14 +105,45 @@ void rslub_shim_free_pages(void *addr, unsigned int order, void *owner)
 	free_pages((unsigned long)addr, order);
 }
 
-static void rslub_rcu_free_slab(struct rcu_head *head)
+/*
+ * A dead slab waiting for its grace period: the rcu_head and the cache
+ * live in the block's struct page, where an overflow of the slab cannot
+ * reach them. A served slab is a slab page of the kernel's, whose struct
+ * slab the kernel lends for this (slab_backend_call_rcu()); rslub's own
+ * block is an ordinary page whose owner may use its rcu_head, and whose
+ * index word is free (private may name the slab's header).
+ */
+static void rslub_rcu_free_page(struct rcu_head *head)
 {
-	rslub_rust_rcu_free_slab(head);
+	struct page *page = container_of(head, struct page, rcu_head);
+	void *cache = (void *)page->__folio_index;
+
+	page->__folio_index = 0;
+	rslub_rust_rcu_free_slab(cache, page_address(page));
 }
 
-void rslub_shim_call_rcu(void *head)
+#ifdef CONFIG_SLAB_BACKEND
+static void rslub_rcu_free_served(struct rcu_head *head)
 {
-	call_rcu(head, rslub_rcu_free_slab);
+	void *cache;
+	struct page *page = slab_backend_rcu_page(head, &cache);
+
+	rslub_rust_rcu_free_slab(cache, page_address(page));
+}
+#endif
+
+void rslub_shim_call_rcu_slab(void *base, void *owner, void *cache)
+{
+	struct page *page = virt_to_page(base);
+
+#ifdef CONFIG_SLAB_BACKEND
+	if (owner) {
+		slab_backend_call_rcu(page, cache, rslub_rcu_free_served);
+		return;
+	}
+#endif
+	page->__folio_index = (unsigned long)cache;
+	call_rcu(&page->rcu_head, rslub_rcu_free_page);
 }
 
 void rslub_shim_rcu_barrier(void)
@@ -326,13 +357,19 @@ static ssize_t rslub_serve_store(struct kobject *kobj, struct kobj_attribute *ka
 	return rslub_rust_serve_store(buf, len);
 }
 
+static ssize_t rslub_serve_refused_show(struct kobject *kobj,
+					struct kobj_attribute *ka, char *buf)
+{
+	return rslub_rust_serve_refused_show(buf);
+}
+
 void *rslub_shim_sysfs_root_create(const char *const *names, unsigned int n)
 {
 	struct rslub_root *r;
 	unsigned int i;
 
-	/* n read-only defaults, then "serve". */
-	if (n + 1 > RSLUB_ROOT_ATTRS)
+	/* n read-only defaults, then "serve" and "serve_refused". */
+	if (n + 2 > RSLUB_ROOT_ATTRS)
 		return NULL;
 	r = kzalloc_obj(*r);
 	if (!r)
@@ -351,6 +388,15 @@ void *rslub_shim_sysfs_root_create(const char *const *names, unsigned int n)
 	r->attrs[n].ka.show = rslub_serve_show;
 	r->attrs[n].ka.store = rslub_serve_store;
 	r->ptrs[n] = &r->attrs[n].ka.attr;
+	/*
+	 * serve_refused walks every kernel cache under slab_mutex: root's
+	 * alone, as /proc/slabinfo is.
+	 */
+	sysfs_attr_init(&r->attrs[n + 1].ka.attr);
+	r->attrs[n + 1].ka.attr.name = "serve_refused";
+	r->attrs[n + 1].ka.attr.mode = 0400;
+	r->attrs[n + 1].ka.show = rslub_serve_refused_show;
+	r->ptrs[n + 1] = &r->attrs[n + 1].ka.attr;
 	r->group.attrs = r->ptrs;
 	r->kobj = kobject_create_and_add("rslub", kernel_kobj);
 	if (!r->kobj)
@@ -597,9 +643,9 @@ void rslub_shim_serve_pause(bool at_exit)
 }
 #endif
 
-void rslub_shim_module_get(void)
+bool rslub_shim_module_tryget(void)
 {
-	__module_get(THIS_MODULE);
+	return try_module_get(THIS_MODULE);
 }
 
 void rslub_shim_module_put(void)
@@ -641,10 +687,24 @@ static int rslub_backend_cache_destroy(struct kmem_cache *s, void *cache)
 	return rslub_rust_served_destroy(s);
 }
 
-/* The hot operations are rslub's Rust functions themselves (shim.h). */
+/*
+ * Called through the ops pointer, so with the kernel's own types: a
+ * kernel with kCFI checks the callee's type at an indirect call.
+ */
+static unsigned int rslub_backend_alloc_bulk(struct kmem_cache *s, void *cache,
+					     gfp_t gfp, unsigned int nr, void **p)
+{
+	return rslub_rust_served_alloc_bulk(s, cache, (__force unsigned int)gfp,
+					    nr, p);
+}
+
+/*
+ * The hot operations are rslub's Rust functions themselves (shim.h): the
+ * kernel calls them through static calls, direct calls with no type check.
+ */
 static const struct slab_backend_ops rslub_backend_ops = {
 	.alloc = rslub_rust_served_alloc,
-	.alloc_bulk = rslub_rust_served_alloc_bulk,
+	.alloc_bulk = rslub_backend_alloc_bulk,
 	.free = rslub_rust_served_free,
 	.object_start = rslub_backend_object_start,
 	.cache_destroy = rslub_backend_cache_destroy,
@@ -663,7 +723,8 @@ void rslub_shim_backend_unregister(void)
 static int rslub_candidate(struct kmem_cache *s,
 			   const struct slab_backend_cache_info *info, void *arg)
 {
-	return rslub_rust_serve_candidate(arg, s, info->name, info->object_size,
+	return rslub_rust_serve_candidate(arg, s, info->id, info->name,
+					  info->object_size,
 					  info->align, (__force unsigned int)info->flags,
 					  info->ctor, info->freeptr_offset,
 					  info->useroffset,
@@ -675,9 +736,9 @@ int rslub_shim_backend_list(void *arg)
 	return slab_backend_list_caches(rslub_candidate, arg);
 }
 
-int rslub_shim_backend_serve(void *s, void *cache)
+int rslub_shim_backend_serve(void *s, unsigned long long id, void *cache)
 {
-	return slab_backend_serve(s, cache);
+	return slab_backend_serve(s, id, cache);
 }
 
 void rslub_shim_backend_unserve(void *s)
@@ -704,7 +765,7 @@ int rslub_shim_backend_list(void *arg)
 	return -EOPNOTSUPP;
 }
 
-int rslub_shim_backend_serve(void *s, void *cache)
+int rslub_shim_backend_serve(void *s, unsigned long long id, void *cache)
 {
 	return -EOPNOTSUPP;
 }

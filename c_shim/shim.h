@@ -148,16 +148,17 @@ void rslub_shim_on_each_cpu(void (*fn)(void *info, unsigned int cpu),
  * --- RCU: the slabs of SLAB_TYPESAFE_BY_RCU caches go back to the page
  * allocator one grace period after they were freed ---
  *
- * rslub_shim_call_rcu(head): head is 16 bytes of a dead slab's header,
- * word aligned (a struct rcu_head); after a grace period
- * rslub_rust_rcu_free_slab(head) runs (softirq context in the kernel).
- * rslub_shim_rcu_barrier() waits until every callback queued so far has
- * run; it sleeps.
+ * rslub_shim_call_rcu_slab(base, owner, cache): base is a dead slab (a
+ * block of rslub_shim_alloc_pages with owner); after a grace period
+ * rslub_rust_rcu_free_slab(cache, base) runs (softirq context in the
+ * kernel). The rcu_head and cache are kept in the block's struct page,
+ * never in the slab's memory. rslub_shim_rcu_barrier() waits until every
+ * callback queued so far has run; it sleeps.
  */
-void rslub_shim_call_rcu(void *head);
+void rslub_shim_call_rcu_slab(void *base, void *owner, void *cache);
 void rslub_shim_rcu_barrier(void);
 /* Implemented in Rust. */
-void rslub_rust_rcu_free_slab(void *head);
+void rslub_rust_rcu_free_slab(void *cache, void *base);
 
 /* --- CPU hotplug: calls rslub_rust_cpu_dead(cpu) after a CPU went down --- */
 
@@ -253,14 +254,18 @@ void rslub_shim_backend_unregister(void);
  * refused is NULL or why the kernel cannot let it be served.
  */
 int rslub_shim_backend_list(void *arg);
-int rslub_rust_serve_candidate(void *arg, void *s, const char *name,
+int rslub_rust_serve_candidate(void *arg, void *s, unsigned long long id,
+			       const char *name,
 			       unsigned int object_size, unsigned int align,
 			       unsigned int flags, void (*ctor)(void *),
 			       unsigned int freeptr_offset,
 			       unsigned int useroffset, unsigned int usersize,
 			       const char *refused);
-/* slab_backend_serve/unserve/drained (see the kernel header). */
-int rslub_shim_backend_serve(void *s, void *cache);
+/*
+ * slab_backend_serve/unserve/drained (see the kernel header); id is the
+ * one the listing gave for s: -ESTALE when another cache took its address.
+ */
+int rslub_shim_backend_serve(void *s, unsigned long long id, void *cache);
 void rslub_shim_backend_unserve(void *s);
 void rslub_shim_backend_drained(void *s);
 /* Whether freed objects are wiped (init_on_free=1). */
@@ -269,9 +274,10 @@ bool rslub_shim_want_init_on_free(void);
  * Implemented in Rust: the backend's operations. s: the kernel cache;
  * cache: the rslub cache the kernel holds for it (NULL once drained);
  * base: the slab's start. cache_destroy: nonzero if objects are out.
- * alloc, alloc_bulk and free are the kernel's slab_backend_ops themselves
- * (its types: gfp_t is an unsigned int), so that the kernel's static calls
- * land in rslub's code directly.
+ * alloc and free are the kernel's slab_backend_ops themselves (its types:
+ * gfp_t is an unsigned int), so that the kernel's static calls land in
+ * rslub's code directly; alloc_bulk, called through the ops pointer, has
+ * a C wrapper of the kernel's exact type (kCFI).
  */
 struct kmem_cache;
 void *rslub_rust_served_alloc(void *cache, unsigned int gfp, int node,
@@ -285,8 +291,11 @@ void *rslub_rust_served_object_start(void *cache, void *base, const void *ptr);
 int rslub_rust_served_destroy(void *s);
 /* The running task (current), as an address only. */
 void *rslub_shim_current(void);
-/* A module reference while caches are served (rmmod is refused). */
-void rslub_shim_module_get(void);
+/*
+ * A module reference while caches are served (rmmod is refused); false
+ * when the module is being unloaded (try_module_get()).
+ */
+bool rslub_shim_module_tryget(void);
 void rslub_shim_module_put(void);
 /*
  * Calls rslub_rust_serve_reap() from a work item after ms milliseconds
@@ -295,9 +304,10 @@ void rslub_shim_module_put(void);
 void rslub_shim_reap_schedule(unsigned int ms);
 void rslub_shim_reap_cancel(void);
 void rslub_rust_serve_reap(void);
-/* Implemented in Rust: /sys/kernel/rslub/serve. */
+/* Implemented in Rust: /sys/kernel/rslub/serve and serve_refused. */
 long rslub_rust_serve_show(char *buf);
 long rslub_rust_serve_store(const char *buf, unsigned long len);
+long rslub_rust_serve_refused_show(char *buf);
 /* The "serve" module parameter into buf (NUL-terminated); its length. */
 int rslub_shim_serve_param(char *buf, unsigned long size);
 /*

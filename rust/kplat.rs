@@ -65,12 +65,16 @@ unsafe impl Platform for Kernel {
 }
 
 /// The RCU callback of a dead slab of a `SLAB_TYPESAFE_BY_RCU` cache
-/// (c_shim/shim.c, `rslub_shim_call_rcu`).
+/// (c_shim/shim.c, `rslub_shim_call_rcu_slab`), with what the shim kept
+/// in the slab's `struct page`.
 ///
 /// # Safety
-/// `head` is the `rcu_head` a cache queued, and its grace period is over.
+/// `cache` and `base` are what a cache queued, and its grace period is over.
 #[no_mangle]
-pub unsafe extern "C" fn rslub_rust_rcu_free_slab(head: *mut core::ffi::c_void) {
+pub unsafe extern "C" fn rslub_rust_rcu_free_slab(
+    cache: *mut core::ffi::c_void,
+    base: *mut core::ffi::c_void,
+) {
     // SAFETY: per the caller.
-    unsafe { Cache::rcu_free_slab(head.cast()) }
+    unsafe { Cache::rcu_free_slab(cache.cast(), base as usize) }
 }

@@ -301,6 +301,8 @@ impl kernel::Module for Rslub {
             ],
             debug_default,
         });
+        // SAFETY: once, before the sysfs root (its `serve` file) exists.
+        unsafe { serve::init_list() };
         // SAFETY: module init runs once, before any API call can be made.
         unsafe { registry::init_registry() }?;
         // SAFETY: registers a callback that only walks the registry.
@@ -348,6 +350,10 @@ impl Drop for Rslub {
         // SAFETY: `cpuhp_state` came from a successful registration.
         unsafe { shim::rslub_shim_cpuhp_unregister(self.cpuhp_state) };
         let leaked = registry::exit_registry();
+        // Slabs of SLAB_TYPESAFE_BY_RCU caches freed before may still wait
+        // for their grace period; their callbacks run in this module.
+        // SAFETY: no lock held; module exit may sleep.
+        unsafe { shim::rslub_shim_rcu_barrier() };
         if leaked != 0 {
             pr_warn!(
                 "unloading with {} caches never destroyed; their memory is leaked\n",

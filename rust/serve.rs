@@ -25,7 +25,7 @@
 use crate::api::{create_cache, rslub_cache_destroy, NAME_MAX};
 use crate::kplat::Cache;
 use crate::shim;
-use core::ffi::{c_int, c_long, c_longlong, c_uint, c_ulong, c_void, CStr};
+use core::ffi::{c_int, c_long, c_longlong, c_uint, c_ulong, c_ulonglong, c_void, CStr};
 use core::fmt::Write;
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
@@ -40,6 +40,8 @@ const REAP_MS: c_uint = 1000;
 struct Served {
     /// The kernel's `struct kmem_cache`.
     s: *mut c_void,
+    /// Its id in the kernel's listing (`slab_backend_serve` checks it).
+    id: u64,
     /// rslub's cache of the same name.
     cache: *mut Cache,
     /// New objects come from rslub (else it drains).
@@ -97,15 +99,23 @@ fn internal(on: bool) {
     }
 }
 
+/// Makes the served-cache list ready: before the sysfs root, whose
+/// `serve` file takes it.
+///
+/// # Safety
+/// Called once, at module init, before the registry is initialized.
+pub unsafe fn init_list() {
+    // SAFETY: the caller guarantees a single call before first use.
+    unsafe { SERVED.init() };
+}
+
 /// Registers the backend and serves the `serve=` parameter's caches. A
 /// kernel without the hook, or caches that cannot be served, get a log
 /// line each; the module loads either way.
 ///
 /// # Safety
-/// Called once, at module init, after the registry is initialized.
+/// Called once, at module init, after `init_list` and the registry.
 pub unsafe fn init() {
-    // SAFETY: the caller guarantees a single call before first use.
-    unsafe { SERVED.init() };
     // SAFETY: reads a boot-time setting.
     let wipe = unsafe { shim::rslub_shim_want_init_on_free() };
     INIT_ON_FREE.store(wipe, Ordering::Relaxed);
@@ -122,6 +132,13 @@ pub unsafe fn init() {
     let n = unsafe { shim::rslub_shim_serve_param(buf.as_mut_ptr().cast(), buf.len() as c_ulong) };
     let param = &buf[..(n.max(0) as usize).min(buf.len())];
     if param.is_empty() {
+        return;
+    }
+    if param.len() >= buf.len() - 1 {
+        pr_err!(
+            "serve=: longer than {} bytes; nothing served (write the rest to /sys/kernel/rslub/serve)\n",
+            buf.len() - 2
+        );
         return;
     }
     if err != 0 {
@@ -207,6 +224,8 @@ fn apply(list: &[u8]) -> Result {
 /// A kernel cache `start` found, as the kernel described it.
 struct Candidate {
     s: *mut c_void,
+    /// The kernel's id for `s`, checked again when serving.
+    id: u64,
     name: [u8; NAME_MAX],
     len: usize,
     object_size: c_uint,
@@ -239,6 +258,7 @@ struct Listing<'a> {
 pub unsafe extern "C" fn rslub_rust_serve_candidate(
     arg: *mut c_void,
     s: *mut c_void,
+    id: c_ulonglong,
     name: *const c_char,
     object_size: c_uint,
     align: c_uint,
@@ -258,6 +278,7 @@ pub unsafe extern "C" fn rslub_rust_serve_candidate(
     }
     let mut c = Candidate {
         s,
+        id,
         name: [0; NAME_MAX],
         len: full.len().min(NAME_MAX),
         object_size,
@@ -274,6 +295,13 @@ pub unsafe extern "C" fn rslub_rust_serve_candidate(
     }
     if c.refused.is_null() && object_size as usize > crate::api::MAX_OBJECT_SIZE {
         c.refused = c"objects larger than RSLUB_MAX_OBJECT_SIZE".as_char_ptr();
+    }
+    // Red zones and poison move rslub's object layout away from SLUB's,
+    // by which the kernel still writes served objects (init_on_free, the
+    // free pointer of a constructor cache, a merged alias's size).
+    if c.refused.is_null() && crate::consts().debug_default != 0 {
+        c.refused =
+            c"rslub's debug= is set (the kernel writes served objects by SLUB's layout)".as_char_ptr();
     }
     // Under the kernel's slab_mutex: an atomic allocation, no reclaim.
     if l.found.push(c, GFP_ATOMIC).is_err() {
@@ -341,13 +369,13 @@ fn start(pat: &[u8]) -> Result {
 /// Serves `c`: again if it drains, else with a new rslub cache.
 fn serve_one(list: &mut ServedList, c: &Candidate) -> Result {
     let name = &c.name[..c.len];
-    if let Some(e) = list.0.iter_mut().find(|e| e.s == c.s) {
+    if let Some(e) = list.0.iter_mut().find(|e| e.s == c.s && e.id == c.id) {
         if e.serving {
             return Ok(());
         }
         // SAFETY: `e.s` is a live kernel cache (destroying it tells us
         // first) and `e.cache` its rslub cache.
-        let err = unsafe { shim::rslub_shim_backend_serve(e.s, e.cache.cast()) };
+        let err = unsafe { shim::rslub_shim_backend_serve(e.s, e.id, e.cache.cast()) };
         if err != 0 {
             pr_err!("serve {}: the kernel refused ({})\n", show(name), err);
             return Err(Error::from_errno(err));
@@ -357,6 +385,39 @@ fn serve_one(list: &mut ServedList, c: &Candidate) -> Result {
         pr_info!("serve {}: serving again\n", show(name));
         return Ok(());
     }
+    if let Some(e) = list.0.iter().find(|e| {
+        // SAFETY: `e.cache` is live while listed.
+        unsafe { (*e.cache).name() == name }
+    }) {
+        // SAFETY: as above.
+        let left = unsafe { (*e.cache).totals().live_objects };
+        pr_err!(
+            "serve {}: rslub still drains its cache of this name, made for a kernel cache destroyed since ({} objects out); not served\n",
+            show(name),
+            left
+        );
+        return Err(EEXIST);
+    }
+    // The first served cache holds rslub's own module, taken before
+    // anything is made: a module being unloaded serves nothing (its
+    // unload may already have passed the point where it waits for the
+    // served caches).
+    let first = list.0.is_empty();
+    // SAFETY: matched by a put when the list empties, or below.
+    if first && !unsafe { shim::rslub_shim_module_tryget() } {
+        pr_err!("serve {}: rslub is being unloaded; not served\n", show(name));
+        return Err(ENODEV);
+    }
+    let res = serve_new(list, c, name);
+    if res.is_err() && first {
+        // SAFETY: the reference taken above, unused.
+        unsafe { shim::rslub_shim_module_put() };
+    }
+    res
+}
+
+/// `serve_one` for a cache rslub does not serve yet: a new rslub cache.
+fn serve_new(list: &mut ServedList, c: &Candidate, name: &[u8]) -> Result {
     let mut cname = [0u8; NAME_MAX + 1];
     cname[..name.len()].copy_from_slice(name);
     // rslub's own memory for the cache (the list's slot, the cache, its
@@ -391,22 +452,27 @@ fn serve_one(list: &mut ServedList, c: &Candidate) -> Result {
     // once they are freed, and tells us first).
     unsafe { (*cache).set_page_owner(c.s) };
     // SAFETY: `c.s` is a kernel cache the kernel listed just now (it
-    // checks again that it is live) and `cache` is ours.
-    let err = unsafe { shim::rslub_shim_backend_serve(c.s, cache.cast()) };
+    // checks again, under its slab_mutex, that the cache at `c.s` is the
+    // one it listed as `c.id`) and `cache` is ours.
+    let err = unsafe { shim::rslub_shim_backend_serve(c.s, c.id, cache.cast()) };
     if err != 0 {
-        pr_err!("serve {}: the kernel refused ({})\n", show(name), err);
         // SAFETY: unused and unpublished.
         unsafe { rslub_cache_destroy(cache) };
+        if err == ESTALE.to_errno() {
+            pr_err!(
+                "serve {}: the kernel cache was destroyed and another made at its address while rslub prepared to serve it; not served (try again)\n",
+                show(name)
+            );
+            return Err(EAGAIN);
+        }
+        pr_err!("serve {}: the kernel refused ({})\n", show(name), err);
         return Err(Error::from_errno(err));
-    }
-    if list.0.is_empty() {
-        // SAFETY: matched by the put when the list empties.
-        unsafe { shim::rslub_shim_module_get() };
     }
     // Reserved above.
     let _ = list.0.push(
         Served {
             s: c.s,
+            id: c.id,
             cache,
             serving: true,
             serves: 1,
@@ -447,6 +513,21 @@ fn stop(pat: &[u8]) -> Result {
     Ok(())
 }
 
+/// Marks `e` kept for good when its cache holds an isolated slab (a
+/// corruption was reported: the kernel may still hold objects of it).
+fn keep_isolated(e: &mut Served, cache: &Cache) -> bool {
+    if cache.isolated_slabs() == 0 {
+        return false;
+    }
+    pr_err!(
+        "serve {}: {} isolated slabs (a corruption was reported): the cache is kept and rslub stays loaded\n",
+        cache.name_str(),
+        cache.isolated_slabs()
+    );
+    e.kept = true;
+    true
+}
+
 /// Destroys the draining caches whose objects are all back; schedules
 /// another look while some drain. A cache with an isolated slab is kept
 /// for good: the kernel may still hold objects of that slab and free them
@@ -462,13 +543,7 @@ fn reap_locked(list: &mut ServedList) {
             continue;
         }
         cache.flush_all();
-        if cache.isolated_slabs() != 0 {
-            pr_err!(
-                "serve {}: {} isolated slabs (a corruption was reported): the cache is kept and rslub stays loaded\n",
-                cache.name_str(),
-                cache.isolated_slabs()
-            );
-            e.kept = true;
+        if keep_isolated(e, cache) {
             i += 1;
             continue;
         }
@@ -480,6 +555,12 @@ fn reap_locked(list: &mut ServedList) {
         // in flight, the last of which may still be in rslub.
         // SAFETY: `e.s` is live (or kept by the kernel) while listed.
         unsafe { shim::rslub_shim_backend_unserve(e.s) };
+        // A free in flight may have isolated a slab meanwhile: then the
+        // kernel may still hold objects of it, and the cache is kept.
+        if keep_isolated(e, cache) {
+            i += 1;
+            continue;
+        }
         // SAFETY: unserved and drained: no call on it runs or follows,
         // unless an object came back to life, which destroy refuses.
         if unsafe { rslub_cache_destroy(e.cache) } != 0 {
@@ -582,11 +663,14 @@ pub unsafe extern "C" fn rslub_rust_served_alloc(
 const NUMA_NO_NODE: c_int = -1;
 
 /// `rslub_rust_served_alloc` when `RARE` is set or a node is asked for:
-/// none for rslub's own bookkeeping (`internal`); with init_on_free, the
-/// object's free pointer cleared (`wiped`).
+/// none for rslub's own bookkeeping (`internal`), nor for a node without
+/// memory (SLUB answers that request as it answers its own, without a
+/// log line of rslub's for each); with init_on_free, the object's free
+/// pointer cleared (`wiped`).
 #[inline(never)]
 fn alloc_rare(c: &Cache, gfp: c_uint, node: c_int) -> *mut u8 {
-    if is_internal() {
+    // SAFETY: reads the node's state.
+    if is_internal() || (node != NUMA_NO_NODE && !unsafe { shim::rslub_shim_node_has_memory(node) }) {
         return ptr::null_mut();
     }
     let obj = c.alloc(gfp, node);
@@ -730,12 +814,25 @@ pub unsafe extern "C" fn rslub_serve(request: *const c_char) -> c_int {
     }
 }
 
-/// `/sys/kernel/rslub/serve_refused`: each kernel cache that cannot be
-/// served, `NAME: reason` a line: the kernel's reasons (SLUB debugging,
-/// allocation profiling) and rslub's own (a name or objects too long for
-/// it). Nothing on a kernel without the hook. Stops at the end of the
-/// page.
-pub fn write_refused(w: &mut impl Write) -> core::fmt::Result {
+/// `/sys/kernel/rslub/serve_refused` (root only): each kernel cache that
+/// cannot be served, `NAME: reason` a line: the kernel's reasons (SLUB
+/// debugging, allocation profiling) and rslub's own (a name or objects too
+/// long for it, its `debug=`). Nothing on a kernel without the hook.
+/// Stops at the end of the page.
+///
+/// # Safety
+/// `buf` is a sysfs page.
+#[no_mangle]
+pub unsafe extern "C" fn rslub_rust_serve_refused_show(buf: *mut c_char) -> c_long {
+    // SAFETY: sysfs passes a PAGE_SIZE buffer.
+    let buf =
+        unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), crate::consts().page_size) };
+    let mut p = Page { buf, len: 0 };
+    let _ = write_refused(&mut p);
+    p.len as c_long
+}
+
+fn write_refused(w: &mut impl Write) -> core::fmt::Result {
     if !BACKEND.load(Ordering::Relaxed) {
         return Ok(());
     }

@@ -38,10 +38,10 @@ macro_rules! shim_platform_methods {
             unsafe { $shim::rslub_shim_free_pages(p.cast(), order, owner) }
         }
 
-        unsafe fn call_rcu(head: *mut u8) {
-            // SAFETY: per the caller, `head` is ours to hand over until the
-            // callback runs.
-            unsafe { $shim::rslub_shim_call_rcu(head.cast()) }
+        unsafe fn call_rcu_slab(base: *mut u8, owner: *mut core::ffi::c_void, cache: *const u8) {
+            // SAFETY: per the caller, the block and its page are ours to
+            // hand over until the callback runs.
+            unsafe { $shim::rslub_shim_call_rcu_slab(base.cast(), owner, cache.cast_mut().cast()) }
         }
 
         fn rcu_barrier() {

@@ -34,22 +34,21 @@ fn file(index: usize) -> Option<File> {
 
 /// Read-only files in `/sys/kernel/rslub/` itself: the module parameters'
 /// values, i.e. the defaults of new caches (-1: chosen by object size);
-/// `default_free_batch` in the `free_batch` build variant only; last,
-/// `serve_refused`, the kernel caches that cannot be served and why. No
-/// cache may take these names.
+/// `default_free_batch` in the `free_batch` build variant only. No cache
+/// may take these names. Serving's files beside them (`serve`,
+/// `serve_refused`) are rust/serve.rs's, shown through the shim.
 pub const ROOT_FILES: &[&[u8]] = &[
     b"default_cpu_partial\0",
     b"default_min_partial\0",
     b"default_max_empty\0",
     #[cfg(rslub_free_batch)]
     b"default_free_batch\0",
-    b"serve_refused\0",
 ];
 
 /// Whether `name` is taken by a file of the sysfs root (the defaults, and
-/// `serve`, which c_shim/shim.c adds).
+/// serving's `serve` and `serve_refused`, which c_shim/shim.c adds).
 pub fn reserved(name: &[u8]) -> bool {
-    name == b"serve" || ROOT_FILES.iter().any(|f| &f[..f.len() - 1] == name)
+    name == b"serve" || name == b"serve_refused" || ROOT_FILES.iter().any(|f| &f[..f.len() - 1] == name)
 }
 
 /// The sysfs root, `/sys/kernel/rslub`.
@@ -333,7 +332,6 @@ pub extern "C" fn rslub_rust_sysfs_root_show(index: c_uint, buf: *mut c_char) ->
         2 => writeln!(p, "{}", d.max_empty),
         #[cfg(rslub_free_batch)]
         3 => writeln!(p, "{}", d.free_batch),
-        i if i as usize == ROOT_FILES.len() - 1 => crate::serve::write_refused(&mut p),
         _ => return c_long::from(EINVAL.to_errno()),
     };
     p.len as c_long

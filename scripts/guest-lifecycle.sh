@@ -123,10 +123,15 @@ if [ $hook = 1 ]; then
 		done
 		rmmod rslub || e_race="rmmod rslub failed while a serve request paused"
 		wait $writer
-		[ "$(cat /tmp/serve-race.rc)" != 0 ] ||
-			e_race="${e_race:-the serve request succeeded against a module being unloaded}"
+		rcw=$(cat /tmp/serve-race.rc 2>/dev/null)
+		case "$rcw" in
+		0) e_race="${e_race:-the serve request succeeded against a module being unloaded}" ;;
+		'' | *[!0-9]*) e_race="${e_race:-the serve request never ended (status '$rcw')}" ;;
+		esac
 		grep -q "^rslub " /proc/modules && e_race="${e_race:-rslub is still loaded}"
-		bad=$(dmesg | tail -n "+$((n0 + 1))" | grep -m1 -E "BUG:|Oops|WARNING:|general protection")
+		# A kernel calling into the unloaded module kills what runs next.
+		log=$(dmesg) || e_race="dmesg failed after the race (exit $?): the kernel is broken"
+		bad=$(echo "$log" | tail -n "+$((n0 + 1))" | grep -m1 -E "BUG:|Oops|WARNING:|general protection")
 		[ -z "$bad" ] || e_race="$bad"
 		echo "lifecycle: serve-vs-rmmod: the write ended: $(cat /tmp/serve-race.err 2>/dev/null | tail -n 1)"
 	else

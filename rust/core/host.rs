@@ -112,9 +112,12 @@ unsafe impl Platform for Host {
 /// ends a grace period or the core waits for one).
 ///
 /// # Safety
-/// `head` is the `rcu_head` a cache queued, and its grace period is over.
+/// `cache` and `base` are what a cache queued, and its grace period is over.
 #[no_mangle]
-pub unsafe extern "C" fn rslub_rust_rcu_free_slab(head: *mut core::ffi::c_void) {
+pub unsafe extern "C" fn rslub_rust_rcu_free_slab(
+    cache: *mut core::ffi::c_void,
+    base: *mut core::ffi::c_void,
+) {
     // SAFETY: per the caller.
-    unsafe { crate::slub::Cache::<Host>::rcu_free_slab(head.cast()) }
+    unsafe { crate::slub::Cache::<Host>::rcu_free_slab(cache.cast(), base as usize) }
 }

@@ -90,13 +90,16 @@ pub unsafe trait Platform: Sized + 'static {
     /// `p` came from `alloc_pages` with this `order` and `owner`, and is
     /// unused.
     unsafe fn free_pages(p: *mut u8, order: u32, owner: *mut core::ffi::c_void);
-    /// Queues `head` (16 bytes, word aligned, in a dead slab's header:
-    /// `SlabHeader::rcu_head`) for `Cache::rcu_free_slab` after an RCU
-    /// grace period (`SLAB_TYPESAFE_BY_RCU` caches).
+    /// Queues the dead slab at `base` (a block `alloc_pages` gave with
+    /// `owner`) for `Cache::rcu_free_slab(cache, base)` after an RCU grace
+    /// period (`SLAB_TYPESAFE_BY_RCU` caches). What the callback needs is
+    /// kept outside the slab's memory (the kernel: in the block's
+    /// `struct page`), where an overflow of the slab cannot reach it.
     ///
     /// # Safety
-    /// `head` stays unused by anyone else until the callback runs.
-    unsafe fn call_rcu(head: *mut u8);
+    /// `base` is a dead slab of `cache` that nothing else frees or uses
+    /// until the callback runs; `cache` outlives the callback.
+    unsafe fn call_rcu_slab(base: *mut u8, owner: *mut core::ffi::c_void, cache: *const u8);
     /// Waits until every callback `call_rcu` queued so far has run. Sleeps.
     fn rcu_barrier();
     /// Node of the memory at `p`.

@@ -137,6 +137,50 @@ fn destroy_waits_for_the_pending_frees() {
 }
 
 #[test]
+fn destroy_with_objects_out_waits_for_the_pending_frees() {
+    let _m = machine();
+    let c = TestCache::typesafe_rcu(128, 0, 0);
+    let per = c.layout.objects;
+    let objs = tagged(&c, 2 * per);
+    c.flush_all();
+    // One slab empties (it waits for RCU); one object of the other stays.
+    for &o in &objs[1..] {
+        on_cpu(0, || c.free(o));
+    }
+    assert_eq!(queued(), 1);
+    assert_eq!(c.destroy(), Err(1));
+    // The cache is leaked with its object, but the freed slab's callback,
+    // which runs in the allocator's code, ran before destroy returned.
+    assert_eq!(queued(), 0, "destroy waited for the callbacks");
+}
+
+#[test]
+fn an_overflow_onto_a_dead_slab_during_its_grace_period_changes_nothing() {
+    let _m = machine();
+    let base = pages();
+    let c = TestCache::typesafe_rcu(256, 0, 0);
+    assert!(!c.layout.header_outside, "the header lies in the slab");
+    let per = c.layout.objects;
+    let objs = tagged(&c, per);
+    c.flush_all();
+    for &o in &objs {
+        on_cpu(0, || c.free(o));
+    }
+    assert_eq!(c.rcu_pending(), 1);
+    assert_eq!(pages(), base + 1);
+    // The dead slab's first 64 bytes, its header, written over as by an
+    // overflow from the page before: its owner and list words included.
+    let bytes = 4096usize << c.layout.order;
+    let slab = objs[0] as usize & !(bytes - 1);
+    // SAFETY: the slab's pages are still allocated (they wait for RCU).
+    unsafe { core::ptr::write_bytes(slab as *mut u8, 0xa5, 64) };
+    assert_eq!(grace_period(), 1);
+    assert_eq!(c.rcu_pending(), 0);
+    assert_eq!(pages(), base, "the slab's own pages went back");
+    c.destroy().unwrap();
+}
+
+#[test]
 fn free_objects_of_a_poisoning_cache_are_not_poisoned() {
     let _m = machine();
     let c = TestCache::typesafe_rcu(64, 4, debug::POISON);

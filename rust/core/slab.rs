@@ -81,9 +81,6 @@ pub const HEADER_SIZE: usize = core::mem::size_of::<SlabHeader>();
 const _: () = assert!(core::mem::offset_of!(SlabHeader, magic) == 0);
 const _: () = assert!(core::mem::offset_of!(SlabHeader, owner) == 8);
 const _: () = assert!(core::mem::offset_of!(SlabHeader, pair) == 16);
-// `SlabHeader::rcu_head`: two adjacent words.
-const _: () =
-    assert!(core::mem::offset_of!(SlabHeader, next) == core::mem::offset_of!(SlabHeader, prev) + 8);
 
 /// Why a pointer handed to free was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -284,20 +281,6 @@ impl SlabHeader {
     /// Marks the slab dead, so stale pointers into it are refused.
     pub fn kill(&mut self) {
         self.magic = 0;
-    }
-
-    /// Where a dead slab waiting for an RCU grace period keeps its
-    /// `struct rcu_head` (`Platform::call_rcu`): the two list links, which
-    /// nothing reads once the slab is off every list.
-    pub fn rcu_head(slab: *mut SlabHeader) -> *mut u8 {
-        slab.cast::<u8>()
-            .wrapping_add(core::mem::offset_of!(SlabHeader, prev))
-    }
-
-    /// The header whose `rcu_head` is `head`.
-    pub fn of_rcu_head(head: *mut u8) -> *mut SlabHeader {
-        head.wrapping_sub(core::mem::offset_of!(SlabHeader, prev))
-            .cast()
     }
 
     /// Whether this slab at `base` of the cache with `secret` was isolated.

@@ -878,6 +878,12 @@ impl<P: Platform> Cache<P> {
         if live != 0 {
             cache.errors.fetch_add(1, Ordering::Relaxed);
             cache.report_live_objects();
+            // The cache is leaked, but slabs freed before still wait for
+            // their grace period, and their callbacks run in the
+            // allocator's code, which may be unloaded once we return.
+            if cache.typesafe_rcu {
+                P::rcu_barrier();
+            }
             return Err(live);
         }
         if !cache.fallback.is_null() {

@@ -56,10 +56,20 @@ impl<P: Platform> Cache<P> {
             let next = unsafe { (*cur).next };
             if self.typesafe_rcu {
                 self.rcu_pending.fetch_add(1, Ordering::Relaxed);
-                // SAFETY: the slab is dead and on no list: its links are
-                // the callback's until it runs, and the cache outlives it
-                // (`destroy` waits with `rcu_barrier`).
-                unsafe { P::call_rcu(SlabHeader::rcu_head(cur)) };
+                // SAFETY: as above.
+                let base = unsafe { self.base_of(cur) } as *mut u8;
+                // SAFETY: the slab is dead, on no list and the callback's
+                // alone; the cache outlives the callback (`destroy` waits
+                // with `rcu_barrier`, rslub's unload too). The callback
+                // is told the cache and the base beside the slab, not by
+                // anything written in it.
+                unsafe {
+                    P::call_rcu_slab(
+                        base,
+                        self.page_owner.load(Ordering::Relaxed),
+                        ptr::from_ref(self).cast(),
+                    )
+                };
             } else {
                 // SAFETY: as above, and nothing else will free it.
                 unsafe { self.free_slab_pages(cur) };
@@ -92,21 +102,33 @@ impl<P: Platform> Cache<P> {
         self.stat(Stat::FreeSlab);
     }
 
-    /// The RCU callback of a slab `free_discards` deferred: `head` is its
-    /// `SlabHeader::rcu_head`. The platform calls it with the platform's
-    /// own `Cache` type (rust/kplat.rs, rust/core/host.rs).
+    /// The RCU callback of a slab `free_discards` deferred, the slab at
+    /// `base` of `cache`, as the platform kept them beside the slab. The
+    /// platform calls it with the platform's own `Cache` type
+    /// (rust/kplat.rs, rust/core/host.rs). Nothing written in the slab is
+    /// read to find the cache or the pages to free: an overflow into the
+    /// dead slab during the grace period changes neither.
     ///
     /// # Safety
-    /// `head` was queued by `free_discards` and its grace period is over;
-    /// called once for it.
-    pub unsafe fn rcu_free_slab(head: *mut u8) {
-        let slab = SlabHeader::of_rcu_head(head);
-        // SAFETY: a dead slab's header keeps its owner word, the address
-        // of its cache, which `destroy` keeps alive until the callbacks
-        // ran (`rcu_barrier`).
-        let cache = unsafe { &*((*slab).owner() as *const Self) };
-        // SAFETY: killed, on no list, handed to this callback alone.
-        unsafe { cache.free_slab_pages(slab) };
+    /// `cache` and `base` were queued by `free_discards` and the grace
+    /// period is over; called once for them.
+    pub unsafe fn rcu_free_slab(cache: *const Self, base: usize) {
+        // SAFETY: `destroy` (and rslub's unload) keep the cache alive until
+        // the callbacks ran (`rcu_barrier`).
+        let cache = unsafe { &*cache };
+        let slab = cache.header_of(base);
+        if slab.is_null() {
+            // A header outside the slab is named by the page's own word,
+            // which the slab's owner alone writes: only a bug gets here.
+            P::report(format_args!(
+                "cache {}: a slab waiting for RCU at {:#x} lost its header; its pages are leaked",
+                cache.name_str(),
+                base
+            ));
+        } else {
+            // SAFETY: killed, on no list, handed to this callback alone.
+            unsafe { cache.free_slab_pages(slab) };
+        }
         cache.rcu_pending.fetch_sub(1, Ordering::Relaxed);
     }
 
