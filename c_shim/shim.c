@@ -586,7 +586,7 @@ int rslub_shim_debug_param(char *buf, unsigned long size)
 }
 
 /*
- * Serving the kernel's own caches (rust/serve.rs decides; the kernel's
+ * Serving the kernel's own caches (rust/serve/ decides; the kernel's
  * hook is patches/0001, include/linux/slab_backend.h).
  */
 static char *serve_patterns;

@@ -143,7 +143,7 @@ pub unsafe extern "C" fn rslub_cache_create(
 }
 
 /// `rslub_cache_create`, for a cache that serves a kernel cache when
-/// `served` (`serve.rs`: its slab headers stay in the slabs), whose free
+/// `served` (`serve/`: its slab headers stay in the slabs), whose free
 /// objects may hold their free pointer at `freeptr`.
 ///
 /// # Safety

@@ -36,7 +36,7 @@ fn file(index: usize) -> Option<File> {
 /// values, i.e. the defaults of new caches (-1: chosen by object size);
 /// `default_free_batch` in the `free_batch` build variant only. No cache
 /// may take these names. Serving's files beside them (`serve`,
-/// `serve_refused`) are rust/serve.rs's, shown through the shim.
+/// `serve_refused`) are rust/serve/control.rs's, shown through the shim.
 pub const ROOT_FILES: &[&[u8]] = &[
     b"default_cpu_partial\0",
     b"default_min_partial\0",
@@ -48,7 +48,9 @@ pub const ROOT_FILES: &[&[u8]] = &[
 /// Whether `name` is taken by a file of the sysfs root (the defaults, and
 /// serving's `serve` and `serve_refused`, which c_shim/shim.c adds).
 pub fn reserved(name: &[u8]) -> bool {
-    name == b"serve" || name == b"serve_refused" || ROOT_FILES.iter().any(|f| &f[..f.len() - 1] == name)
+    name == b"serve"
+        || name == b"serve_refused"
+        || ROOT_FILES.iter().any(|f| &f[..f.len() - 1] == name)
 }
 
 /// The sysfs root, `/sys/kernel/rslub`.

@@ -21,14 +21,22 @@
 //! `slab_backend_serve`); `SERVED` → `CACHES` (api.rs). The alloc and free
 //! paths take neither: the kernel passes the rslub cache (alloc) or the
 //! slab (free), and SRCU in the kernel keeps both alive across the call.
+//!
+//! This file keeps the served caches' states: starting and stopping, the
+//! reaper, and what the kernel's listing and destroy tell it. What the
+//! kernel calls on a served allocation or free is `hooks.rs`; the C API
+//! and the sysfs files of serving are `control.rs`.
+
+pub mod control;
+pub mod hooks;
 
 use crate::api::{create_cache, rslub_cache_destroy, NAME_MAX};
 use crate::kplat::Cache;
 use crate::shim;
-use core::ffi::{c_int, c_long, c_longlong, c_uint, c_ulong, c_ulonglong, c_void, CStr};
-use core::fmt::Write;
+use core::ffi::{c_int, c_uint, c_ulong, c_ulonglong, c_void, CStr};
 use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, Ordering};
+use hooks::internal;
 use kernel::ffi::c_char;
 use kernel::prelude::*;
 use kernel::sync::global_lock;
@@ -69,36 +77,6 @@ global_lock! {
 /// The kernel took rslub as its slab backend (it has the hook).
 static BACKEND: AtomicBool = AtomicBool::new(false);
 
-/// The kernel wipes freed objects (`init_on_free=1`, fixed at boot): a
-/// served object must then come back all zero, free pointer included.
-static INIT_ON_FREE: AtomicBool = AtomicBool::new(false);
-
-/// The task making rslub's own caches for serving (`internal`), whose
-/// allocations from served caches come from SLUB; null when none.
-static INTERNAL_TASK: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
-
-/// Nonzero while a served allocation may need more than `Cache::alloc`:
-/// `RARE_WIPE` (init_on_free, fixed at boot) or `RARE_INTERNAL` (a task is
-/// in `internal`). One word, so that the hit path tests both at once.
-static RARE: AtomicUsize = AtomicUsize::new(0);
-const RARE_WIPE: usize = 1;
-const RARE_INTERNAL: usize = 2;
-
-/// Between `internal(true)` and `internal(false)`, the calling task's
-/// allocations from served caches come from SLUB: rslub's own bookkeeping
-/// for a served cache (its sysfs directory, say) must not live in a served
-/// cache, or that cache could never drain. One task at a time (`SERVED`).
-fn internal(on: bool) {
-    if on {
-        // SAFETY: reads the running task's pointer.
-        INTERNAL_TASK.store(unsafe { shim::rslub_shim_current() }, Ordering::Relaxed);
-        RARE.fetch_or(RARE_INTERNAL, Ordering::Relaxed);
-    } else {
-        RARE.fetch_and(!RARE_INTERNAL, Ordering::Relaxed);
-        INTERNAL_TASK.store(ptr::null_mut(), Ordering::Relaxed);
-    }
-}
-
 /// Makes the served-cache list ready: before the sysfs root, whose
 /// `serve` file takes it.
 ///
@@ -117,11 +95,7 @@ pub unsafe fn init_list() {
 /// Called once, at module init, after `init_list` and the registry.
 pub unsafe fn init() {
     // SAFETY: reads a boot-time setting.
-    let wipe = unsafe { shim::rslub_shim_want_init_on_free() };
-    INIT_ON_FREE.store(wipe, Ordering::Relaxed);
-    if wipe {
-        RARE.fetch_or(RARE_WIPE, Ordering::Relaxed);
-    }
+    hooks::set_wipe(unsafe { shim::rslub_shim_want_init_on_free() });
     // SAFETY: registers callbacks that are live until `exit`.
     let err = unsafe { shim::rslub_shim_backend_register() };
     if err == 0 {
@@ -300,8 +274,8 @@ pub unsafe extern "C" fn rslub_rust_serve_candidate(
     // by which the kernel still writes served objects (init_on_free, the
     // free pointer of a constructor cache, a merged alias's size).
     if c.refused.is_null() && crate::consts().debug_default != 0 {
-        c.refused =
-            c"rslub's debug= is set (the kernel writes served objects by SLUB's layout)".as_char_ptr();
+        c.refused = c"rslub's debug= is set (the kernel writes served objects by SLUB's layout)"
+            .as_char_ptr();
     }
     // Under the kernel's slab_mutex: an atomic allocation, no reclaim.
     if l.found.push(c, GFP_ATOMIC).is_err() {
@@ -405,7 +379,10 @@ fn serve_one(list: &mut ServedList, c: &Candidate) -> Result {
     let first = list.0.is_empty();
     // SAFETY: matched by a put when the list empties, or below.
     if first && !unsafe { shim::rslub_shim_module_tryget() } {
-        pr_err!("serve {}: rslub is being unloaded; not served\n", show(name));
+        pr_err!(
+            "serve {}: rslub is being unloaded; not served\n",
+            show(name)
+        );
         return Err(ENODEV);
     }
     let res = serve_new(list, c, name);
@@ -631,358 +608,4 @@ pub unsafe extern "C" fn rslub_rust_served_destroy(s: *mut c_void) -> c_int {
         );
     }
     EBUSY.to_errno()
-}
-
-/// The kernel's allocation of a served cache: the slab backend's `alloc`,
-/// a static call from the kernel's allocation path, with the arguments of
-/// `rslub_cache_alloc_node` first and in the same registers. Shaped like
-/// it (the hit path makes only tail calls), so that serving adds no frame
-/// of rslub's own: one test of `RARE` more.
-///
-/// # Safety
-/// `cache` is the rslub cache handed to `slab_backend_serve` for the kernel
-/// cache `_s` (the kernel's SRCU keeps it live across the call).
-#[no_mangle]
-pub unsafe extern "C" fn rslub_rust_served_alloc(
-    cache: *mut c_void,
-    gfp: c_uint,
-    node: c_int,
-    _s: *mut c_void,
-) -> *mut c_void {
-    // SAFETY: per the caller.
-    let c = unsafe { &*cache.cast::<Cache>() };
-    // Any node, as kmem_cache_alloc() and kmalloc() ask: with the node a
-    // constant, the path is rslub_cache_alloc's.
-    if RARE.load(Ordering::Relaxed) != 0 || node != NUMA_NO_NODE {
-        return alloc_rare(c, gfp, node).cast();
-    }
-    c.alloc(gfp, NUMA_NO_NODE).cast()
-}
-
-/// The kernel's `NUMA_NO_NODE`: any node, the local one first.
-const NUMA_NO_NODE: c_int = -1;
-
-/// `rslub_rust_served_alloc` when `RARE` is set or a node is asked for:
-/// none for rslub's own bookkeeping (`internal`), nor for a node without
-/// memory (SLUB answers that request as it answers its own, without a
-/// log line of rslub's for each); with init_on_free, the object's free
-/// pointer cleared (`wiped`).
-#[inline(never)]
-fn alloc_rare(c: &Cache, gfp: c_uint, node: c_int) -> *mut u8 {
-    // SAFETY: reads the node's state.
-    if is_internal() || (node != NUMA_NO_NODE && !unsafe { shim::rslub_shim_node_has_memory(node) }) {
-        return ptr::null_mut();
-    }
-    let obj = c.alloc(gfp, node);
-    if !obj.is_null() {
-        // SAFETY: just allocated.
-        unsafe { wiped(c, obj) };
-    }
-    obj
-}
-
-/// The running task is making rslub's own caches (`internal`).
-fn is_internal() -> bool {
-    let t = INTERNAL_TASK.load(Ordering::Relaxed);
-    // SAFETY: reads the running task's pointer.
-    !t.is_null() && t == unsafe { shim::rslub_shim_current() }
-}
-
-/// With init_on_free the kernel wiped the object when it was freed (never
-/// one of a cache with a constructor or a `SLAB_TYPESAFE_BY_RCU` one);
-/// rslub's free pointer, if it lies inside the object, is the one word
-/// left to clear.
-///
-/// # Safety
-/// `obj` is an object of `c`, just allocated.
-unsafe fn wiped(c: &Cache, obj: *mut u8) {
-    if INIT_ON_FREE.load(Ordering::Relaxed) && c.ctor().is_none() && !c.typesafe_rcu() {
-        let off = c.layout.free_offset;
-        if off + size_of::<usize>() <= c.layout.object_size {
-            // SAFETY: per the caller; the free pointer word lies inside it.
-            unsafe { ptr::write_unaligned(obj.add(off).cast::<usize>(), 0) };
-        }
-    }
-}
-
-/// The kernel's bulk allocation of a served cache, for a prefilled sheaf:
-/// `nr` objects into `p`, or 0 and none.
-///
-/// # Safety
-/// As for `rslub_rust_served_alloc`; `p` has room for `nr` pointers.
-#[no_mangle]
-pub unsafe extern "C" fn rslub_rust_served_alloc_bulk(
-    _s: *mut c_void,
-    cache: *mut c_void,
-    gfp: c_uint,
-    nr: c_uint,
-    p: *mut *mut c_void,
-) -> c_uint {
-    if is_internal() {
-        return 0;
-    }
-    // SAFETY: per the caller.
-    let c = unsafe { &*cache.cast::<Cache>() };
-    // SAFETY: per the caller, `nr` writable slots.
-    let out = unsafe { core::slice::from_raw_parts_mut(p.cast::<*mut u8>(), nr as usize) };
-    if !c.alloc_bulk(gfp, out) {
-        return 0;
-    }
-    for &obj in out.iter() {
-        // SAFETY: each was just allocated.
-        unsafe { wiped(c, obj) };
-    }
-    nr
-}
-
-/// The kernel's free of `obj`, an object of a served slab of the kernel
-/// cache `_s`, which holds `cache` for it: the slab backend's `free`, a
-/// static call from the kernel's free path. The cache validates the slab
-/// itself (its magic, keyed by its own secret and the slab's address): a
-/// header an overflow damaged, or an isolated slab, makes a refused free,
-/// reported and counted in the cache's `errors` like any other.
-///
-/// # Safety
-/// `obj` lies in a slab rslub allocated for the kernel (found by the kernel
-/// from the page of `obj`); `cache` is the rslub cache the kernel holds for
-/// that slab's kernel cache (live: its objects are not all back), or null
-/// if the kernel holds none.
-#[no_mangle]
-pub unsafe extern "C" fn rslub_rust_served_free(
-    cache: *mut c_void,
-    obj: *mut c_void,
-    _s: *mut c_void,
-) {
-    if cache.is_null() {
-        return no_cache(obj);
-    }
-    // SAFETY: per the caller, live; the kernel hands the object back once,
-    // and `free` refuses what is not a live object of this cache.
-    unsafe { (*cache.cast::<Cache>()).free(obj.cast()) }
-}
-
-/// A free of a served slab's object whose kernel cache holds no rslub
-/// cache: only a double free after the cache drained could get here.
-#[cold]
-fn no_cache(obj: *mut c_void) {
-    static SAID: AtomicBool = AtomicBool::new(false);
-    if !SAID.swap(true, Ordering::Relaxed) {
-        pr_err!(
-            "free of {:p}: a served slab whose kernel cache has no rslub cache; dropped (said once)\n",
-            obj
-        );
-    }
-}
-
-/// Where the object `ptr` points into starts (the kernel's usercopy check
-/// and kmem_dump_obj()); null if nowhere. Found from the cache's geometry,
-/// not from the slab header, so a live object of a damaged or isolated
-/// slab is still found.
-///
-/// # Safety
-/// As for `rslub_rust_served_free`, with `ptr` anywhere in the slab.
-#[no_mangle]
-pub unsafe extern "C" fn rslub_rust_served_object_start(
-    cache: *mut c_void,
-    base: *mut c_void,
-    ptr: *const c_void,
-) -> *mut c_void {
-    if cache.is_null() {
-        return ptr::null_mut();
-    }
-    // SAFETY: per the caller.
-    let c = unsafe { &*cache.cast::<Cache>() };
-    c.object_start(base.cast(), ptr.cast())
-        .map_or(ptr::null_mut(), |p| p.cast())
-}
-
-/// `rslub_serve` of include/rslub.h.
-///
-/// # Safety
-/// `request` is NULL or a NUL-terminated string.
-#[no_mangle]
-pub unsafe extern "C" fn rslub_serve(request: *const c_char) -> c_int {
-    if request.is_null() {
-        pr_err!("rslub_serve: request is NULL\n");
-        return EINVAL.to_errno();
-    }
-    // SAFETY: per the caller.
-    let req = unsafe { CStr::from_char_ptr(request) }.to_bytes();
-    match apply(req) {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// `/sys/kernel/rslub/serve_refused` (root only): each kernel cache that
-/// cannot be served, `NAME: reason` a line: the kernel's reasons (SLUB
-/// debugging, allocation profiling) and rslub's own (a name or objects too
-/// long for it, its `debug=`). Nothing on a kernel without the hook.
-/// Stops at the end of the page.
-///
-/// # Safety
-/// `buf` is a sysfs page.
-#[no_mangle]
-pub unsafe extern "C" fn rslub_rust_serve_refused_show(buf: *mut c_char) -> c_long {
-    // SAFETY: sysfs passes a PAGE_SIZE buffer.
-    let buf =
-        unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), crate::consts().page_size) };
-    let mut p = Page { buf, len: 0 };
-    let _ = write_refused(&mut p);
-    p.len as c_long
-}
-
-fn write_refused(w: &mut impl Write) -> core::fmt::Result {
-    if !BACKEND.load(Ordering::Relaxed) {
-        return Ok(());
-    }
-    let mut l = Listing {
-        pat: b"*",
-        found: KVec::new(),
-        failed: false,
-    };
-    // SAFETY: `l` outlives the call, which hands it back to
-    // `rslub_rust_serve_candidate` only.
-    unsafe { shim::rslub_shim_backend_list(ptr::from_mut(&mut l).cast()) };
-    if l.failed {
-        return writeln!(w, "(out of memory listing the caches)");
-    }
-    for c in l.found.iter().filter(|c| !c.refused.is_null()) {
-        // SAFETY: a NUL-terminated kernel string constant.
-        let why = unsafe { CStr::from_char_ptr(c.refused) };
-        writeln!(
-            w,
-            "{}: {}",
-            show(&c.name[..c.len]),
-            why.to_str().unwrap_or("?")
-        )?;
-    }
-    Ok(())
-}
-
-/// `rslub_served_shrink` of include/rslub.h.
-///
-/// # Safety
-/// `name` is NULL or a NUL-terminated string.
-#[no_mangle]
-pub unsafe extern "C" fn rslub_served_shrink(name: *const c_char) -> c_int {
-    if name.is_null() {
-        return ENOENT.to_errno();
-    }
-    // SAFETY: per the caller.
-    let name = unsafe { CStr::from_char_ptr(name) }.to_bytes();
-    let list = SERVED.lock();
-    for e in list.0.iter() {
-        // SAFETY: `e.cache` is live while listed.
-        let c = unsafe { &*e.cache };
-        if c.name() == name {
-            c.shrink();
-            return 0;
-        }
-    }
-    ENOENT.to_errno()
-}
-
-/// `rslub_served_objects` of include/rslub.h.
-///
-/// # Safety
-/// `name` is NULL or a NUL-terminated string.
-#[no_mangle]
-pub unsafe extern "C" fn rslub_served_objects(name: *const c_char) -> c_long {
-    if name.is_null() {
-        return c_long::from(ENOENT.to_errno());
-    }
-    // SAFETY: per the caller.
-    let name = unsafe { CStr::from_char_ptr(name) }.to_bytes();
-    let list = SERVED.lock();
-    for e in list.0.iter() {
-        // SAFETY: `e.cache` is live while listed.
-        let c = unsafe { &*e.cache };
-        if c.name() == name {
-            c.flush_all();
-            return c.totals().live_objects as c_long;
-        }
-    }
-    c_long::from(ENOENT.to_errno())
-}
-
-/// `rslub_served_get` of include/rslub.h.
-///
-/// # Safety
-/// `name` and `attr` are NULL or NUL-terminated strings.
-#[no_mangle]
-pub unsafe extern "C" fn rslub_served_get(name: *const c_char, attr: *const c_char) -> c_longlong {
-    if name.is_null() {
-        return c_longlong::from(ENOENT.to_errno());
-    }
-    // SAFETY: per the caller.
-    let name = unsafe { CStr::from_char_ptr(name) }.to_bytes();
-    let list = SERVED.lock();
-    match list.0.iter().find(|e| {
-        // SAFETY: `e.cache` is live while listed.
-        unsafe { (*e.cache).name() == name }
-    }) {
-        // SAFETY: live while listed (the lock is held); `attr` per the caller.
-        Some(e) => unsafe { crate::api::rslub_cache_get(e.cache, attr.cast()) },
-        None => c_longlong::from(ENOENT.to_errno()),
-    }
-}
-
-/// Page-sized sysfs buffer writer.
-struct Page<'a> {
-    buf: &'a mut [u8],
-    len: usize,
-}
-
-impl Write for Page<'_> {
-    fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        let b = s.as_bytes();
-        let end = self.len + b.len();
-        if end > self.buf.len() {
-            return Err(core::fmt::Error);
-        }
-        self.buf[self.len..end].copy_from_slice(b);
-        self.len = end;
-        Ok(())
-    }
-}
-
-/// `/sys/kernel/rslub/serve`: the served caches, one a line.
-///
-/// # Safety
-/// `buf` is a sysfs page.
-#[no_mangle]
-pub unsafe extern "C" fn rslub_rust_serve_show(buf: *mut c_char) -> c_long {
-    // SAFETY: sysfs passes a PAGE_SIZE buffer.
-    let buf =
-        unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), crate::consts().page_size) };
-    let mut p = Page { buf, len: 0 };
-    let list = SERVED.lock();
-    for e in list.0.iter() {
-        // SAFETY: `e.cache` is live while listed.
-        let name = unsafe { (*e.cache).name_str() };
-        let state = match (e.serving, e.kept) {
-            (true, _) => "",
-            (false, false) => " (draining)",
-            (false, true) => " (kept)",
-        };
-        if writeln!(p, "{name}{state}").is_err() {
-            break;
-        }
-    }
-    p.len as c_long
-}
-
-/// Writes to `/sys/kernel/rslub/serve`: `NAME`/glob starts, `-NAME` stops.
-///
-/// # Safety
-/// `buf` holds `len` bytes.
-#[no_mangle]
-pub unsafe extern "C" fn rslub_rust_serve_store(buf: *const c_char, len: c_ulong) -> c_long {
-    // SAFETY: per the caller.
-    let req = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), len as usize) };
-    match apply(req) {
-        Ok(()) => len as c_long,
-        Err(e) => c_long::from(e.to_errno()),
-    }
 }
