@@ -129,6 +129,28 @@ fn lines(
     out
 }
 
+/// What a legend calls an allocator: the design a reader of the upstream
+/// threads looks for, with the name the tables use in brackets. Names it
+/// does not know (variants, loads, floors) are shown as they are.
+fn legend_name(label: &str) -> String {
+    let (first, rest) = label.split_once(' ').unwrap_or((label, ""));
+    let design = match first {
+        "slub" => "in-tree SLUB, sheaves",
+        "sheaves" => "in-tree SLUB 7.3, sheaves",
+        "classic" => "classic C SLUB 6.12",
+        "rslub" => "rslub, classic design",
+        "served" => "rslub serving a cache",
+        "kmalloc" => "kmalloc, in-tree",
+        "kserved" => "kmalloc served by rslub",
+        _ => return label.to_string(),
+    };
+    if rest.is_empty() {
+        format!("{design} ({first})")
+    } else {
+        format!("{design} ({first} {rest})")
+    }
+}
+
 fn log2(m: &Measure) -> f64 {
     (m.size.max(1) as f64).log2()
 }
@@ -345,7 +367,7 @@ fn draw(c: &Chart, path: &Path, labels: &[&str]) -> Result<(), Box<dyn Error>> {
         let color = COLORS[i % COLORS.len()];
         chart
             .draw_series(LineSeries::new(l.points.clone(), color.stroke_width(2)))?
-            .label(l.label.as_str())
+            .label(legend_name(&l.label))
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(2))
             });
@@ -411,7 +433,7 @@ fn bars(b: &Bench) -> Vec<Bars> {
         let (mode, metric) = (&g[0].mode, &g[0].metric);
         out.push(Bars {
             file: format!("real-{mode}-{metric}.png"),
-            title: format!("real workloads: {metric}, {mode} (relative to slub)"),
+            title: format!("real workloads: {metric}, {mode} (relative to in-tree SLUB)"),
             caption: format!(
                 "Each program's {} relative to the in-tree SLUB's (1.0); bars are \
                  medians, whiskers the range of the rounds (the axis does not start \
@@ -427,9 +449,10 @@ fn bars(b: &Bench) -> Vec<Bars> {
 }
 
 fn draw_bars(c: &Bars, path: &Path) -> Result<(), Box<dyn Error>> {
-    let root = BitMapBackend::new(path, (960, 600)).into_drawing_area();
-    root.fill(&WHITE)?;
     let n = c.ops.len();
+    let width = bars_width(&c.ops);
+    let root = BitMapBackend::new(path, (width, 600)).into_drawing_area();
+    root.fill(&WHITE)?;
     let ymax = c
         .series
         .iter()
@@ -464,7 +487,7 @@ fn draw_bars(c: &Bars, path: &Path) -> Result<(), Box<dyn Error>> {
                 String::new()
             }
         })
-        .y_desc("relative to slub (1.0)")
+        .y_desc("relative to in-tree SLUB (slub = 1.0)")
         .y_label_formatter(&|y| format!("{y:.2}"))
         .label_style(("sans-serif", 14))
         .axis_desc_style(("sans-serif", 17))
@@ -487,7 +510,7 @@ fn draw_bars(c: &Bars, path: &Path) -> Result<(), Box<dyn Error>> {
                     )
                 })
             }))?
-            .label(name.as_str())
+            .label(legend_name(name))
             .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 18, y + 6)], color.filled()));
         chart.draw_series(vals.iter().enumerate().filter_map(|(i, v)| {
             v.map(|(_, lo, hi)| {
@@ -505,6 +528,15 @@ fn draw_bars(c: &Bars, path: &Path) -> Result<(), Box<dyn Error>> {
         .draw()?;
     root.present()?;
     Ok(())
+}
+
+/// The bar chart's width in pixels: each program's slot as wide as its
+/// name at the label font (about 8.5 px a character at 14 px) and a gap,
+/// so that names never run into each other; at least 960.
+fn bars_width(ops: &[String]) -> u32 {
+    let longest = ops.iter().map(|o| o.chars().count()).max().unwrap_or(0);
+    let slot = (longest as f64 * 8.5 + 24.0).max(60.0);
+    ((slot * ops.len() as f64) as u32 + 140).max(960)
 }
 
 /// Draws every chart into `dir` and writes dir/report.md around them and
@@ -544,4 +576,32 @@ pub fn plot(b: &Bench, dir: &Path, table: &str) -> Result<Vec<PathBuf>, String> 
     std::fs::write(&report, md).map_err(|e| format!("cannot write {}: {e}", report.display()))?;
     written.push(report);
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn legends_name_the_designs_and_keep_the_table_names() {
+        assert_eq!(legend_name("slub"), "in-tree SLUB, sheaves (slub)");
+        assert_eq!(legend_name("rslub"), "rslub, classic design (rslub)");
+        assert_eq!(legend_name("classic"), "classic C SLUB 6.12 (classic)");
+        assert_eq!(
+            legend_name("kserved s64"),
+            "kmalloc served by rslub (kserved s64)"
+        );
+        // Variants, loads and floors as the tables name them.
+        assert_eq!(legend_name("rslub[fill_ge]"), "rslub[fill_ge]");
+        assert_eq!(legend_name("floor-7.3"), "floor-7.3");
+    }
+
+    #[test]
+    fn bar_slots_are_as_wide_as_the_longest_program_name() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(bars_width(&names(&["a", "b"])), 960);
+        // 12 programs of 14 characters: 12 * (14 * 8.5 + 24) + 140.
+        let many = names(&["stress-ng-sock"; 12]);
+        assert_eq!(bars_width(&many), 12 * 143 + 140);
+    }
 }
