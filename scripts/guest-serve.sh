@@ -50,6 +50,8 @@ rm -f "$STOP" "$REAL_OUT"/*.count "$REAL_OUT"/*.fail
 [ -w /sys/module/kunit/parameters/filter_glob ] &&
 	printf rslub-no-suites >/sys/module/kunit/parameters/filter_glob
 rc=0
+# The guest's uptime in whole seconds: each step line says when it began.
+up() { cut -d. -f1 /proc/uptime; }
 pass() { echo "serve: PASS $*"; }
 fail() {
 	echo "serve: FAIL $*"
@@ -199,7 +201,7 @@ sh -c "[ -z '$MEMCG' ] || echo \$\$ >'$MEMCG/cgroup.procs'
 ng_pid=$!
 sampler &
 sm_pid=$!
-echo "serve: programs started: hackbench, iperf3 (TCP, UDP), execs, stress-ng --fork --mmap --vm --open --dentry, stress-ng --sock (memory cgroup ${MEMCG:-none}); rslub_stress for $secs s with CPU hotplug"
+echo "serve: programs started: hackbench, iperf3 (TCP, UDP), execs, stress-ng --fork --mmap --vm --open --dentry, stress-ng --sock (memory cgroup ${MEMCG:-none}); rslub_stress for $secs s with CPU hotplug [$(up) s]"
 
 t0=$(date +%s)
 insmod stress/rslub_stress.ko duration="$secs" serving=1 "$@"
@@ -217,7 +219,7 @@ else
 fi
 
 # 4. validate while still serving, with the programs still running.
-echo "serve: step: validate, the programs still running"
+echo "serve: step: validate, the programs still running [$(up) s]"
 errs=0
 vdirs=$dirs
 # shellcheck disable=SC2086 # a list of names
@@ -227,13 +229,13 @@ for d in $vdirs; do
 	e=$(cat "$d/errors")
 	# A line per cache: under load a validate takes seconds, all of them
 	# minutes, and the host judges the guest by its lines.
-	echo "serve: validated $(basename "$d"): errors=$e"
+	echo "serve: validated $(basename "$d"): errors=$e [$(up) s]"
 	[ "$e" = 0 ] || { fail "$(basename "$d"): validate found errors=$e"; errs=$((errs + e)); }
 done
 [ $errs = 0 ] && pass "validate: $(echo "$vdirs" | wc -w) of $(echo "$dirs" | wc -w) served caches, 0 errors"
 
 # 5. Stop the programs, then serving; the caches must drain and go.
-echo "serve: step: stopping the programs"
+echo "serve: step: stopping the programs [$(up) s]"
 touch "$STOP"
 # stress-ng ends at its --timeout (SIGINT makes it stop and report early);
 # the loops end after their current run. No clock here: each program's
@@ -327,7 +329,7 @@ dirs_after=$(rslub_dirs $names)
 # A short burst of the same programs after serving stopped: none of its
 # objects may come from rslub.
 allocs_before_burst=$(( $(sum_attr alloc_fastpath $dirs_after) + $(sum_attr alloc_slowpath $dirs_after) ))
-echo "serve: step: serving stopped, the programs once more"
+echo "serve: step: serving stopped, the programs once more [$(up) s]"
 hb_cycle >"$REAL_OUT/burst.out" 2>&1 && iperf_run tcp 1M 16K >>"$REAL_OUT/burst.out" 2>&1 ||
 	fail "the programs failed after serving stopped: $(tail -n 2 "$REAL_OUT/burst.out" | tr '\n' ' ')"
 # shellcheck disable=SC2086 # a list of names
@@ -342,7 +344,7 @@ fi
 # has out stops falling for SETTLE_SECONDS (dropping the kernel's
 # reclaimable caches meanwhile), at most DRAIN_SECONDS.
 SETTLE_SECONDS=${SETTLE_SECONDS:-5}
-echo "serve: step: watching the drain"
+echo "serve: step: watching the drain [$(up) s]"
 WAITED=0 last=-1 still=0
 while :; do
 	# shellcheck disable=SC2086 # a list of names

@@ -76,11 +76,33 @@ vng=${VNG:-$(command -v vng 2>/dev/null ||
 work=$(mktemp -d /tmp/rslub-vm.XXXXXX)
 console=${VM_CONSOLE:-$work/console.log}
 : >"$console"
+# vng reports a QEMU that ended before the guest command did only as its
+# own exit 255 (it keeps QEMU's status to itself). QEMU runs through this
+# wrapper, which writes the machine run's status (not vng's probes of the
+# binary) where the watcher reads it; QEMU also logs CPU resets
+# (-d cpu_reset) to a file: a guest that resets itself
+# (a triple fault ends QEMU with status 0 under vng's -no-reboot) says so
+# there.
+qemu_bin=${VM_QEMU:-$(command -v qemu-system-x86_64)}
+cat >"$work/qemu" <<EOF_QEMU
+#!/bin/sh
+case " \$* " in
+*" -kernel "*) ;;
+*) exec "$qemu_bin" "\$@" ;;
+esac
+"$qemu_bin" "\$@" -d cpu_reset -D "$work/qemu-debug.log"
+rc=\$?
+echo "\$rc" >"$work/qemu.status"
+exit "\$rc"
+EOF_QEMU
+chmod +x "$work/qemu"
+args+=(--qemu "$work/qemu")
 # The console on vng's stderr (--verbose: at the default log level), a
 # monitor socket for the watcher; vng passes the --qemu-opts to QEMU last.
 args+=(--verbose --qemu-opts="-monitor unix:$work/monitor.sock,server=on,wait=off")
 python3 "$(dirname "$0")/vmwatch.py" --console "$console" --monitor "$work/monitor.sock" \
-	--stall "$stall" --limit "$limit" --system-map "$kdir/System.map" -- \
+	--stall "$stall" --limit "$limit" --system-map "$kdir/System.map" \
+	--qemu-status "$work/qemu.status" --qemu-log "$work/qemu-debug.log" -- \
 	"$vng" "${args[@]}" --exec "exec 2>&1; $cmd" </dev/null &
 pid=$!
 # Stopped from outside (make check failing elsewhere): the watcher stops the guest.

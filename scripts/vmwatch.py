@@ -32,10 +32,14 @@ It waits for the console to go quiet, prints what the console said after the
 request (the stacks) on stderr, stops QEMU and exits 124. Otherwise it exits
 with vng's status (143 when stopped by SIGTERM/SIGINT).
 
-When QEMU itself dies before the guest command printed anything (QEMU's
-own line on the console stream, e.g. TCG's "iotlb_to_section: Assertion
-... failed", seen while a 4-vCPU kernel set up PCI; vng then exits 255 with
-no output), the guest is started once more, and the log says so.
+When the machine ends before the guest command printed anything, the
+guest is started once more, and the log says how the first one ended:
+QEMU's own line on the console stream (e.g. TCG's "iotlb_to_section:
+Assertion ... failed", seen while a 4-vCPU kernel set up PCI), or QEMU's
+exit status (QSTATUS, written by scripts/vm.sh's wrapper; vng itself only
+exits 255) with what QEMU's debug log (QLOG: -d cpu_reset)
+says of a guest that reset itself, e.g. a triple fault early in the boot,
+which under vng's -no-reboot ends QEMU with status 0.
 """
 
 import argparse
@@ -130,6 +134,8 @@ class Guest:
         self.booted = False
         # A line QEMU itself printed on its stderr (the console's stream).
         self.qemu_died = ""
+        # The console's last non-empty line (said when the boot ends early).
+        self.last_line = b""
         # The longest time without progress, and the line that ended it.
         self.longest = (0.0, "")
         self.proc = subprocess.Popen(
@@ -164,6 +170,8 @@ class Guest:
                 lines = (self.partial + data).split(b"\n")
                 self.partial = lines.pop()
                 for line in lines:
+                    if line.strip():
+                        self.last_line = line
                     if line.startswith(b"qemu-system"):
                         self.qemu_died = line.decode("utf-8", "replace").strip()
                 if not self.booted and lines:
@@ -279,6 +287,40 @@ def watch(args, stopped):
     return guest.proc.wait(), guest
 
 
+def boot_end(args, guest):
+    """How a machine that ended during the boot ended, in one line."""
+    if guest.qemu_died:
+        return f"QEMU said: {guest.qemu_died}"
+    status = None
+    if args.qemu_status:
+        try:
+            with open(args.qemu_status, encoding="utf-8") as f:
+                status = int(f.read().strip())
+        except (OSError, ValueError):
+            pass
+    if status is None:
+        how = "QEMU's exit status unknown (no status from the wrapper)"
+    elif status > 128:
+        how = f"QEMU killed by signal {status - 128}"
+    else:
+        how = f"QEMU exited with status {status}"
+    said = []
+    if args.qemu_log:
+        try:
+            with open(args.qemu_log, "rb") as f:
+                text = f.read().decode("utf-8", "replace")
+        except OSError:
+            text = ""
+        # QEMU logs "Triple fault" before the reset it causes; each CPU's
+        # reset (also the first one, at power-on) starts "CPU Reset".
+        if "Triple fault" in text:
+            said.append("the guest triple-faulted (a CPU reset, QEMU's debug log)")
+        said.append(f"{text.count('CPU Reset')} CPU resets logged (one per vCPU at power-on)")
+    last = guest.last_line.decode("utf-8", "replace").strip()[:100]
+    return (f"{how}; {'; '.join(said) if said else 'no QEMU debug log'}; "
+            f"the console's last line: {last or '(none)'}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--console", required=True)
@@ -286,6 +328,8 @@ def main():
     p.add_argument("--stall", type=int, required=True)
     p.add_argument("--limit", type=int, default=0)
     p.add_argument("--system-map")
+    p.add_argument("--qemu-status", help="file the QEMU wrapper writes its exit status to")
+    p.add_argument("--qemu-log", help="QEMU's -D log (-d cpu_reset)")
     p.add_argument("command", nargs=argparse.REMAINDER)
     args = p.parse_args()
     if args.command and args.command[0] == "--":
@@ -299,16 +343,22 @@ def main():
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     rc, guest = watch(args, stopped)
-    if rc not in (0, 124, 143) and not guest.booted and guest.qemu_died:
-        # QEMU itself failed before the guest command began (seen: TCG's
+    if rc not in (0, 124, 143) and not guest.booted:
+        # The machine ended before the guest command began (seen: TCG's
         # "iotlb_to_section: Assertion ... failed" while the kernel set up
-        # PCI with several vCPUs, vng then exits 255 with no output). Not
-        # the guest's verdict: once more, and said.
-        log(f"QEMU died before the guest command began (exit {rc}): {guest.qemu_died}; "
-            "starting the guest once more")
+        # PCI with several vCPUs; vng exits 255 with no output). Not the
+        # guest's verdict: once more, and how it ended said.
+        log(f"the machine ended before the guest command began (exit {rc}): "
+            f"{boot_end(args, guest)}; starting the guest once more")
         with open(args.console, "ab") as f:
-            f.write(b"\n==== vmwatch: QEMU died during boot; the guest again ====\n")
+            f.write(b"\n==== vmwatch: the machine ended during boot; the guest again ====\n")
+        for path in (args.qemu_status, args.qemu_log):
+            if path and os.path.exists(path):
+                os.unlink(path)
         rc, guest = watch(args, stopped)
+        if rc not in (0, 124, 143) and not guest.booted:
+            log(f"the machine ended before the guest command began again (exit {rc}): "
+                f"{boot_end(args, guest)}")
     # How close the guest came to the stall limit (make check prints it).
     log(f"longest wait for progress: {guest.longest[0]:.0f} s of VM_STALL {args.stall} s, "
         f"ended by: {guest.longest[1][:100]}")
