@@ -17,7 +17,9 @@
 //! - `flush.rs`: flushing CPUs, `shrink`;
 //! - `debug_paths.rs`: the locked paths of debug caches;
 //! - `validate.rs`, `report.rs`: checking slabs, reporting and isolating;
-//! - `usage.rs`, `tunables.rs`: what a cache reports and what can be set.
+//! - `usage.rs`, `tunables.rs`: what a cache reports and what can be set;
+//! - `guard.rs`: `CpuGuard` (one CPU's state under its lock) and
+//!   `Discards` (slabs to free once the locks are dropped).
 //!
 //! # Slab states
 //! - *CPU slab*: frozen, owned by one CPU; its objects are split between the
@@ -82,12 +84,12 @@
 
 use crate::debug;
 use crate::layout::Layout;
-use crate::platform::{CpuToken, Pcpu, Platform};
+use crate::platform::{Pcpu, Platform};
 use crate::slab::{SlabHeader, SlabList};
 use crate::stat::Stat;
 use core::ffi::c_void;
 use core::marker::PhantomData;
-use core::mem::{align_of, size_of, ManuallyDrop};
+use core::mem::{align_of, size_of};
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 #[cfg(rslub_free_batch)]
@@ -188,109 +190,6 @@ pub struct Params {
     pub typesafe_rcu: bool,
 }
 
-/// The totals a cache can report (`Cache::totals`): a few words.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Totals {
-    /// Slabs, all states.
-    pub slabs: usize,
-    /// Slabs on node partial lists.
-    pub partial: usize,
-    /// Objects in node partial slabs that are in use.
-    pub objects_partial: usize,
-    /// CPU slabs.
-    pub cpu_slabs: usize,
-    /// Slabs on CPU partial lists.
-    pub cpu_partial_slabs: usize,
-    /// Slabs in the empty-slab caches.
-    pub empty_slabs: usize,
-    /// Objects allocated and not freed (exact only when nothing runs).
-    pub live_objects: usize,
-    /// Freed objects waiting in CPU batches (`free_batch.rs`): not live,
-    /// still in use for their slabs.
-    #[cfg(rslub_free_batch)]
-    pub batched_objects: usize,
-}
-
-impl Totals {
-    /// All zero (`Default` is not `const`).
-    const ZERO: Totals = Totals {
-        slabs: 0,
-        partial: 0,
-        objects_partial: 0,
-        cpu_slabs: 0,
-        cpu_partial_slabs: 0,
-        empty_slabs: 0,
-        live_objects: 0,
-        #[cfg(rslub_free_batch)]
-        batched_objects: 0,
-    };
-}
-
-/// Everything a cache can report (`Cache::usage_into`): its [`Totals`]
-/// (read through the `Usage` itself) and per-node counts, about 2.5 KB.
-#[derive(Debug, Clone, Copy)]
-pub struct Usage {
-    /// The totals over all nodes.
-    pub totals: Totals,
-    /// Node ids covered by the per-node arrays.
-    pub nr_nodes: usize,
-    /// Slabs per node.
-    pub node_slabs: [usize; MAX_NODES],
-    /// Node partial slabs per node.
-    pub node_partial: [usize; MAX_NODES],
-    /// Live objects per node (the node of their slab).
-    pub node_objects: [usize; MAX_NODES],
-    /// CPU slabs per node.
-    pub node_cpu_slabs: [usize; MAX_NODES],
-    /// CPU partial slabs per node.
-    pub node_cpu_partial: [usize; MAX_NODES],
-    /// Batched objects per node of their slab.
-    #[cfg(rslub_free_batch)]
-    pub node_batched: [usize; MAX_NODES],
-}
-
-impl core::ops::Deref for Usage {
-    type Target = Totals;
-
-    fn deref(&self) -> &Totals {
-        &self.totals
-    }
-}
-
-impl core::ops::DerefMut for Usage {
-    fn deref_mut(&mut self) -> &mut Totals {
-        &mut self.totals
-    }
-}
-
-impl Usage {
-    /// All counts zero.
-    pub const EMPTY: Usage = Usage {
-        totals: Totals::ZERO,
-        nr_nodes: 0,
-        node_slabs: [0; MAX_NODES],
-        node_partial: [0; MAX_NODES],
-        node_objects: [0; MAX_NODES],
-        node_cpu_slabs: [0; MAX_NODES],
-        node_cpu_partial: [0; MAX_NODES],
-        #[cfg(rslub_free_batch)]
-        node_batched: [0; MAX_NODES],
-    };
-
-    /// Sets every count to zero in place (no `Usage` on the stack).
-    pub fn clear(&mut self) {
-        self.totals = Totals::ZERO;
-        self.nr_nodes = 0;
-        self.node_slabs.fill(0);
-        self.node_partial.fill(0);
-        self.node_objects.fill(0);
-        self.node_cpu_slabs.fill(0);
-        self.node_cpu_partial.fill(0);
-        #[cfg(rslub_free_batch)]
-        self.node_batched.fill(0);
-    }
-}
-
 /// Longest cache name, in bytes, without a NUL. The C API refuses longer
 /// names; sysfs adds one byte for the NUL. It is `RSLUB_NAME_MAX` of
 /// include/rslub_limits.h: the module and the host build assert that they
@@ -365,153 +264,6 @@ unsafe impl<P: Platform> Sync for Cache<P> {}
 // SAFETY: the cache owns what its raw pointers reach (nodes, the per-CPU
 // area, slabs); none of it is tied to the creating thread.
 unsafe impl<P: Platform> Send for Cache<P> {}
-
-/// Exclusive access to one CPU's [`CpuSlab`] of a cache, derefs to it.
-/// `CpuGuard<P>` holds the CPU lock itself and releases it on drop;
-/// `CpuGuard<P, false>` stands for a lock someone else holds (a flush
-/// callback's) or for a dead CPU.
-///
-/// # Invariants
-/// `c` is the `CpuSlab` of a possible CPU of the cache. While the guard
-/// exists no other code writes that `CpuSlab` except the per-CPU event
-/// counter increments made by this same context: either this guard holds
-/// that CPU's lock (`HOLDS_LOCK`: taken with `token`; irqs off, the task pinned,
-/// so no fast path or interrupt runs there), or its creator holds the lock
-/// for the guard's whole life, or the CPU is dead. Other CPUs only read it
-/// racily (volatile loads, for reporting).
-struct CpuGuard<P: Platform, const HOLDS_LOCK: bool = true> {
-    c: *mut CpuSlab,
-    /// The lock's token when `HOLDS_LOCK` (handed back on drop); unused otherwise.
-    token: ManuallyDrop<CpuToken>,
-    _p: PhantomData<P>,
-}
-
-impl<P: Platform> CpuGuard<P> {
-    /// Takes the lock of the CPU the caller runs on.
-    #[inline(always)]
-    fn lock(pcpu: &Pcpu) -> Self {
-        let token = P::cpu_lock_here();
-        // INVARIANT: this CPU's lock was just taken, so the task stays on
-        // it while the guard lives.
-        Self {
-            // `pcpu` is read only now: before the lock it would be kept
-            // across the call (the bulk path's instruction count). This
-            // CPU's instance by its per-CPU offset, one load, where the
-            // CPU number and the offset table took three.
-            c: P::this_cpu_ptr(*pcpu).cast(),
-            token: ManuallyDrop::new(token),
-            _p: PhantomData,
-        }
-    }
-
-    /// Runs `f` with the CPU lock dropped (a sleeping page allocation) and
-    /// takes it again, on whatever CPU the task then runs: afterwards the
-    /// guard may name another CPU's state (of the per-CPU area `pcpu`).
-    fn unlocked<R>(&mut self, pcpu: &Pcpu, f: impl FnOnce() -> R) -> R {
-        // SAFETY: the token of the lock this guard holds, taken out once
-        // and replaced below before anything can read it again.
-        P::cpu_unlock(unsafe { ManuallyDrop::take(&mut self.token) });
-        let r = f();
-        let token = P::cpu_lock_here();
-        // INVARIANT: the lock of the CPU the task runs on now is held
-        // again, by this guard.
-        self.c = P::this_cpu_ptr(*pcpu).cast();
-        self.token = ManuallyDrop::new(token);
-        r
-    }
-}
-
-impl<P: Platform> CpuGuard<P, false> {
-    /// Access to `cpu`'s state without taking its lock.
-    ///
-    /// # Safety
-    /// The caller holds `cpu`'s lock for the guard's whole life (a flush
-    /// callback), or `cpu` is dead and nothing else flushes it.
-    unsafe fn assume_locked(pcpu: Pcpu, cpu: u32) -> Self {
-        // INVARIANT: per the caller, nothing else writes `cpu`'s state.
-        Self {
-            c: P::per_cpu_ptr(pcpu, cpu).cast(),
-            // SAFETY: never handed to `cpu_unlock`: the guard is not `HOLDS_LOCK`.
-            token: ManuallyDrop::new(unsafe { CpuToken::new(0) }),
-            _p: PhantomData,
-        }
-    }
-}
-
-impl<P: Platform, const HOLDS_LOCK: bool> CpuGuard<P, HOLDS_LOCK> {
-    /// Counts an event on the guarded CPU.
-    #[inline(always)]
-    fn stat(&mut self, s: Stat) {
-        #[cfg(not(rslub_no_stats))]
-        {
-            self.stats[s as usize] += 1;
-        }
-        #[cfg(rslub_no_stats)]
-        let _ = s;
-    }
-}
-
-impl<P: Platform, const HOLDS_LOCK: bool> core::ops::Deref for CpuGuard<P, HOLDS_LOCK> {
-    type Target = CpuSlab;
-
-    #[inline(always)]
-    fn deref(&self) -> &CpuSlab {
-        // SAFETY: by the type invariant `c` is valid and only this guard
-        // writes it.
-        unsafe { &*self.c }
-    }
-}
-
-impl<P: Platform, const HOLDS_LOCK: bool> core::ops::DerefMut for CpuGuard<P, HOLDS_LOCK> {
-    #[inline(always)]
-    fn deref_mut(&mut self) -> &mut CpuSlab {
-        // SAFETY: by the type invariant `c` is valid and only this guard
-        // accesses it mutably; the borrow is tied to `&mut self`.
-        unsafe { &mut *self.c }
-    }
-}
-
-impl<P: Platform, const HOLDS_LOCK: bool> Drop for CpuGuard<P, HOLDS_LOCK> {
-    #[inline(always)]
-    fn drop(&mut self) {
-        if HOLDS_LOCK {
-            // SAFETY: an `HOLDS_LOCK` guard's token is its lock's, taken out once,
-            // here, as the guard goes.
-            P::cpu_unlock(unsafe { ManuallyDrop::take(&mut self.token) });
-        }
-    }
-}
-
-/// Slabs to return to the page allocator once locks are dropped
-/// (`free_discards`), linked through `next`.
-///
-/// # Invariants
-/// Every slab on the chain is killed (its magic cleared), on no list, no
-/// longer counted by its node, and owned by this value.
-struct Discards(*mut SlabHeader);
-
-impl Discards {
-    const fn new() -> Self {
-        Discards(ptr::null_mut())
-    }
-
-    /// Kills `slab` and queues it for freeing: from now on frees of its
-    /// objects are refused and nothing finds it.
-    ///
-    /// # Safety
-    /// `slab` is a live, unfrozen slab of the cache on `node`, on no list
-    /// and not reachable by any CPU (its objects are all free).
-    unsafe fn kill_and_queue<P: Platform>(&mut self, node: &Node<P>, slab: *mut SlabHeader) {
-        node.nr_slabs.fetch_sub(1, Ordering::Relaxed);
-        // SAFETY: per the caller, the slab is ours.
-        unsafe {
-            (*slab).kill();
-            (*slab).next = self.0;
-        }
-        // INVARIANT: killed, on no list, uncounted, ours.
-        self.0 = slab;
-    }
-}
 
 const NO_NODE: i32 = -1;
 
@@ -919,6 +671,8 @@ mod debug_paths;
 mod fallback;
 mod fastpath;
 mod flush;
+mod guard;
+use guard::{CpuGuard, Discards};
 #[cfg(rslub_free_batch)]
 mod free_batch;
 mod free_slow;
@@ -927,4 +681,5 @@ mod report;
 pub use report::REPORTS_IN_FULL;
 mod tunables;
 mod usage;
+pub use usage::{Totals, Usage};
 mod validate;

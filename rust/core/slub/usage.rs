@@ -5,12 +5,115 @@
 
 #[cfg(rslub_free_batch)]
 use super::FREE_BATCH_MAX;
-use super::{Cache, CpuSlab, Totals, Usage};
+use super::{Cache, CpuSlab, MAX_NODES};
 use crate::platform::{Pcpu, Platform};
 use crate::slab::{get_free_pointer, inuse, SlabHeader};
 use crate::stat::Stat;
 use core::ptr;
 use core::sync::atomic::Ordering;
+
+/// The totals a cache can report (`Cache::totals`): a few words.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Totals {
+    /// Slabs, all states.
+    pub slabs: usize,
+    /// Slabs on node partial lists.
+    pub partial: usize,
+    /// Objects in node partial slabs that are in use.
+    pub objects_partial: usize,
+    /// CPU slabs.
+    pub cpu_slabs: usize,
+    /// Slabs on CPU partial lists.
+    pub cpu_partial_slabs: usize,
+    /// Slabs in the empty-slab caches.
+    pub empty_slabs: usize,
+    /// Objects allocated and not freed (exact only when nothing runs).
+    pub live_objects: usize,
+    /// Freed objects waiting in CPU batches (`free_batch.rs`): not live,
+    /// still in use for their slabs.
+    #[cfg(rslub_free_batch)]
+    pub batched_objects: usize,
+}
+
+impl Totals {
+    /// All zero (`Default` is not `const`).
+    pub(super) const ZERO: Totals = Totals {
+        slabs: 0,
+        partial: 0,
+        objects_partial: 0,
+        cpu_slabs: 0,
+        cpu_partial_slabs: 0,
+        empty_slabs: 0,
+        live_objects: 0,
+        #[cfg(rslub_free_batch)]
+        batched_objects: 0,
+    };
+}
+
+/// Everything a cache can report (`Cache::usage_into`): its [`Totals`]
+/// (read through the `Usage` itself) and per-node counts, about 2.5 KB.
+#[derive(Debug, Clone, Copy)]
+pub struct Usage {
+    /// The totals over all nodes.
+    pub totals: Totals,
+    /// Node ids covered by the per-node arrays.
+    pub nr_nodes: usize,
+    /// Slabs per node.
+    pub node_slabs: [usize; MAX_NODES],
+    /// Node partial slabs per node.
+    pub node_partial: [usize; MAX_NODES],
+    /// Live objects per node (the node of their slab).
+    pub node_objects: [usize; MAX_NODES],
+    /// CPU slabs per node.
+    pub node_cpu_slabs: [usize; MAX_NODES],
+    /// CPU partial slabs per node.
+    pub node_cpu_partial: [usize; MAX_NODES],
+    /// Batched objects per node of their slab.
+    #[cfg(rslub_free_batch)]
+    pub node_batched: [usize; MAX_NODES],
+}
+
+impl core::ops::Deref for Usage {
+    type Target = Totals;
+
+    fn deref(&self) -> &Totals {
+        &self.totals
+    }
+}
+
+impl core::ops::DerefMut for Usage {
+    fn deref_mut(&mut self) -> &mut Totals {
+        &mut self.totals
+    }
+}
+
+impl Usage {
+    /// All counts zero.
+    pub const EMPTY: Usage = Usage {
+        totals: Totals::ZERO,
+        nr_nodes: 0,
+        node_slabs: [0; MAX_NODES],
+        node_partial: [0; MAX_NODES],
+        node_objects: [0; MAX_NODES],
+        node_cpu_slabs: [0; MAX_NODES],
+        node_cpu_partial: [0; MAX_NODES],
+        #[cfg(rslub_free_batch)]
+        node_batched: [0; MAX_NODES],
+    };
+
+    /// Sets every count to zero in place (no `Usage` on the stack).
+    pub fn clear(&mut self) {
+        self.totals = Totals::ZERO;
+        self.nr_nodes = 0;
+        self.node_slabs.fill(0);
+        self.node_partial.fill(0);
+        self.node_objects.fill(0);
+        self.node_cpu_slabs.fill(0);
+        self.node_cpu_partial.fill(0);
+        #[cfg(rslub_free_batch)]
+        self.node_batched.fill(0);
+    }
+}
 
 impl<P: Platform> Cache<P> {
     /// Sum of counter `s` over all CPUs, and each CPU's share in `per_cpu`
