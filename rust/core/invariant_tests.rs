@@ -4,8 +4,10 @@
 //! at every point of the fast and slow paths, CPU hotplug, random freelist
 //! order across slabs, clearing counters on every CPU, and the NUMA
 //! fallback order of `NUMA_NO_NODE`, and the paths `make mutants` found
-//! untested. Each test names the bug it guards against;
-//! docs/reliability.md lists which mutant each one kills.
+//! untested. Each test names the bug it guards against; the mutation
+//! runs that found them, and what each test was added for, are in
+//! docs/history/reliability-history.md ("Holes in the host tests" and the
+//! `make mutants` runs).
 
 use crate::host::{shim, Host};
 use crate::platform::Platform;

@@ -59,8 +59,9 @@ pub const COSTLY_ORDER: u32 = 3;
 /// Objects a slab of one page must hold to be chosen over two pages: a
 /// bulk batch of 32, which the in-tree allocator's sheaves serve whole. The
 /// header in the slab leaves 128-byte objects 31 in a page (in-tree: 32),
-/// and every such batch then finished on a second slab: 15% dearer than
-/// in-tree (docs/benchmarks.md). In two pages they are 63.
+/// and every such batch then finished on a second slab: 81.1 instructions
+/// an object at bulk 32 against in-tree's 68.3, 19% dearer
+/// (docs/benchmarks.md, "Bulk geometry"). In two pages they are 63.
 pub const PAGE_SLAB_OBJECTS: usize = 32;
 
 /// Why a geometry could not be computed.
