@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0
+//! costmodel-price: prices a counts file (the plugin's out=) with a profile,
+//! so that a run is priced again without running it again.
+//!
+//! Usage: costmodel-price [--profiles FILE] [--profile NAME] [--sources] COUNTS
+//!
+//! Prints one line per record: the record's line with `cycles=N` added.
+//! --sources prints the profile's prices and their sources first.
+
+use costmodel_model::counts::{parse_line, FIELDS};
+use costmodel_model::profile::Profile;
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: costmodel-price [--profiles FILE] [--profile NAME] [--sources] COUNTS";
+
+fn run() -> Result<(), String> {
+    let mut profiles = concat!(env!("CARGO_MANIFEST_DIR"), "/../profiles.toml").to_string();
+    let mut name = "server".to_string();
+    let mut sources = false;
+    let mut counts = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--profiles" => profiles = args.next().ok_or(USAGE)?,
+            "--profile" => name = args.next().ok_or(USAGE)?,
+            "--sources" => sources = true,
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return Ok(());
+            }
+            _ if counts.is_none() && !a.starts_with('-') => counts = Some(a),
+            _ => return Err(USAGE.into()),
+        }
+    }
+    let counts = counts.ok_or(USAGE)?;
+    let text = std::fs::read_to_string(&profiles).map_err(|e| format!("{profiles}: {e}"))?;
+    let p = Profile::from_toml(&text, &name)?;
+    if sources {
+        println!("# profile {}: {} ({} GHz)", p.name, p.description, p.ghz);
+        for (i, f) in FIELDS.iter().enumerate() {
+            println!("# {f} = {:.1} cycles: {}", p.cycles[i], p.sources[i]);
+        }
+    }
+    let data = std::fs::read_to_string(&counts).map_err(|e| format!("{counts}: {e}"))?;
+    for (n, line) in data.lines().enumerate() {
+        match parse_line(line) {
+            None => {}
+            Some(Err(e)) => return Err(format!("{counts}:{}: {e}", n + 1)),
+            Some(Ok(r)) => println!("{} cycles={:.0}", r.line(), p.price(&r.counts)),
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("costmodel-price: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

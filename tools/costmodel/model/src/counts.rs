@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The events the model counts, per vCPU, and the counts file's lines.
+//!
+//! Each memory access has exactly one source (`l1` .. `xfer_remote`); the
+//! other fields are events beside it. The plugin writes one line per vCPU
+//! at each mark (docs/benchmarks.md, "The cost model"):
+//!
+//! ```text
+//! mark seq=3 id=7 vcpu=0 insns=1200 l1=400 l2=3 llc=0 dram_local=1 ...
+//! ```
+//!
+//! `parse_line` reads one back, so that a run can be priced again later.
+
+/// The names of the counted events, in the counts file's order.
+pub const FIELDS: [&str; 15] = [
+    "insns",
+    "l1",
+    "l2",
+    "llc",
+    "dram_local",
+    "dram_remote",
+    "xfer_local",
+    "xfer_remote",
+    "inval",
+    "writeback",
+    "locked",
+    "unlocked",
+    "cx16_locked",
+    "cx16_unlocked",
+    "io",
+];
+
+/// One vCPU's counts over a region. The fields follow `FIELDS`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Guest instructions executed.
+    pub insns: u64,
+    /// Accesses that hit the vCPU's L1D.
+    pub l1: u64,
+    /// Accesses that missed L1 and hit its L2.
+    pub l2: u64,
+    /// Accesses served by the node's shared LLC.
+    pub llc: u64,
+    /// Accesses served by DRAM of the vCPU's own node.
+    pub dram_local: u64,
+    /// Accesses served by DRAM of another node.
+    pub dram_remote: u64,
+    /// Cache-to-cache transfers from a vCPU of the same node: a read of a
+    /// line another holds Modified, or a write to a line others hold.
+    pub xfer_local: u64,
+    /// The same from a vCPU of another node.
+    pub xfer_remote: u64,
+    /// Copies invalidated in other vCPUs' caches by this vCPU's writes.
+    pub inval: u64,
+    /// Modified lines written back (evicted or downgraded).
+    pub writeback: u64,
+    /// Locked read-modify-writes other than cmpxchg16b: the lock prefix,
+    /// and xchg with a memory operand.
+    pub locked: u64,
+    /// Unlocked cmpxchg, xadd and cmpxchg8b on memory.
+    pub unlocked: u64,
+    /// lock cmpxchg16b.
+    pub cx16_locked: u64,
+    /// cmpxchg16b without the lock prefix.
+    pub cx16_unlocked: u64,
+    /// Accesses to MMIO (not modeled, only counted).
+    pub io: u64,
+}
+
+impl Counts {
+    /// The fields as an array, in `FIELDS` order.
+    pub fn to_array(&self) -> [u64; 15] {
+        [
+            self.insns,
+            self.l1,
+            self.l2,
+            self.llc,
+            self.dram_local,
+            self.dram_remote,
+            self.xfer_local,
+            self.xfer_remote,
+            self.inval,
+            self.writeback,
+            self.locked,
+            self.unlocked,
+            self.cx16_locked,
+            self.cx16_unlocked,
+            self.io,
+        ]
+    }
+
+    /// Counts from an array in `FIELDS` order.
+    pub fn from_array(a: [u64; 15]) -> Self {
+        Counts {
+            insns: a[0],
+            l1: a[1],
+            l2: a[2],
+            llc: a[3],
+            dram_local: a[4],
+            dram_remote: a[5],
+            xfer_local: a[6],
+            xfer_remote: a[7],
+            inval: a[8],
+            writeback: a[9],
+            locked: a[10],
+            unlocked: a[11],
+            cx16_locked: a[12],
+            cx16_unlocked: a[13],
+            io: a[14],
+        }
+    }
+
+    /// Field-wise difference, `self - earlier` (counters only grow).
+    pub fn since(&self, earlier: &Counts) -> Counts {
+        let (a, b) = (self.to_array(), earlier.to_array());
+        Counts::from_array(std::array::from_fn(|i| a[i].wrapping_sub(b[i])))
+    }
+
+    /// Field-wise sum.
+    pub fn plus(&self, other: &Counts) -> Counts {
+        let (a, b) = (self.to_array(), other.to_array());
+        Counts::from_array(std::array::from_fn(|i| a[i] + b[i]))
+    }
+
+    /// "insns=N l1=N ..." in `FIELDS` order.
+    pub fn fields_text(&self) -> String {
+        FIELDS
+            .iter()
+            .zip(self.to_array())
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// One line of a counts file: the counts of one vCPU between two marks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// "mark" (a mark instruction ended the region) or "exit" (QEMU exited).
+    pub kind: String,
+    /// The region's number in the run: 1 for the region that the first mark
+    /// ends, and so on.
+    pub seq: u64,
+    /// The mark's id (the guest's %rax at the mark); 0 at exit.
+    pub id: u64,
+    /// The vCPU whose counts these are.
+    pub vcpu: u32,
+    /// The vCPU that executed the mark.
+    pub by: u32,
+    /// The counts.
+    pub counts: Counts,
+}
+
+impl Record {
+    /// The record as a counts-file line (no newline).
+    pub fn line(&self) -> String {
+        format!(
+            "{} seq={} id={} vcpu={} by={} {}",
+            self.kind,
+            self.seq,
+            self.id,
+            self.vcpu,
+            self.by,
+            self.counts.fields_text()
+        )
+    }
+}
+
+/// Parses a counts-file line; `None` for comments, blank lines and lines of
+/// other kinds.
+pub fn parse_line(line: &str) -> Option<Result<Record, String>> {
+    let mut words = line.split_whitespace();
+    let kind = words.next()?;
+    if kind != "mark" && kind != "exit" {
+        return None;
+    }
+    let mut r = Record {
+        kind: kind.to_string(),
+        seq: 0,
+        id: 0,
+        vcpu: 0,
+        by: 0,
+        counts: Counts::default(),
+    };
+    let mut a = [0u64; 15];
+    for w in words {
+        let Some((k, v)) = w.split_once('=') else {
+            return Some(Err(format!("'{w}': expected key=value")));
+        };
+        let Ok(n) = v.parse::<u64>() else {
+            return Some(Err(format!("'{w}': not a number")));
+        };
+        match k {
+            "seq" => r.seq = n,
+            "id" => r.id = n,
+            "vcpu" => r.vcpu = n as u32,
+            "by" => r.by = n as u32,
+            // Fields a later version adds are ignored.
+            _ => {
+                if let Some(i) = FIELDS.iter().position(|f| *f == k) {
+                    a[i] = n;
+                }
+            }
+        }
+    }
+    r.counts = Counts::from_array(a);
+    Some(Ok(r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_round_trips() {
+        let c = Counts::from_array(std::array::from_fn(|i| i as u64 * 7 + 1));
+        let r = Record {
+            kind: "mark".into(),
+            seq: 3,
+            id: 42,
+            vcpu: 1,
+            by: 0,
+            counts: c,
+        };
+        let text = r.line();
+        assert!(text.starts_with("mark seq=3 id=42 vcpu=1 by=0 insns=1 l1=8 "));
+        assert_eq!(parse_line(&text).unwrap().unwrap(), r);
+        assert!(parse_line("# costmodel counts v1").is_none());
+        assert!(parse_line("").is_none());
+        assert!(parse_line("mark seq=x").unwrap().is_err());
+    }
+
+    #[test]
+    fn since_and_plus() {
+        let a = Counts {
+            insns: 10,
+            l1: 5,
+            ..Default::default()
+        };
+        let b = Counts {
+            insns: 25,
+            l1: 9,
+            inval: 2,
+            ..Default::default()
+        };
+        let d = b.since(&a);
+        assert_eq!((d.insns, d.l1, d.inval), (15, 4, 2));
+        assert_eq!(a.plus(&d), b);
+    }
+}

@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The cost model of tools/costmodel, without QEMU: caches with LRU
+//! (`cache`), the machine with its coherence directory (`machine`), the
+//! decoding of atomics and marks (`decode`), the counts and their file
+//! format (`counts`) and the prices (`profile`). The plugin (the crate one
+//! level up) feeds it guest accesses; `cargo test` checks it on the host.
+#![deny(missing_docs)]
+
+pub mod cache;
+pub mod counts;
+pub mod decode;
+pub mod machine;
+pub mod profile;

@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The modeled machine: per vCPU an L1D and an L2, per NUMA node a shared
+//! LLC, DRAM per node, and a directory of which vCPUs hold each line.
+//!
+//! Invariants:
+//! - A vCPU's L1 holds a subset of its L2 (an L2 eviction removes the line
+//!   from the L1), and both hold a line in the same MESI state. A vCPU
+//!   "holds" a line when its L2 does.
+//! - `dir[line]` is the set of vCPUs holding the line (a bit each). At most
+//!   one holds it `Exclusive` or `Modified`, and then it is the only one.
+//! - The LLC of a node is filled by that node's DRAM reads and by the
+//!   write-backs of its vCPUs; its evictions touch no private cache
+//!   (non-inclusive).
+//!
+//! Each access has one source, counted in `Counts`: L1, L2, LLC, DRAM of
+//! the vCPU's node or another, or a cache-to-cache transfer from a vCPU of
+//! the same node or another. A transfer is a read of a line another vCPU
+//! holds Modified, or a write (or the read of a locked read-modify-write)
+//! to a line other vCPUs hold; that write also counts one invalidation per
+//! copy removed. A read of a line others hold clean comes from the LLC
+//! when a holder is on the reader's node or the node's LLC has it, else
+//! from the line's home DRAM.
+//!
+//! With coherence off (`Config::coherence`), the private caches never see
+//! each other (QEMU's contrib cache plugin's model): no transfers, no
+//! invalidations, stale copies hit.
+
+use crate::cache::{Cache, Geometry, State, LINE_BYTES};
+use crate::counts::Counts;
+use std::collections::HashMap;
+
+/// The model's shape.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Node of each vCPU (its length is the vCPU count, at most 64).
+    pub cpu_nodes: Vec<usize>,
+    /// Physical addresses where nodes 1, 2, ... begin (ascending); below
+    /// the first is node 0.
+    pub mem_starts: Vec<u64>,
+    /// Each vCPU's L1D.
+    pub l1: Geometry,
+    /// Each vCPU's L2.
+    pub l2: Geometry,
+    /// Each node's shared LLC.
+    pub llc: Geometry,
+    /// Keep the directory (false: private caches ignore each other).
+    pub coherence: bool,
+}
+
+impl Config {
+    /// The default shape: a server core's caches (Sapphire Rapids: 48 KiB
+    /// 12-way L1D, 2 MiB 16-way L2; an LLC slice share of 16 MiB per node)
+    /// for `vcpus` vCPUs on one node.
+    pub fn server(vcpus: usize) -> Self {
+        Config {
+            cpu_nodes: vec![0; vcpus],
+            mem_starts: Vec::new(),
+            l1: Geometry {
+                bytes: 48 << 10,
+                ways: 12,
+            },
+            l2: Geometry {
+                bytes: 2 << 20,
+                ways: 16,
+            },
+            llc: Geometry {
+                bytes: 16 << 20,
+                ways: 16,
+            },
+            coherence: true,
+        }
+    }
+
+    /// The number of nodes (the highest node named, plus one).
+    pub fn nodes(&self) -> usize {
+        let cpus = self.cpu_nodes.iter().max().map_or(1, |n| n + 1);
+        cpus.max(self.mem_starts.len() + 1)
+    }
+
+    /// The home node of a physical address.
+    pub fn home(&self, paddr: u64) -> usize {
+        self.mem_starts.iter().take_while(|&&s| paddr >= s).count()
+    }
+}
+
+struct Core {
+    l1: Cache,
+    l2: Cache,
+    node: usize,
+}
+
+/// The machine: caches, directory and each vCPU's counts.
+pub struct Machine {
+    cfg: Config,
+    cores: Vec<Core>,
+    llcs: Vec<Cache>,
+    dir: HashMap<u64, u64>,
+    /// Each vCPU's counts since the start (the model's events only; the
+    /// plugin adds instructions and atomics from its scoreboards).
+    pub counts: Vec<Counts>,
+}
+
+/// How an access uses its line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// A load.
+    Read,
+    /// A store.
+    Write,
+    /// The load of a locked read-modify-write: asks for ownership at once
+    /// (a read for ownership), as the hardware does.
+    ReadForOwnership,
+}
+
+impl Machine {
+    /// An empty machine (every cache cold).
+    pub fn new(cfg: Config) -> Self {
+        assert!(
+            !cfg.cpu_nodes.is_empty() && cfg.cpu_nodes.len() <= 64,
+            "1 to 64 vCPUs"
+        );
+        let cores = cfg
+            .cpu_nodes
+            .iter()
+            .map(|&node| Core {
+                l1: Cache::new(cfg.l1),
+                l2: Cache::new(cfg.l2),
+                node,
+            })
+            .collect();
+        let llcs = (0..cfg.nodes()).map(|_| Cache::new(cfg.llc)).collect();
+        let counts = vec![Counts::default(); cfg.cpu_nodes.len()];
+        Machine {
+            cfg,
+            cores,
+            llcs,
+            dir: HashMap::new(),
+            counts,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// One access of `size` bytes at physical address `paddr` by `cpu`; an
+    /// access that crosses a line boundary touches each line.
+    pub fn access(&mut self, cpu: usize, paddr: u64, size: u64, how: Access) {
+        let first = paddr / LINE_BYTES;
+        let last = (paddr + size.max(1) - 1) / LINE_BYTES;
+        for line in first..=last {
+            self.access_line(cpu, line, how);
+        }
+    }
+
+    fn access_line(&mut self, cpu: usize, line: u64, how: Access) {
+        let wants_ownership = how != Access::Read;
+        let core = &mut self.cores[cpu];
+        // The fast path: an L1 hit that needs no other cache.
+        if let Some(state) = core.l1.touch(line) {
+            if !wants_ownership || state != State::Shared || !self.cfg.coherence {
+                if wants_ownership && state == State::Exclusive {
+                    core.l1.set_state(line, State::Modified);
+                    core.l2.set_state(line, State::Modified);
+                }
+                self.counts[cpu].l1 += 1;
+                return;
+            }
+            // A write to a Shared line: an upgrade.
+            self.upgrade(cpu, line, true);
+            return;
+        }
+        if let Some(state) = core.l2.touch(line) {
+            if wants_ownership && state == State::Shared && self.cfg.coherence {
+                self.upgrade(cpu, line, false);
+                return;
+            }
+            let state = if wants_ownership {
+                State::Modified
+            } else {
+                state
+            };
+            core.l2.set_state(line, state);
+            self.fill_l1(cpu, line, state);
+            self.counts[cpu].l2 += 1;
+            return;
+        }
+        self.miss(cpu, line, wants_ownership);
+    }
+
+    /// `cpu` writes a line it holds Shared: the other copies are
+    /// invalidated; a transfer when there were any, else a hit.
+    fn upgrade(&mut self, cpu: usize, line: u64, in_l1: bool) {
+        let me = 1u64 << cpu;
+        let others = self.dir.get(&line).copied().unwrap_or(me) & !me;
+        if others == 0 {
+            if in_l1 {
+                self.counts[cpu].l1 += 1;
+            } else {
+                self.counts[cpu].l2 += 1;
+            }
+        } else {
+            self.count_transfer(cpu, others);
+            self.invalidate(cpu, line, others);
+        }
+        self.dir.insert(line, me);
+        let core = &mut self.cores[cpu];
+        core.l2.set_state(line, State::Modified);
+        if in_l1 {
+            core.l1.set_state(line, State::Modified);
+        } else {
+            self.fill_l1(cpu, line, State::Modified);
+        }
+    }
+
+    fn count_transfer(&mut self, cpu: usize, from: u64) {
+        let node = self.cores[cpu].node;
+        let remote =
+            (0..self.cores.len()).any(|o| from & (1 << o) != 0 && self.cores[o].node != node);
+        if remote {
+            self.counts[cpu].xfer_remote += 1;
+        } else {
+            self.counts[cpu].xfer_local += 1;
+        }
+    }
+
+    /// Removes the line from every vCPU in `victims`.
+    fn invalidate(&mut self, cpu: usize, line: u64, victims: u64) {
+        for o in 0..self.cores.len() {
+            if victims & (1 << o) == 0 {
+                continue;
+            }
+            let c = &mut self.cores[o];
+            // A Modified copy's data moves to the writer with the
+            // transfer: no write-back.
+            c.l1.remove(line);
+            c.l2.remove(line);
+            self.counts[cpu].inval += 1;
+        }
+    }
+
+    /// A miss in `cpu`'s private caches.
+    fn miss(&mut self, cpu: usize, line: u64, wants_ownership: bool) {
+        let me = 1u64 << cpu;
+        let node = self.cores[cpu].node;
+        let holders = if self.cfg.coherence {
+            self.dir.get(&line).copied().unwrap_or(0) & !me
+        } else {
+            0
+        };
+        let owner = (holders.count_ones() == 1)
+            .then(|| holders.trailing_zeros() as usize)
+            .filter(|&o| self.cores[o].l2.peek(line) == Some(State::Modified));
+        let state;
+        if wants_ownership && holders != 0 {
+            // A write (or read for ownership) to a line others hold.
+            self.count_transfer(cpu, holders);
+            self.invalidate(cpu, line, holders);
+            state = State::Modified;
+        } else if let Some(o) = owner {
+            // A read of a line another vCPU holds Modified: it forwards the
+            // line and keeps a Shared copy; the dirty data is written back.
+            self.count_transfer(cpu, holders);
+            let oc = &mut self.cores[o];
+            oc.l1.set_state(line, State::Shared);
+            oc.l2.set_state(line, State::Shared);
+            let onode = oc.node;
+            self.counts[o].writeback += 1;
+            self.llcs[onode].insert(line, State::Shared);
+            state = State::Shared;
+        } else {
+            // From the LLC or DRAM. A clean holder on this node serves
+            // from the LLC; Exclusive holders drop to Shared.
+            let near_holder = (0..self.cores.len())
+                .any(|o| holders & (1 << o) != 0 && self.cores[o].node == node);
+            if self.llcs[node].touch(line).is_some() || near_holder {
+                self.counts[cpu].llc += 1;
+            } else {
+                if self.cfg.home(line * LINE_BYTES) == node {
+                    self.counts[cpu].dram_local += 1;
+                } else {
+                    self.counts[cpu].dram_remote += 1;
+                }
+                self.llcs[node].insert(line, State::Shared);
+            }
+            for o in 0..self.cores.len() {
+                if holders & (1 << o) != 0 {
+                    self.cores[o].l1.set_state(line, State::Shared);
+                    self.cores[o].l2.set_state(line, State::Shared);
+                }
+            }
+            state = if wants_ownership {
+                State::Modified
+            } else if holders == 0 {
+                State::Exclusive
+            } else {
+                State::Shared
+            };
+        }
+        if self.cfg.coherence {
+            let d = if wants_ownership { 0 } else { holders };
+            self.dir.insert(line, d | me);
+        }
+        self.fill_l2(cpu, line, state);
+        self.fill_l1(cpu, line, state);
+    }
+
+    fn fill_l1(&mut self, cpu: usize, line: u64, state: State) {
+        // L1 evictions need nothing: the L2 holds the line and its state.
+        self.cores[cpu].l1.insert(line, state);
+    }
+
+    fn fill_l2(&mut self, cpu: usize, line: u64, state: State) {
+        let core = &mut self.cores[cpu];
+        if let Some((old, old_state)) = core.l2.insert(line, state) {
+            core.l1.remove(old);
+            let node = core.node;
+            if old_state == State::Modified {
+                self.counts[cpu].writeback += 1;
+                self.llcs[node].insert(old, State::Shared);
+            }
+            if self.cfg.coherence {
+                let me = 1u64 << cpu;
+                if let Some(d) = self.dir.get_mut(&old) {
+                    *d &= !me;
+                    if *d == 0 {
+                        self.dir.remove(&old);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The vCPUs holding a line (a bit each), as the directory has it.
+    pub fn holders(&self, paddr: u64) -> u64 {
+        self.dir.get(&(paddr / LINE_BYTES)).copied().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Access::*;
+
+    // Two nodes of two vCPUs; node 1's memory from 1 MiB. Small caches so
+    // that the cases can evict by hand: L1 2 lines (1 set, 2 ways), L2 4
+    // lines (1 set, 4 ways), LLC 8 lines (1 set, 8 ways).
+    fn machine(coherence: bool) -> Machine {
+        Machine::new(Config {
+            cpu_nodes: vec![0, 0, 1, 1],
+            mem_starts: vec![1 << 20],
+            l1: Geometry {
+                bytes: 128,
+                ways: 2,
+            },
+            l2: Geometry {
+                bytes: 256,
+                ways: 4,
+            },
+            llc: Geometry {
+                bytes: 512,
+                ways: 8,
+            },
+            coherence,
+        })
+    }
+
+    const A: u64 = 0x1000; // node 0 memory
+    const FAR: u64 = (1 << 20) + 0x40; // node 1 memory
+
+    fn c(m: &Machine, cpu: usize) -> Counts {
+        m.counts[cpu]
+    }
+
+    #[test]
+    fn home_nodes() {
+        let m = machine(true);
+        assert_eq!(m.config().nodes(), 2);
+        assert_eq!(m.config().home(0), 0);
+        assert_eq!(m.config().home((1 << 20) - 1), 0);
+        assert_eq!(m.config().home(1 << 20), 1);
+    }
+
+    // First read: local DRAM, Exclusive. Second: L1. Its write: an L1 hit,
+    // silent E -> M. Another node's line: remote DRAM.
+    #[test]
+    fn cold_read_then_hits() {
+        let mut m = machine(true);
+        m.access(0, A, 8, Read);
+        m.access(0, A + 8, 8, Read);
+        m.access(0, A, 8, Write);
+        m.access(0, FAR, 4, Read);
+        let k = c(&m, 0);
+        assert_eq!((k.dram_local, k.l1, k.dram_remote), (1, 2, 1));
+        assert_eq!((k.xfer_local, k.xfer_remote, k.inval), (0, 0, 0));
+        assert_eq!(m.holders(A), 1);
+    }
+
+    // An 8-byte access at 60 touches two lines.
+    #[test]
+    fn split_access_touches_both_lines() {
+        let mut m = machine(true);
+        m.access(0, A + 60, 8, Read);
+        assert_eq!(c(&m, 0).dram_local, 2);
+    }
+
+    // vCPU 0 writes, vCPU 1 (same node) reads: one local transfer, vCPU 0
+    // writes the dirty line back and keeps it Shared. vCPU 0 writes again:
+    // an upgrade, a local transfer with one invalidation.
+    #[test]
+    fn read_of_modified_then_upgrade() {
+        let mut m = machine(true);
+        m.access(0, A, 8, Write);
+        m.access(1, A, 8, Read);
+        assert_eq!(c(&m, 1).xfer_local, 1);
+        assert_eq!(c(&m, 0).writeback, 1);
+        assert_eq!(m.holders(A), 0b11);
+        m.access(0, A, 8, Write);
+        let k = c(&m, 0);
+        assert_eq!((k.dram_local, k.xfer_local, k.inval, k.l1), (1, 1, 1, 0));
+        assert_eq!(m.holders(A), 0b01);
+        // vCPU 1's copy is gone: its read is a transfer again.
+        m.access(1, A, 8, Read);
+        assert_eq!(c(&m, 1).xfer_local, 2);
+    }
+
+    // A line bounced by locked read-modify-writes between vCPUs 0 and 2
+    // (two nodes): one remote transfer and one invalidation per hand-over,
+    // the store of each RMW an L1 hit.
+    #[test]
+    fn bounce_across_nodes_one_transfer_per_handover() {
+        let mut m = machine(true);
+        for i in 0..10 {
+            let cpu = if i % 2 == 0 { 0 } else { 2 };
+            m.access(cpu, A, 8, ReadForOwnership);
+            m.access(cpu, A, 8, Write);
+        }
+        let (k0, k2) = (c(&m, 0), c(&m, 2));
+        assert_eq!(k0.dram_local, 1);
+        assert_eq!(k0.xfer_remote + k2.xfer_remote, 9);
+        assert_eq!(k0.inval + k2.inval, 9);
+        assert_eq!(k0.l1 + k2.l1, 10);
+        assert_eq!(k0.xfer_local + k2.xfer_local, 0);
+    }
+
+    // The same between vCPUs 0 and 1 (one node): local transfers.
+    #[test]
+    fn bounce_in_a_node_is_local() {
+        let mut m = machine(true);
+        for i in 0..10 {
+            m.access(i % 2, A, 8, ReadForOwnership);
+            m.access(i % 2, A, 8, Write);
+        }
+        assert_eq!(c(&m, 0).xfer_local + c(&m, 1).xfer_local, 9);
+        assert_eq!(c(&m, 0).xfer_remote + c(&m, 1).xfer_remote, 0);
+    }
+
+    // A plain load then store (no RFO) on a line the other vCPU wrote:
+    // a transfer for the read (M elsewhere), another for the write
+    // (upgrade): two per hand-over, which is why the calibration uses
+    // a locked RMW.
+    #[test]
+    fn plain_load_store_handover_costs_two_transfers() {
+        let mut m = machine(true);
+        m.access(0, A, 8, Write);
+        m.access(1, A, 8, Read);
+        m.access(1, A, 8, Write);
+        assert_eq!(c(&m, 1).xfer_local, 2);
+        assert_eq!(c(&m, 1).inval, 1);
+    }
+
+    // Clean sharing: vCPU 0 reads (E), vCPU 1 on the same node reads: from
+    // the LLC (filled by 0's DRAM read), both Shared, no transfer. vCPU 2
+    // on node 1 reads: its node has no copy and the line's home is node
+    // 0: remote DRAM. A write by 3 then invalidates all three: one remote
+    // transfer, three invalidations.
+    #[test]
+    fn clean_sharing_and_write_to_shared() {
+        let mut m = machine(true);
+        m.access(0, A, 8, Read);
+        m.access(1, A, 8, Read);
+        assert_eq!(c(&m, 1).llc, 1);
+        assert_eq!(c(&m, 1).xfer_local, 0);
+        m.access(2, A, 8, Read);
+        assert_eq!(c(&m, 2).dram_remote, 1);
+        assert_eq!(m.holders(A), 0b111);
+        m.access(3, A, 8, Write);
+        let k = c(&m, 3);
+        assert_eq!((k.xfer_remote, k.xfer_local, k.inval), (1, 0, 3));
+        assert_eq!(m.holders(A), 0b1000);
+    }
+
+    // L1 of 2 lines, L2 of 4, LLC of 8, all one set: lines 0..3 fit the L2
+    // and come from it on the second pass; 0..5 do not fit the L2 but fit
+    // the LLC; 0..9 fit nothing: DRAM every time (LRU, cyclic).
+    #[test]
+    fn levels_by_working_set() {
+        let pass = |m: &mut Machine, n: u64| {
+            for l in 0..n {
+                m.access(0, l * 64, 8, Read);
+            }
+        };
+        let mut m = machine(true);
+        pass(&mut m, 4);
+        pass(&mut m, 4);
+        let k = c(&m, 0);
+        assert_eq!((k.dram_local, k.l2, k.l1), (4, 4, 0));
+
+        let mut m = machine(true);
+        pass(&mut m, 6);
+        pass(&mut m, 6);
+        let k = c(&m, 0);
+        assert_eq!((k.dram_local, k.llc, k.l2), (6, 6, 0));
+
+        let mut m = machine(true);
+        pass(&mut m, 10);
+        pass(&mut m, 10);
+        let k = c(&m, 0);
+        assert_eq!((k.dram_local, k.llc), (20, 0));
+
+        let mut m = machine(true);
+        pass(&mut m, 2);
+        pass(&mut m, 2);
+        let k = c(&m, 0);
+        assert_eq!((k.dram_local, k.l1), (2, 2));
+    }
+
+    // An L2 eviction of a Modified line writes it back to the LLC, leaves
+    // the directory, and removes it from the L1 (inclusion): vCPU 1's
+    // later read is an LLC hit, not a transfer.
+    #[test]
+    fn eviction_writes_back_and_leaves_directory() {
+        let mut m = machine(true);
+        m.access(0, 0, 8, Write);
+        for l in 1..5 {
+            m.access(0, l * 64, 8, Read);
+        }
+        assert_eq!(c(&m, 0).writeback, 1);
+        assert_eq!(m.holders(0), 0);
+        m.access(1, 0, 8, Read);
+        let k = c(&m, 1);
+        assert_eq!((k.llc, k.xfer_local), (1, 0));
+        // vCPU 0 reads line 0 again: not in its L1 any more.
+        m.access(0, 0, 8, Read);
+        assert_eq!(c(&m, 0).llc, 1);
+    }
+
+    // Coherence off: vCPU 1's write leaves vCPU 0's copy, which still hits;
+    // no transfer, no invalidation (the mechanism the bounce check needs).
+    #[test]
+    fn coherence_off_sees_no_transfers() {
+        let mut m = machine(false);
+        for i in 0..10 {
+            m.access(i % 2, A, 8, ReadForOwnership);
+            m.access(i % 2, A, 8, Write);
+        }
+        let (k0, k1) = (c(&m, 0), c(&m, 1));
+        assert_eq!(k0.xfer_local + k1.xfer_local + k0.inval + k1.inval, 0);
+        assert_eq!(k0.l1 + k1.l1, 18);
+    }
+}

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Prices: a profile gives each counted event a cost in cycles, with the
+//! published source it comes from; modeled cycles are counts times prices.
+//!
+//! Profiles live in one TOML file (tools/costmodel/profiles.toml), a table
+//! each:
+//!
+//! ```toml
+//! [server]
+//! description = "two-socket server"
+//! ghz = 2.5
+//! [server.prices]
+//! l1 = { cycles = 5, source = "..." }
+//! dram_local = { ns = 81, source = "..." }   # ns * ghz cycles
+//! ```
+//!
+//! Every field of `counts::FIELDS` must be priced (0 is a price, with a
+//! source saying why), so that a profile cannot silently leave one out.
+
+use crate::counts::{Counts, FIELDS};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// One price as written in the file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    /// In core cycles.
+    pub cycles: Option<f64>,
+    /// In nanoseconds (converted with the profile's `ghz`).
+    pub ns: Option<f64>,
+    /// Where the figure comes from, or why there is none.
+    pub source: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProfile {
+    description: String,
+    ghz: f64,
+    prices: BTreeMap<String, Price>,
+}
+
+/// A profile, each price in cycles, in `FIELDS` order.
+#[derive(Clone, Debug)]
+pub struct Profile {
+    /// Its table name in the file.
+    pub name: String,
+    /// What machine it stands for.
+    pub description: String,
+    /// The clock used to turn nanoseconds into cycles.
+    pub ghz: f64,
+    /// Cycles per event, in `FIELDS` order.
+    pub cycles: [f64; 15],
+    /// The source of each price, in `FIELDS` order.
+    pub sources: Vec<String>,
+}
+
+impl Profile {
+    /// The profile `name` of a profiles file's text.
+    pub fn from_toml(text: &str, name: &str) -> Result<Profile, String> {
+        let all: BTreeMap<String, RawProfile> =
+            toml::from_str(text).map_err(|e| format!("profiles: {e}"))?;
+        let raw = all.get(name).ok_or_else(|| {
+            let names: Vec<_> = all.keys().cloned().collect();
+            format!("no profile '{name}' (have: {})", names.join(", "))
+        })?;
+        if raw.ghz <= 0.0 {
+            return Err(format!("profile {name}: ghz must be positive"));
+        }
+        if let Some(k) = raw.prices.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+            return Err(format!("profile {name}: '{k}' is no counted event"));
+        }
+        let mut cycles = [0.0; 15];
+        let mut sources = Vec::new();
+        for (i, f) in FIELDS.iter().enumerate() {
+            let p = raw
+                .prices
+                .get(*f)
+                .ok_or_else(|| format!("profile {name}: no price for '{f}'"))?;
+            cycles[i] = match (p.cycles, p.ns) {
+                (Some(c), None) => c,
+                (None, Some(ns)) => ns * raw.ghz,
+                _ => {
+                    return Err(format!(
+                        "profile {name}: '{f}' needs exactly one of cycles, ns"
+                    ))
+                }
+            };
+            sources.push(p.source.clone());
+        }
+        Ok(Profile {
+            name: name.to_string(),
+            description: raw.description.clone(),
+            ghz: raw.ghz,
+            cycles,
+            sources,
+        })
+    }
+
+    /// The names of the profiles in a file's text, sorted.
+    pub fn names(text: &str) -> Result<Vec<String>, String> {
+        let v: toml::Table = toml::from_str(text).map_err(|e| format!("profiles: {e}"))?;
+        Ok(v.keys().cloned().collect())
+    }
+
+    /// Modeled cycles of some counts.
+    pub fn price(&self, c: &Counts) -> f64 {
+        c.to_array()
+            .iter()
+            .zip(self.cycles)
+            .map(|(&n, p)| n as f64 * p)
+            .sum()
+    }
+
+    /// The price of one event by name.
+    pub fn of(&self, field: &str) -> f64 {
+        FIELDS
+            .iter()
+            .position(|f| *f == field)
+            .map_or(0.0, |i| self.cycles[i])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(extra: &str) -> String {
+        let mut s = String::from("[t]\ndescription = \"test\"\nghz = 2.0\n[t.prices]\n");
+        for f in FIELDS {
+            if f == "dram_local" {
+                s += "dram_local = { ns = 80, source = \"x\" }\n";
+            } else {
+                s += &format!("{f} = {{ cycles = 1, source = \"x\" }}\n");
+            }
+        }
+        s + extra
+    }
+
+    #[test]
+    fn prices_counts() {
+        let p = Profile::from_toml(&text(""), "t").unwrap();
+        assert_eq!(p.of("dram_local"), 160.0);
+        let c = Counts {
+            insns: 10,
+            dram_local: 2,
+            ..Default::default()
+        };
+        assert_eq!(p.price(&c), 10.0 + 320.0);
+        assert_eq!(Profile::names(&text("")).unwrap(), vec!["t".to_string()]);
+    }
+
+    #[test]
+    fn rejects_missing_unknown_and_ambiguous() {
+        assert!(Profile::from_toml(&text(""), "nope").is_err());
+        let missing = text("").replace("io = { cycles = 1, source = \"x\" }\n", "");
+        assert!(Profile::from_toml(&missing, "t")
+            .unwrap_err()
+            .contains("'io'"));
+        let unknown = text("tlb = { cycles = 1, source = \"x\" }\n");
+        assert!(Profile::from_toml(&unknown, "t").is_err());
+        let both = text("").replace(
+            "io = { cycles = 1, source = \"x\" }",
+            "io = { cycles = 1, ns = 2, source = \"x\" }",
+        );
+        assert!(Profile::from_toml(&both, "t").is_err());
+    }
+
+    // The shipped file parses, every profile in it prices every event.
+    #[test]
+    fn shipped_profiles_parse() {
+        let text = include_str!("../../profiles.toml");
+        let names = Profile::names(text).unwrap();
+        assert!(names.contains(&"server".to_string()));
+        assert!(names.contains(&"desktop".to_string()));
+        for n in names {
+            let p = Profile::from_toml(text, &n).unwrap();
+            assert!(p.sources.iter().all(|s| !s.is_empty()));
+        }
+    }
+}
