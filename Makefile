@@ -18,6 +18,9 @@
 #                   free_batch variant compiles it; make check runs both)
 #   make vm CMD=..  run CMD as root in a VM with the repo visible
 #   make -s kdir    print the kernel build directory
+#   make costmodel  the cost model: its QEMU plugin, costmodel-price and
+#                   costmodel-calib (tools/costmodel), and the calibration
+#                   program its make check guest runs
 #   make mutants    mutation testing of the core's host tests (cargo-mutants;
 #                   FILE='slub/*.rs' RE=regex JOBS=1 LIST=1; not part of check)
 #
@@ -52,10 +55,10 @@ KMAKE = $(MAKE) -C $(BUILD_KDIR) M=$(ROOT) $(KLLVM)
 RUST_SRC := $(wildcard rust/*.rs rust/serve/*.rs rust/core/*.rs rust/core/slub/*.rs)
 # host_shim.c is userspace code (the shim's host twin): not kernel style.
 # stress/modcycle.c and tools/realprogs/ are userspace too, but kernel style.
-C_SRC := $(filter-out %.mod.c c_shim/host_shim.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c kunit/*.h bench/*.c stress/*.c include/*.h tools/realprogs/*.c))
+C_SRC := $(filter-out %.mod.c c_shim/host_shim.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c kunit/*.h bench/*.c stress/*.c include/*.h tools/realprogs/*.c tools/costmodel/guest/*.c))
 
 .PHONY: all modules setup check bench bench-compare trace-pair stress lint fmt vm kdir clean host-test \
-	host-test-free-batch mutants
+	host-test-free-batch mutants costmodel
 
 all: modules
 
@@ -68,6 +71,14 @@ stress/modcycle: stress/modcycle.c
 
 setup:
 	@scripts/setup.sh $(SETUP_ARGS)
+
+# The plugin and its host tools (cargo), and the calibration program (static:
+# the guest runs it from the host's filesystem over 9p).
+costmodel: tools/costmodel/guest/calib
+	cd tools/costmodel && cargo build --release --quiet
+
+tools/costmodel/guest/calib: tools/costmodel/guest/calib.c include/rslub_mark.h
+	$(CC) -O2 -Wall -Wextra -Werror -static -pthread -o $@ $<
 
 host-test:
 	cd rust/core && cargo test --quiet
@@ -86,6 +97,7 @@ lint:
 	cd rust/core && $(FREE_BATCH_CARGO) clippy --quiet --all-targets -- -D warnings
 	cd tools/rslabinfo && cargo clippy --quiet --all-targets -- -D warnings && cargo fmt --check
 	cd tools/rsbench && cargo clippy --quiet --all-targets -- -D warnings && cargo fmt --check
+	cd tools/costmodel && cargo clippy --quiet --workspace --all-targets -- -D warnings && cargo fmt --all --check
 	rustfmt --check --edition 2021 --config-path $(BUILD_KDIR)/.rustfmt.toml $(RUST_SRC)
 	$(BUILD_KDIR)/scripts/checkpatch.pl --no-tree --quiet --terse --strict \
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES,EXPORT_SYMBOL -f $(C_SRC)
@@ -101,6 +113,7 @@ fmt:
 	rustfmt --edition 2021 --config-path $(BUILD_KDIR)/.rustfmt.toml $(RUST_SRC)
 	cd tools/rslabinfo && cargo fmt
 	cd tools/rsbench && cargo fmt
+	cd tools/costmodel && cargo fmt --all
 
 check:
 	@scripts/check.sh
@@ -135,6 +148,6 @@ kdir:
 
 clean:
 	$(KMAKE) clean
-	rm -f rust/shim_bindings.rs stress/modcycle
+	rm -f rust/shim_bindings.rs stress/modcycle tools/costmodel/guest/calib
 	$(MAKE) -C tools/realprogs clean
-	rm -rf rust/core/target tools/rslabinfo/target tools/rsbench/target
+	rm -rf rust/core/target tools/rslabinfo/target tools/rsbench/target tools/costmodel/target

@@ -51,6 +51,17 @@
  *                variant= metric= round= value=
  * which tools/rsbench turns into bench.json, tables and plots.
  *
+ * mode=model is mode=icount under the cost model's QEMU plugin
+ * (tools/costmodel): each measured window also lies between two marks of
+ * include/rslub_mark.h, the one before it with id 0, the one after it with
+ * the window's id, (the measurement's start in ns << 4) | the op's number.
+ * Its result lines add n= (the operations the value is divided by) and
+ * marks=ID[+ID] (the regions of the plugin's counts file the result is
+ * made of, all vCPUs); rsbench prices them. remote is marked by bursts
+ * (lockstep, forced in this mode): a burst's region also holds the ring's
+ * few instructions per batch and the ring's lines passing between the two
+ * CPUs, the same for every allocator.
+ *
  * Built with -DRSLUB_BENCH_NO_RSLUB (bench/Kbuild BENCH_NO_RSLUB=1) the module
  * leaves rslub out and offers slub and floor only: make bench SUITE=classic
  * runs it on Linux 6.12, whose in-tree SLUB is the classic design rslub
@@ -79,10 +90,11 @@
 #include <linux/wait.h>
 
 #include "rslub.h"
+#include "rslub_mark.h"
 
 static char *mode = "icount";
 module_param(mode, charp, 0444);
-MODULE_PARM_DESC(mode, "icount (QEMU -icount: ticks are instructions), cycles (real TSC), wall (ns)");
+MODULE_PARM_DESC(mode, "icount (QEMU -icount: ticks are instructions), model (icount and the cost model's marks), cycles (real TSC), wall (ns)");
 
 static char *workloads = "pair,repeat,bulk,remote";
 module_param(workloads, charp, 0444);
@@ -151,8 +163,24 @@ MODULE_PARM_DESC(trace_go, "trace: set (through sysfs) once a debugger watches r
 #define MAX_PAR 16
 #define HOLD_OBJS 1000
 
-static bool use_ns, quiet;
+static bool use_ns, quiet, model;
 static int failed;
+
+/*
+ * Marks for the cost model (mode=model); nothing otherwise. A measurement's
+ * ids are mark_ids() | its op's number (1..15); id 0 is discarded.
+ */
+static void mark(u64 id)
+{
+	if (model)
+		rslub_mark(id);
+}
+
+static u64 mark_ids(void)
+{
+	/* Unique in a boot: under -icount, ns count instructions. */
+	return model ? ktime_get_ns() << 4 : 0;
+}
 
 static u64 now(void)
 {
@@ -666,18 +694,36 @@ static void destroy_caches(void)
 
 /* --- output -------------------------------------------------------------- */
 
+/*
+ * One result line; with marks (mode=model, non-zero ids) it names the
+ * regions of the cost model's counts that make it: m1, and m2 when set.
+ */
+static void result_marked(const char *workload, const char *op, unsigned int size,
+			  unsigned int batch, unsigned int cpus, const char *alloc,
+			  const char *variant, const char *metric, unsigned int round,
+			  u64 num, u64 den, u64 m1, u64 m2)
+{
+	u64 hundredths = div64_u64(num * 100, max(den, 1ull));
+	char marks[64] = "";
+
+	if (quiet)
+		return;
+	if (model && m2)
+		snprintf(marks, sizeof(marks), " n=%llu marks=%llu+%llu", den, m1, m2);
+	else if (model && m1)
+		snprintf(marks, sizeof(marks), " n=%llu marks=%llu", den, m1);
+	pr_info("rslub_bench: %s mode=%s workload=%s op=%s size=%u batch=%u cpus=%u alloc=%s variant=%s metric=%s round=%u value=%llu.%02llu%s\n",
+		"result", mode, workload, op, size, batch, cpus, alloc, variant, metric,
+		round_base + round, div_u64(hundredths, 100), hundredths % 100, marks);
+}
+
 static void result(const char *workload, const char *op, unsigned int size,
 		   unsigned int batch, unsigned int cpus, const char *alloc,
 		   const char *variant, const char *metric, unsigned int round,
 		   u64 num, u64 den)
 {
-	u64 hundredths = div64_u64(num * 100, max(den, 1ull));
-
-	if (quiet)
-		return;
-	pr_info("rslub_bench: %s mode=%s workload=%s op=%s size=%u batch=%u cpus=%u alloc=%s variant=%s metric=%s round=%u value=%llu.%02llu\n",
-		"result", mode, workload, op, size, batch, cpus, alloc, variant, metric,
-		round_base + round, div_u64(hundredths, 100), hundredths % 100);
+	result_marked(workload, op, size, batch, cpus, alloc, variant, metric, round,
+		      num, den, 0, 0);
 }
 
 static const char *cost_metric(void)
@@ -687,12 +733,13 @@ static const char *cost_metric(void)
 	return strcmp(mode, "cycles") ? "instr_per_op" : "cycles_per_op";
 }
 
+/* A single-CPU cost; `id` names its marked window (0: none). */
 static void cost(const char *workload, const char *op, unsigned int size,
 		 unsigned int batch, struct subject *s, unsigned int r,
-		 u64 ticks, u64 n)
+		 u64 ticks, u64 n, u64 id)
 {
-	result(workload, op, size, batch, 1, s->ops->name, s->variant,
-	       cost_metric(), r, ticks, n);
+	result_marked(workload, op, size, batch, 1, s->ops->name, s->variant,
+		      cost_metric(), r, ticks, n, id, 0);
 }
 
 static void note_oom(struct subject *s, const char *workload, unsigned int size)
@@ -708,7 +755,7 @@ static void note_oom(struct subject *s, const char *workload, unsigned int size)
 static void run_pair(struct subject *s, unsigned int size, unsigned int r)
 {
 	void *c = s->cache, *o;
-	u64 t0, t1;
+	u64 t0, t1, id;
 	unsigned int i;
 
 	/* Warm the CPU slab / sheaf. */
@@ -716,13 +763,16 @@ static void run_pair(struct subject *s, unsigned int size, unsigned int r)
 	if (!o)
 		return note_oom(s, "pair", size);
 	s->ops->free(c, o);
+	id = mark_ids();
+	mark(0);
 	t0 = now();
 	for (i = 0; i < ops; i++) {
 		o = s->ops->alloc(c);
 		s->ops->free(c, o);
 	}
 	t1 = now();
-	cost("pair", "pair", size, 1, s, r, t1 - t0, ops);
+	mark(id | 1);
+	cost("pair", "pair", size, 1, s, r, t1 - t0, ops, id | 1);
 }
 
 static unsigned int held_objects(unsigned int size)
@@ -735,20 +785,23 @@ static void run_repeat(struct subject *s, unsigned int size, unsigned int r,
 {
 	unsigned int i, n = held_objects(size);
 	void *c = s->cache;
-	u64 t0, t1, t2;
+	u64 t0, t1, t2, id = mark_ids();
 
+	mark(0);
 	t0 = now();
 	for (i = 0; i < n; i++)
 		scratch[i] = s->ops->alloc(c);
 	t1 = now();
+	mark(id | 1);
 	for (i = 0; i < n; i++) {
 		if (!scratch[i])
 			return note_oom(s, "repeat", size);
 		s->ops->free(c, scratch[i]);
 	}
 	t2 = now();
-	cost("repeat", "alloc", size, 1, s, r, t1 - t0, n);
-	cost("repeat", "free", size, 1, s, r, t2 - t1, n);
+	mark(id | 2);
+	cost("repeat", "alloc", size, 1, s, r, t1 - t0, n, id | 1);
+	cost("repeat", "free", size, 1, s, r, t2 - t1, n, id | 2);
 }
 
 /* Allocates n live objects into scratch[]; on failure frees them, false. */
@@ -772,11 +825,12 @@ static void run_fifo(struct subject *s, unsigned int size, unsigned int r,
 {
 	unsigned int i, n = held_objects(size), head = 0, done;
 	void *c = s->cache, *o;
-	u64 t0, t1;
+	u64 t0, t1, id = mark_ids();
 
 	if (!alloc_live(s, scratch, n))
 		return note_oom(s, "fifo", size);
 	/* scratch[] is a ring: the oldest object is at head. */
+	mark(0);
 	t0 = now();
 	for (i = 0; i < ops; i++) {
 		o = s->ops->alloc(c);
@@ -787,12 +841,13 @@ static void run_fifo(struct subject *s, unsigned int size, unsigned int r,
 		head = head + 1 == n ? 0 : head + 1;
 	}
 	t1 = now();
+	mark(id | 1);
 	done = i;
 	for (i = 0; i < n; i++)
 		s->ops->free(c, scratch[i]);
 	if (done < ops)
 		return note_oom(s, "fifo", size);
-	cost("fifo", "step", size, 1, s, r, t1 - t0, ops);
+	cost("fifo", "step", size, 1, s, r, t1 - t0, ops, id | 1);
 }
 
 static void run_shuffle(struct subject *s, unsigned int size, unsigned int r,
@@ -801,7 +856,7 @@ static void run_shuffle(struct subject *s, unsigned int size, unsigned int r,
 	unsigned int i, n = held_objects(size);
 	struct rnd_state rnd;
 	void *c = s->cache;
-	u64 t0, t1;
+	u64 t0, t1, id = mark_ids();
 
 	if (!alloc_live(s, scratch, n))
 		return note_oom(s, "shuffle", size);
@@ -813,11 +868,13 @@ static void run_shuffle(struct subject *s, unsigned int size, unsigned int r,
 
 		swap(scratch[i], scratch[j]);
 	}
+	mark(0);
 	t0 = now();
 	for (i = 0; i < n; i++)
 		s->ops->free(c, scratch[i]);
 	t1 = now();
-	cost("shuffle", "free", size, 1, s, r, t1 - t0, n);
+	mark(id | 1);
+	cost("shuffle", "free", size, 1, s, r, t1 - t0, n, id | 1);
 }
 
 static void run_bulk(struct subject *s, unsigned int size, unsigned int r,
@@ -827,8 +884,9 @@ static void run_bulk(struct subject *s, unsigned int size, unsigned int r,
 
 	for (b = 0; b < nr_batches; b++) {
 		unsigned int i, batch = batches[b], n = max(ops / batch, 1u);
-		u64 t0, t1;
+		u64 t0, t1, id = mark_ids();
 
+		mark(0);
 		t0 = now();
 		for (i = 0; i < n; i++) {
 			if (!s->ops->alloc_bulk(s->cache, batch, scratch))
@@ -836,7 +894,8 @@ static void run_bulk(struct subject *s, unsigned int size, unsigned int r,
 			s->ops->free_bulk(s->cache, batch, scratch);
 		}
 		t1 = now();
-		cost("bulk", "object", size, batch, s, r, t1 - t0, (u64)n * batch);
+		mark(id | 1);
+		cost("bulk", "object", size, batch, s, r, t1 - t0, (u64)n * batch, id | 1);
 	}
 }
 
@@ -850,6 +909,7 @@ struct remote {
 	void *(*ring)[MAX_BATCH];
 	unsigned int head, tail;	/* batches produced, consumed */
 	u64 alloc_ticks, free_ticks, start_ns, end_ns;
+	u64 id;		/* mode=model: the bursts' mark ids */
 	bool oom, lockstep;
 	wait_queue_head_t wq;	/* lockstep: bursts handed over */
 	struct completion done[2];
@@ -874,6 +934,8 @@ static int producer_fn(void *arg)
 		if (x->lockstep && i && i % RING == 0)
 			/* Acquire: pairs with the consumer's release of tail. */
 			wait_event(x->wq, smp_load_acquire(&x->tail) == i);
+		if (x->lockstep && i % RING == 0)
+			mark(0);
 		/* Acquire: pairs with the consumer's release of tail. */
 		while (i - smp_load_acquire(&x->tail) >= RING)
 			cond_resched();
@@ -883,8 +945,10 @@ static int producer_fn(void *arg)
 		x->alloc_ticks += now() - t0;
 		/* Publishes the slot's pointers to the consumer's acquire. */
 		smp_store_release(&x->head, i + 1);
-		if (burst_end(x, i + 1))
+		if (burst_end(x, i + 1)) {
+			mark(x->id | 1);
 			wake_up(&x->wq);
+		}
 	}
 	complete(&x->done[0]);
 	return 0;
@@ -903,6 +967,8 @@ static int consumer_fn(void *arg)
 			/* Acquire: pairs with the producer's release of head. */
 			wait_event(x->wq, smp_load_acquire(&x->head) >=
 				   min(i + RING, x->nbatches));
+		if (x->lockstep && i % RING == 0)
+			mark(0);
 		/* Acquire: pairs with the producer's release of head. */
 		while (smp_load_acquire(&x->head) == i)
 			cond_resched();
@@ -916,8 +982,10 @@ static int consumer_fn(void *arg)
 		x->free_ticks += now() - t0;
 		/* Hands the slot back (pairs with the producer's acquire). */
 		smp_store_release(&x->tail, i + 1);
-		if (burst_end(x, i + 1))
+		if (burst_end(x, i + 1)) {
+			mark(x->id | 2);
 			wake_up(&x->wq);
+		}
 	}
 	x->end_ns = ktime_get_ns();
 	complete(&x->done[1]);
@@ -944,7 +1012,9 @@ static void run_remote(struct subject *s, unsigned int size, unsigned int r,
 	x->batch = clamp(remote_batch, 1u, (unsigned int)MAX_BATCH);
 	x->nbatches = max(ops / x->batch, 1u);
 	x->ring = remote_ring;
-	x->lockstep = remote_lockstep < 0 ? !use_ns : remote_lockstep;
+	/* The model's marks need the bursts: lockstep whatever was asked. */
+	x->lockstep = remote_lockstep < 0 ? !use_ns : remote_lockstep || model;
+	x->id = mark_ids();
 	init_waitqueue_head(&x->wq);
 	init_completion(&x->done[0]);
 	init_completion(&x->done[1]);
@@ -967,12 +1037,13 @@ static void run_remote(struct subject *s, unsigned int size, unsigned int r,
 	if (x->oom)
 		return note_oom(s, "remote", size);
 	n = (u64)x->nbatches * x->batch;
-	result("remote", "alloc", size, x->batch, 2, s->ops->name, s->variant,
-	       cost_metric(), r, x->alloc_ticks, n);
-	result("remote", "free", size, x->batch, 2, s->ops->name, s->variant,
-	       cost_metric(), r, x->free_ticks, n);
-	result("remote", "object", size, x->batch, 2, s->ops->name, s->variant,
-	       cost_metric(), r, x->alloc_ticks + x->free_ticks, n);
+	result_marked("remote", "alloc", size, x->batch, 2, s->ops->name, s->variant,
+		      cost_metric(), r, x->alloc_ticks, n, x->id | 1, 0);
+	result_marked("remote", "free", size, x->batch, 2, s->ops->name, s->variant,
+		      cost_metric(), r, x->free_ticks, n, x->id | 2, 0);
+	result_marked("remote", "object", size, x->batch, 2, s->ops->name, s->variant,
+		      cost_metric(), r, x->alloc_ticks + x->free_ticks, n, x->id | 1,
+		      x->id | 2);
 	if (use_ns)
 		result("remote", "object", size, x->batch, 2, s->ops->name,
 		       s->variant, "ops_per_s", r, n * NSEC_PER_SEC,
@@ -1317,11 +1388,13 @@ static int check_params(void)
 {
 	int i;
 
-	if (strcmp(mode, "icount") && strcmp(mode, "cycles") && strcmp(mode, "wall")) {
-		pr_err("rslub_bench: mode=%s: must be icount, cycles or wall\n", mode);
+	if (strcmp(mode, "icount") && strcmp(mode, "cycles") && strcmp(mode, "wall") &&
+	    strcmp(mode, "model")) {
+		pr_err("rslub_bench: mode=%s: must be icount, model, cycles or wall\n", mode);
 		return -EINVAL;
 	}
 	use_ns = !strcmp(mode, "wall");
+	model = !strcmp(mode, "model");
 	for (i = 0; i < nr_sizes; i++) {
 		if (!sizes[i] || sizes[i] > RSLUB_MAX_OBJECT_SIZE) {
 			pr_err("rslub_bench: sizes: %u is not in 1..%u\n", sizes[i],

@@ -7,6 +7,10 @@
 #       pair, repeat, fifo, shuffle, bulk, remote, churn over every size
 #   wall boot (BENCH_CPUS vCPUs, multi-threaded TCG; nanoseconds):
 #       parallel scaling over 1..BENCH_CPUS, remote objects/s, pair
+#   model boot (MODES=model; the icount boot's workloads under the cost
+#       model's QEMU plugin, tools/costmodel: modeled cycles and the cache,
+#       coherence and atomic events of each operation, priced by
+#       MODEL_PROFILE of tools/costmodel/profiles.toml, default server)
 #
 # Results go to results/<timestamp>/: vm-<mode>.log, bench.json, table.txt,
 # PNG plots and report.md (tools/rsbench).
@@ -22,7 +26,8 @@
 #                  classic (6.12), sheaves (7.3's SLUB) and rslub (7.3), with
 #                  the floor measured on both kernels (icount only unless
 #                  MODES is given)
-#   MODES          "icount wall" (default); KVM=1 runs one "cycles" boot on KVM
+#   MODES          "icount wall" (default), any of icount, wall, model;
+#                  KVM=1 runs one "cycles" boot on KVM
 #   RSLUB_PARAMS   module parameters for rslub.ko, e.g. "harden=0 max_empty=0"
 #   SIZES BATCHES OPS ROUNDS CHURN_ROUNDS BENCH_CPUS WORKLOADS_ICOUNT
 #   WORKLOADS_WALL WALL_SIZES WALL_ROUNDS override the defaults below
@@ -165,6 +170,11 @@ fi
 echo "bench: building tools/rsbench"
 (cd tools/rsbench && cargo build --release --quiet)
 RSBENCH=$ROOT/tools/rsbench/target/release/rsbench
+case " $MODES " in
+*" model "*)
+	echo "bench: building the cost model's plugin (tools/costmodel)"
+	make -s costmodel ;;
+esac
 
 out=$ROOT/results/$(date +%Y%m%d-%H%M%S)${SUITE:+-$SUITE}
 mkdir -p "$out"
@@ -204,8 +214,12 @@ run_modes() {
 		case $mode in
 		icount) run icount 2 "-icount shift=0,sleep=off" "$WORKLOADS_ICOUNT" "$SIZES" "$ROUNDS" ;;
 		wall) run wall "$BENCH_CPUS" "" "$WORKLOADS_WALL" "$WALL_SIZES" "$WALL_ROUNDS" ;;
+		model)
+			# The icount boot's instructions, the plugin's events besides.
+			run model 2 "$(model_qemu_opts "$RUN_KDIR" "$out/counts-${RUN_TAG}model.txt")" \
+				"$WORKLOADS_ICOUNT" "$SIZES" "$ROUNDS" ;;
 		cycles) run cycles "$BENCH_CPUS" "" "$WORKLOADS_ICOUNT parallel" "$SIZES" "$WALL_ROUNDS" ;;
-		*) echo "bench: unknown mode '$mode' (icount, wall)" >&2; exit 2 ;;
+		*) echo "bench: unknown mode '$mode' (icount, wall, model)" >&2; exit 2 ;;
 		esac
 	done
 }
@@ -217,6 +231,7 @@ run_modes() {
 # floors "floor-<major.minor>".
 logs=()
 renames=()
+counts=()
 # kernel_release KDIR: "7.3", "6.12" (the built tree's release, major.minor).
 kernel_release() { cut -d. -f1,2 <"$1/include/config/kernel.release"; }
 if [ "$CLASSIC" = 1 ]; then
@@ -225,6 +240,7 @@ if [ "$CLASSIC" = 1 ]; then
 	crel=$(kernel_release "$CKDIR") brel=$(kernel_release "$BKDIR")
 	for mode in $MODES; do
 		logs+=("$out/vm-classic-$mode.log")
+		[ "$mode" != model ] || counts+=(--counts "$out/vm-classic-$mode.log=$out/counts-classic-$mode.txt")
 		renames+=(--rename "$out/vm-classic-$mode.log:slub=classic"
 			--rename "$out/vm-classic-$mode.log:floor=floor-$crel"
 			--rename "$out/vm-$mode.log:slub=sheaves"
@@ -237,7 +253,8 @@ run_modes
 cpus_meta=""
 for mode in $MODES; do
 	logs+=("$out/vm-$mode.log")
-	[ "$mode" = icount ] && n=2 || n=$BENCH_CPUS
+	[ "$mode" != model ] || counts+=(--counts "$out/vm-$mode.log=$out/counts-$mode.txt")
+	case $mode in icount | model) n=2 ;; *) n=$BENCH_CPUS ;; esac
 	cpus_meta="${cpus_meta:+$cpus_meta, }$mode $n"
 done
 kernel_meta=$(basename "$BKDIR")
@@ -250,7 +267,7 @@ qemu=$(qemu-system-x86_64 --version | head -n 1 | sed 's/^QEMU emulator version 
 	--meta nodes=1 --meta "date=$(date -u +%FT%TZ)" --meta "git=$git_rev" \
 	--meta "suite=${SUITE:-default}" --meta "quick=${QUICK:-0}" \
 	--meta "kvm=${KVM:-0}" --meta "rslub_params=${RSLUB_PARAMS:-}" \
-	${note:+--meta "note=$note"} "${logs[@]}"
+	${note:+--meta "note=$note"} "${counts[@]}" --profile "${MODEL_PROFILE:-server}" "${logs[@]}"
 "$RSBENCH" table "$out" | tee "$out/table.txt"
 "$RSBENCH" plot "$out"
 [ -z "$note" ] || echo "bench: note: $note"

@@ -98,6 +98,9 @@ make -s setup || fail "setup (see the line above)"
 KDIR=$(rslub_kdir)
 [ -n "$KDIR" ] && [ -d "$KDIR" ] || fail "no kernel build directory (make -s kdir printed '$KDIR')"
 
+build_model &
+vm_jobs="$vm_jobs $!"
+
 step "build modules (log: $OUT/build.log)"
 make -s modules >"$OUT/build.log" 2>&1 || { tail -n 40 "$OUT/build.log"; fail "module build"; }
 if grep -qiE "warning:" "$OUT/build.log"; then
@@ -231,6 +234,37 @@ run_oom() {
 # must be declared stuck (VM_STALL 120 s here) with the kernel's answer in
 # its log: the vCPUs' instruction pointers, SysRq's task list with the
 # sleeping task's kernel stack.
+# The cost model's calibration guest: tools/costmodel/guest/calib on 4
+# vCPUs over 2 nodes (1 GiB each: node 1 begins at 0x40000000) under the
+# plugin; costmodel-calib checks its counts (judge_model). The plugin and
+# the program are built in the background from the start (build_model),
+# and the guest waits for them.
+build_model() {
+	{ make -s costmodel && echo 0 || echo 1; } >"$OUT/model-build.log" 2>&1
+	tail -n 1 "$OUT/model-build.log" >"$OUT/model-build.rc"
+}
+run_model() {
+	local log=$OUT/vm-model.log
+	while [ ! -s "$OUT/model-build.rc" ]; do sleep 2; done
+	if [ "$(cat "$OUT/model-build.rc")" != 0 ]; then
+		echo "guest: the cost model's plugin or program did not build (log: $OUT/model-build.log)" >"$log"
+		echo 2 >"$OUT/vm-model.rc"
+		return
+	fi
+	cd "$ROOT" || return 2
+	VM_CPUS=4 VM_NUMA=2 VM_MEM=2G VM_TIMEOUT=1800 VM_CONSOLE=$OUT/console-model.log \
+		VM_QEMU_OPTS="$(model_qemu_opts "$KDIR" "$OUT/model-counts.txt" cpu_nodes=0:0:1:1,mem_starts=0x40000000)" \
+		scripts/vm.sh "$KDIR" "tools/costmodel/guest/calib" 2>&1 | cat >"$log"
+	echo "${PIPESTATUS[0]}" >"$OUT/vm-model.rc"
+}
+
+judge_model() {
+	judge_rc model || return
+	tools/costmodel/target/release/costmodel-calib "$OUT/model-counts.txt" >"$OUT/model.txt" 2>&1
+	count_checks model "$OUT/model.txt" model
+	grep "^model: " "$OUT/model.txt" | grep -v "^model: plan" | cut -c1-200 | sed "s/^/    /"
+}
+
 HANG_CHECKS=4
 run_hang() {
 	local log=$OUT/vm-hang.log
@@ -313,7 +347,8 @@ fi
 guests="numa4:4:run_shape numa4 4 2 0 $CHECK_STRESS_SECONDS 6G
 hang:1:run_hang
 smp2:2:run_shape smp2 2 1 50 0 2G init_on_free=1 sysctl.vm.mem_profiling=0
-oom:2:run_oom"
+oom:2:run_oom
+model:2:run_model"
 [ "$check_serve" = 1 ] && guests="serve:3:run_serve
 $guests"
 ncpu=$(nproc)
@@ -373,9 +408,10 @@ fb_pass=$(grep -E "^test result" "$OUT/host-test-free_batch.log" | grep -oE "[0-
 echo "  host (free_batch): ${fb_pass:-0} tests passed"
 host_pass=$((${host_pass:-0} + ${fb_pass:-0}))
 
-step "tools: rslabinfo and rsbench, build and test (log: $OUT/tools.log)"
+step "tools: rslabinfo, rsbench and costmodel, build and test (log: $OUT/tools.log)"
 (cd tools/rslabinfo && beside cargo build --release --quiet && beside cargo test --quiet &&
-	cd ../rsbench && beside cargo build --release --quiet && beside cargo test --quiet) >"$OUT/tools.log" 2>&1 ||
+	cd ../rsbench && beside cargo build --release --quiet && beside cargo test --quiet &&
+	cd ../costmodel && beside cargo test --quiet --workspace) >"$OUT/tools.log" 2>&1 ||
 	{ tail -n 30 "$OUT/tools.log"; fail "tools build or tests"; }
 tool_pass=$(grep -E "^test result" "$OUT/tools.log" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" | paste -sd+ | bc)
 echo "  tools: ${tool_pass:-0} tests passed"
@@ -411,6 +447,7 @@ judge_shape smp2 50 0
 judge_shape numa4 0 "$CHECK_STRESS_SECONDS"
 judge_oom
 judge_hang
+judge_model
 [ "$check_serve" = 1 ] && judge_serve
 
 step "done"

@@ -29,3 +29,14 @@ copy_tree() {
 		--exclude /rust/shim_bindings.rs \
 		"$ROOT/" "$1/"
 }
+
+# model_qemu_opts KDIR COUNTS [ARG,...]: QEMU options for a boot under the
+# cost model's plugin (tools/costmodel, built by `make costmodel`): -icount,
+# the counts file, the kernel's per-CPU cpu_number (System.map; the plugin
+# finds the running vCPU with it) and any further plugin arguments.
+model_qemu_opts() {
+	local kdir=$1 counts=$2 extra=${3:-} cn
+	cn=$(awk '$3 == "cpu_number" { print $1; exit }' "$kdir/System.map" 2>/dev/null)
+	[ -n "$cn" ] || { echo "model: no cpu_number in $kdir/System.map" >&2; return 1; }
+	echo "-icount shift=0,sleep=off -plugin $ROOT/tools/costmodel/target/release/libcostmodel.so,out=$counts,cpu_number=0x$cn${extra:+,$extra}"
+}

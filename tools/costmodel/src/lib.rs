@@ -5,16 +5,25 @@
 //! include/rslub_mark.h. Load it into the icount boot:
 //!
 //! ```text
-//! -icount shift=0,sleep=off -plugin libcostmodel.so,out=FILE[,cpu_nodes=0,0,1,1]
+//! -icount shift=0,sleep=off -plugin libcostmodel.so,out=FILE[,cpu_nodes=0:0:1:1]
 //!     [,mem_starts=0x40000000][,l1=48K:12][,l2=2M:16][,llc=16M:16]
-//!     [,coherence=off][,atomics=off]
+//!     [,coherence=off][,atomics=off][,cpu_number=0xADDR]
 //! ```
 //!
+//! `cpu_number=` is the address of the guest kernel's per-CPU `cpu_number`
+//! (System.map): without it, under round-robin TCG, every access counts on
+//! the vCPU that translated its code (see `CURRENT`).
+//!
+//! Lists are separated by `:` (QEMU splits the plugin's arguments at
+//! commas). The model starts at the first mark of the boot: until then the
+//! memory callback returns at once (a boot costs far less), and the counts
+//! of the region the first mark ends hold instructions and atomics only.
+//!
 //! At translation each instruction is decoded once (`decode::classify`):
-//! atomics get an inline per-vCPU scoreboard add, the mark an execute
-//! callback that reads %rax, every instruction a memory callback (QEMU
-//! calls it only for instructions that access memory). Instructions are
-//! counted per translation block by an inline add at its start; a mark
+//! atomics get an execute callback that counts them, the mark one that
+//! reads %rax, every instruction a memory callback (QEMU calls it only for
+//! instructions that access memory). Instructions are counted per
+//! translation block by an execute callback at its start; a mark
 //! takes off the instructions after it in its block, so that they count in
 //! the next region. Counting happens at execution. The model is one global
 //! state behind a mutex: under `-icount` the vCPUs run round-robin on one
@@ -30,7 +39,7 @@ use costmodel_model::decode::{classify, Kind};
 use costmodel_model::machine::{Access, Config, Machine};
 use qemu_plugin::sys::{
     qemu_plugin_cb_flags, qemu_plugin_id_t, qemu_plugin_insn, qemu_plugin_mem_rw,
-    qemu_plugin_meminfo_t, qemu_plugin_op, qemu_plugin_scoreboard, qemu_plugin_tb, qemu_plugin_u64,
+    qemu_plugin_meminfo_t, qemu_plugin_tb, GByteArray,
 };
 use qemu_plugin::{
     install::{Args, Info},
@@ -38,45 +47,42 @@ use qemu_plugin::{
     qemu_plugin_get_registers, qemu_plugin_register_atexit_cb, PluginId, RegisterDescriptor,
     VCPUIndex,
 };
+use std::collections::HashMap;
 use std::ffi::c_void;
 use std::fs::File;
 use std::io::{BufWriter, Write};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-/// The scoreboard's fields, one u64 each per vCPU.
+/// The counters kept outside the model, one u64 each per vCPU.
 const SB_INSNS: usize = 0;
 const SB_LOCKED: usize = 1;
 const SB_UNLOCKED: usize = 2;
 const SB_CX16_LOCKED: usize = 3;
 const SB_CX16_UNLOCKED: usize = 4;
 const SB_FIELDS: usize = 5;
+/// The most vCPUs the plugin takes (the model's limit too).
+const MAX_VCPUS: usize = 64;
 
-/// The per-vCPU scoreboard of inline counters.
+/// Per vCPU, its instructions and atomics, added by execute callbacks.
 ///
-/// # Invariants
-/// `0` points to a scoreboard of `SB_FIELDS` u64s per vCPU, made by
-/// `qemu_plugin_scoreboard_new` and never freed.
-struct Board(*mut qemu_plugin_scoreboard);
+/// QEMU's inline per-vCPU scoreboard ops would be cheaper, but QEMU 10.0.2
+/// crashed in generated code with them under `-icount` and two vCPUs or
+/// more (seen 2026-12-03; one vCPU, or two without icount, ran): so the
+/// counts go through callbacks. Each vCPU adds to its own row only; under
+/// `-icount` the vCPUs run on one host thread anyway.
+static COUNTERS: [[AtomicU64; SB_FIELDS]; MAX_VCPUS] =
+    [const { [const { AtomicU64::new(0) }; SB_FIELDS] }; MAX_VCPUS];
 
-// SAFETY: QEMU's scoreboard is made for concurrent per-vCPU use: each vCPU
-// adds to its own entry, and reads through `qemu_plugin_u64_get` are
-// allowed from any callback; the pointer itself is never freed (invariant).
-unsafe impl Send for Board {}
-// SAFETY: as for Send.
-unsafe impl Sync for Board {}
+fn counter(field: usize, vcpu: u32) -> u64 {
+    COUNTERS
+        .get(vcpu as usize)
+        .map_or(0, |row| row[field].load(Ordering::Relaxed))
+}
 
-impl Board {
-    fn entry(&self, field: usize) -> qemu_plugin_u64 {
-        qemu_plugin_u64 {
-            score: self.0,
-            offset: field * 8,
-        }
-    }
-
-    fn get(&self, field: usize, vcpu: u32) -> u64 {
-        // SAFETY: the entry is inside the scoreboard (field < SB_FIELDS),
-        // which lives for ever (invariant); QEMU grows it to every vCPU.
-        unsafe { qemu_plugin::sys::qemu_plugin_u64_get(self.entry(field), vcpu) }
+fn count(field: usize, vcpu: u32, n: u64) {
+    if let Some(row) = COUNTERS.get(vcpu as usize) {
+        row[field].fetch_add(n, Ordering::Relaxed);
     }
 }
 
@@ -94,18 +100,41 @@ struct Options {
     out: String,
     cfg: Config,
     atomics: bool,
+    /// The address of the guest kernel's per-CPU `cpu_number` (System.map).
+    cpu_number: Option<u64>,
 }
 
 static STATE: OnceLock<Mutex<State>> = OnceLock::new();
-static BOARD: OnceLock<Board> = OnceLock::new();
 static OPTIONS: OnceLock<Options> = OnceLock::new();
+/// Set by the first mark: the model sees memory accesses from then on.
+static ARMED: AtomicBool = AtomicBool::new(false);
 /// %rax, where the mark's id is.
 static RAX: OnceLock<RegisterDescriptor<'static>> = OnceLock::new();
+/// The GS bases, in kernel mode and (swapped) in user mode.
+static GS_BASE: OnceLock<RegisterDescriptor<'static>> = OnceLock::new();
+static KERNEL_GS_BASE: OnceLock<RegisterDescriptor<'static>> = OnceLock::new();
+
+/// Which vCPU runs now, as found at the start of its block (`whoami`).
+///
+/// QEMU 10.0.2 hands its callbacks the index of the vCPU that translated
+/// the block, not of the one executing it, when the vCPUs run round-robin
+/// on one thread (`-icount`, or `-accel tcg,thread=single`): a loop first
+/// run on vCPU 0 and then on vCPU 3 was counted on vCPU 0 both times (seen
+/// 2026-12-03; correct under multi-threaded TCG). So at each block the
+/// plugin reads the running CPU's GS base (the kernel's per-CPU offset; in
+/// user mode the swapped one) and, once per base, the kernel's per-CPU
+/// `cpu_number` through it (its address from System.map, `cpu_number=`):
+/// Linux numbers CPUs as QEMU indexes them (APIC ids 0..n). Until the model
+/// is armed, or without `cpu_number=`, QEMU's index is used.
+static CURRENT: AtomicU32 = AtomicU32::new(u32::MAX);
+/// GS base -> CPU number, learned as bases are first seen.
+static CPU_OF_GS: OnceLock<Mutex<HashMap<u64, u32>>> = OnceLock::new();
 
 fn parse_options(args: &Args, vcpus: usize) -> Result<Options, String> {
     let mut cfg = Config::server(vcpus);
     let mut out = None;
     let mut atomics = true;
+    let mut cpu_number = None;
     let on_off = |k: &str, v: &str| match v {
         "on" | "true" | "yes" => Ok(true),
         "off" | "false" | "no" => Ok(false),
@@ -119,7 +148,7 @@ fn parse_options(args: &Args, vcpus: usize) -> Result<Options, String> {
             "out" => out = Some(v.to_string()),
             "cpu_nodes" => {
                 cfg.cpu_nodes = v
-                    .split(',')
+                    .split(':')
                     .map(|n| n.parse().map_err(|_| format!("cpu_nodes: bad node '{n}'")))
                     .collect::<Result<_, _>>()?;
                 if cfg.cpu_nodes.len() != vcpus {
@@ -130,7 +159,7 @@ fn parse_options(args: &Args, vcpus: usize) -> Result<Options, String> {
                 }
             }
             "mem_starts" => {
-                cfg.mem_starts = v.split(',').map(parse_size).collect::<Result<_, _>>()?;
+                cfg.mem_starts = v.split(':').map(parse_size).collect::<Result<_, _>>()?;
                 if !cfg.mem_starts.windows(2).all(|w| w[0] < w[1]) {
                     return Err("mem_starts: not ascending".into());
                 }
@@ -140,6 +169,7 @@ fn parse_options(args: &Args, vcpus: usize) -> Result<Options, String> {
             "llc" => cfg.llc = Geometry::parse(v)?,
             "coherence" => cfg.coherence = on_off(k, v)?,
             "atomics" => atomics = on_off(k, v)?,
+            "cpu_number" => cpu_number = Some(parse_size(v)?),
             _ => return Err(format!("unknown argument '{k}'")),
         }
     }
@@ -147,7 +177,12 @@ fn parse_options(args: &Args, vcpus: usize) -> Result<Options, String> {
     if vcpus > 64 {
         return Err("at most 64 vCPUs".into());
     }
-    Ok(Options { out, cfg, atomics })
+    Ok(Options {
+        out,
+        cfg,
+        atomics,
+        cpu_number,
+    })
 }
 
 fn header(o: &Options) -> String {
@@ -156,12 +191,12 @@ fn header(o: &Options) -> String {
         if v.is_empty() {
             "-".into()
         } else {
-            v.join(",")
+            v.join(":")
         }
     };
     let g = |g: &Geometry| format!("{}K:{}", g.bytes >> 10, g.ways);
     format!(
-        "# costmodel counts v1 vcpus={} cpu_nodes={} mem_starts={} l1={} l2={} llc={} coherence={} atomics={}",
+        "# costmodel counts v1 vcpus={} cpu_nodes={} mem_starts={} l1={} l2={} llc={} coherence={} atomics={} cpu_number={}",
         c.cpu_nodes.len(),
         list(c.cpu_nodes.iter().map(|n| n.to_string()).collect()),
         list(c.mem_starts.iter().map(|a| format!("{a:#x}")).collect()),
@@ -170,6 +205,7 @@ fn header(o: &Options) -> String {
         g(&c.llc),
         if c.coherence { "on" } else { "off" },
         if o.atomics { "on" } else { "off" },
+        o.cpu_number.map_or("-".into(), |a| format!("{a:#x}")),
     )
 }
 
@@ -199,11 +235,6 @@ impl Register for CostModel {
         let mut out = BufWriter::new(file);
         let _ = writeln!(out, "{}", header(&opts));
         let _ = out.flush();
-        // SAFETY: a plain allocation call; the result is checked below and
-        // kept for the plugin's life (Board's invariant).
-        let sb = unsafe { qemu_plugin::sys::qemu_plugin_scoreboard_new(SB_FIELDS * 8) };
-        assert!(!sb.is_null(), "costmodel: no scoreboard");
-        let _ = BOARD.set(Board(sb));
         let _ = STATE.set(Mutex::new(State {
             machine: Machine::new(opts.cfg.clone()),
             prev: vec![Counts::default(); vcpus],
@@ -225,11 +256,14 @@ impl HasCallbacks for CostModel {
     fn on_vcpu_init(&mut self, _id: PluginId, _vcpu: VCPUIndex) -> qemu_plugin::Result<()> {
         // Register handles are the same on every vCPU of one CPU model.
         if RAX.get().is_none() {
-            if let Some(r) = qemu_plugin_get_registers()?
-                .into_iter()
-                .find(|r| r.name == "rax")
-            {
-                let _ = RAX.set(r);
+            for r in qemu_plugin_get_registers()? {
+                let slot = match r.name.as_str() {
+                    "rax" => &RAX,
+                    "gs_base" => &GS_BASE,
+                    "k_gs_base" => &KERNEL_GS_BASE,
+                    _ => continue,
+                };
+                let _ = slot.set(r);
             }
         }
         Ok(())
@@ -242,16 +276,15 @@ qemu_plugin::register!(CostModel);
 /// `less` instructions taken off vCPU `by` (those of its block after the
 /// mark, which have been counted already but not run).
 fn totals(s: &State, by: u32, less: u64) -> Vec<Counts> {
-    let b = BOARD.get().expect("board");
     (0..s.prev.len())
         .map(|v| {
             let mut c = s.machine.counts[v];
             let v = v as u32;
-            c.insns = b.get(SB_INSNS, v) - if v == by { less } else { 0 };
-            c.locked = b.get(SB_LOCKED, v);
-            c.unlocked = b.get(SB_UNLOCKED, v);
-            c.cx16_locked = b.get(SB_CX16_LOCKED, v);
-            c.cx16_unlocked = b.get(SB_CX16_UNLOCKED, v);
+            c.insns = counter(SB_INSNS, v) - if v == by { less } else { 0 };
+            c.locked = counter(SB_LOCKED, v);
+            c.unlocked = counter(SB_UNLOCKED, v);
+            c.cx16_locked = counter(SB_CX16_LOCKED, v);
+            c.cx16_unlocked = counter(SB_CX16_UNLOCKED, v);
             c
         })
         .collect()
@@ -282,21 +315,100 @@ fn write_records(kind: &str, id: u64, by: u32, less: u64) {
     let _ = s.out.flush();
 }
 
+/// A register of the running vCPU, little-endian, as a u64 (a callback
+/// registered with `QEMU_PLUGIN_CB_R_REGS` only).
+fn read_u64(reg: &OnceLock<RegisterDescriptor<'static>>) -> Option<u64> {
+    let b = reg.get()?.read().ok()?;
+    let mut a = [0u8; 8];
+    let n = b.len().min(8);
+    a[..n].copy_from_slice(&b[..n]);
+    Some(u64::from_le_bytes(a))
+}
+
+// glib, as QEMU links it: the plugin API reads guest memory into a
+// GByteArray that glib must own (it resizes it).
+extern "C" {
+    fn g_byte_array_new() -> *mut GByteArray;
+    fn g_byte_array_free(array: *mut GByteArray, free_segment: i32) -> *mut u8;
+}
+
+/// Four bytes of guest virtual memory, as the running vCPU sees them (a
+/// callback registered with `QEMU_PLUGIN_CB_R_REGS` only).
+///
+/// Not through the crate's `qemu_plugin_read_memory_vaddr`: it hands QEMU
+/// a GByteArray on the stack that glib then resizes (QEMU crashed in
+/// g_byte_array_set_size, seen 2026-12-03).
+fn read_guest(vaddr: u64) -> Option<[u8; 4]> {
+    // SAFETY: g_byte_array_new returns a new, empty, glib-owned array; it
+    // is freed below with its data on every path.
+    let arr = unsafe { g_byte_array_new() };
+    if arr.is_null() {
+        return None;
+    }
+    // SAFETY: `arr` is a valid GByteArray; QEMU fills it with `len` bytes
+    // or returns false.
+    let ok = unsafe { qemu_plugin::sys::qemu_plugin_read_memory_vaddr(vaddr, arr, 4) };
+    let mut out = [0u8; 4];
+    // SAFETY: `arr` is valid; its `data` holds `len` bytes.
+    let got = unsafe {
+        let a = &*arr;
+        if ok && a.len as usize >= 4 && !a.data.is_null() {
+            out.copy_from_slice(std::slice::from_raw_parts(a.data, 4));
+            true
+        } else {
+            false
+        }
+    };
+    // SAFETY: `arr` came from g_byte_array_new and is not used after this;
+    // a non-zero free_segment frees its data too (the call returns null).
+    unsafe { g_byte_array_free(arr, 1) };
+    got.then_some(out)
+}
+
+/// The running vCPU's Linux CPU number (see `CURRENT`), or None.
+fn whoami() -> Option<u32> {
+    let addr = OPTIONS.get()?.cpu_number?;
+    // Kernel per-CPU bases are kernel addresses (the upper half, with 4 or
+    // 5 paging levels); in user mode the kernel's base is the swapped one.
+    let kernel = |g: &u64| *g >> 63 == 1;
+    let base = read_u64(&GS_BASE)
+        .filter(kernel)
+        .or_else(|| read_u64(&KERNEL_GS_BASE).filter(kernel))?;
+    let map = CPU_OF_GS.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&cpu) = map.get(&base) {
+        return Some(cpu);
+    }
+    let cpu = u32::from_le_bytes(read_guest(base.wrapping_add(addr))?);
+    if cpu as usize >= MAX_VCPUS {
+        return None;
+    }
+    map.insert(base, cpu);
+    Some(cpu)
+}
+
+/// The vCPU running now: the one found at its block's start, else QEMU's.
+fn running(vcpu: u32) -> u32 {
+    match CURRENT.load(Ordering::Relaxed) {
+        u32::MAX => vcpu,
+        v => v,
+    }
+}
+
 /// The mark's execute callback; `userdata` is the number of instructions
 /// of its block after it.
 extern "C" fn on_mark(vcpu: u32, userdata: *mut c_void) {
-    let id = RAX.get().and_then(|r| r.read().ok()).map_or(0, |b| {
-        let mut a = [0u8; 8];
-        let n = b.len().min(8);
-        a[..n].copy_from_slice(&b[..n]);
-        u64::from_le_bytes(a)
-    });
-    write_records("mark", id, vcpu, userdata as u64);
+    let id = read_u64(&RAX).unwrap_or(0);
+    write_records("mark", id, running(vcpu), userdata as u64);
+    ARMED.store(true, Ordering::Relaxed);
 }
 
 /// The memory callback; `userdata` is 1 for an atomic read-modify-write
 /// (its load asks for ownership), else 0.
 extern "C" fn on_mem(vcpu: u32, info: qemu_plugin_meminfo_t, vaddr: u64, userdata: *mut c_void) {
+    if !ARMED.load(Ordering::Relaxed) {
+        return;
+    }
     // SAFETY: `info` is the handle QEMU passes to this callback, valid for
     // its duration; get_hwaddr may return null (then nothing is modeled).
     let hw = unsafe { qemu_plugin::sys::qemu_plugin_get_hwaddr(info, vaddr) };
@@ -314,7 +426,7 @@ extern "C" fn on_mem(vcpu: u32, info: qemu_plugin_meminfo_t, vaddr: u64, userdat
         )
     };
     let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
-    let cpu = vcpu as usize;
+    let cpu = running(vcpu) as usize;
     if cpu >= s.prev.len() {
         return;
     }
@@ -332,20 +444,33 @@ extern "C" fn on_mem(vcpu: u32, info: qemu_plugin_meminfo_t, vaddr: u64, userdat
     s.machine.access(cpu, paddr, 1 << shift, how);
 }
 
+/// A block's execute callback; `userdata` is its number of instructions.
+extern "C" fn on_block(vcpu: u32, userdata: *mut c_void) {
+    if ARMED.load(Ordering::Relaxed) {
+        CURRENT.store(whoami().unwrap_or(vcpu), Ordering::Relaxed);
+    }
+    count(SB_INSNS, running(vcpu), userdata as u64);
+}
+
+/// An atomic's execute callback; `userdata` is its counter's field.
+extern "C" fn on_atomic(vcpu: u32, userdata: *mut c_void) {
+    count(userdata as usize, running(vcpu), 1);
+}
+
 /// The translation callback: decode each instruction, attach the counters.
 extern "C" fn on_translate(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
-    let (Some(board), Some(opts)) = (BOARD.get(), OPTIONS.get()) else {
+    let Some(opts) = OPTIONS.get() else {
         return;
     };
     // SAFETY: `tb` is the block QEMU is translating, valid during this
     // callback; every handle below comes from it and is used only here.
     unsafe {
         let n = qemu_plugin::sys::qemu_plugin_tb_n_insns(tb);
-        qemu_plugin::sys::qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(
+        qemu_plugin::sys::qemu_plugin_register_vcpu_tb_exec_cb(
             tb,
-            qemu_plugin_op::QEMU_PLUGIN_INLINE_ADD_U64,
-            board.entry(SB_INSNS),
-            n as u64,
+            Some(on_block),
+            qemu_plugin_cb_flags::QEMU_PLUGIN_CB_R_REGS,
+            n as *mut c_void,
         );
         for i in 0..n {
             let insn: *mut qemu_plugin_insn = qemu_plugin::sys::qemu_plugin_tb_get_insn(tb, i);
@@ -367,11 +492,11 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
                 Kind::Plain | Kind::Mark => None,
             };
             if let Some(f) = field {
-                qemu_plugin::sys::qemu_plugin_register_vcpu_insn_exec_inline_per_vcpu(
+                qemu_plugin::sys::qemu_plugin_register_vcpu_insn_exec_cb(
                     insn,
-                    qemu_plugin_op::QEMU_PLUGIN_INLINE_ADD_U64,
-                    board.entry(f),
-                    1,
+                    Some(on_atomic),
+                    qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
+                    f as *mut c_void,
                 );
             }
             if kind == Kind::Mark {

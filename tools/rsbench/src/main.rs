@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! rsbench: the host side of rslub's benchmarks. `parse` turns the result
-//! lines of VM console logs into bench.json; `table` prints one run as an
+//! lines of VM console logs (and the cost model's counts files) into
+//! bench.json; `table` prints one run as an
 //! mmtests-style comparison of the allocators; `compare` sets two runs side
 //! by side; `plot` draws PNGs and a report.md into a results directory.
 
@@ -25,6 +26,9 @@ struct Args {
 #[derive(Subcommand, Debug)]
 enum Cmd {
     /// Collect the `rslub_bench: result` lines of console logs into bench.json
+    ///
+    /// Lines with marks= and n= (mode=model) are priced from the cost
+    /// model's counts file of their log (--counts) with a profile.
     Parse {
         /// Run metadata (kernel, qemu, mode, cpus, nodes, date, git, ...);
         /// repeatable. mode defaults to the modes seen, date to now
@@ -35,6 +39,18 @@ enum Cmd {
         /// LOG:slub=classic). LOG is written as among the logs
         #[arg(long, value_name = "LOG:FROM=TO", value_parser = rename_arg)]
         rename: Vec<parse::Rename>,
+        /// The cost model's counts file of a log's run (repeatable): the
+        /// regions of each result line's marks= are summed, divided by its
+        /// n= and priced into cycles_per_op and ev_<event>_per_op. LOG is
+        /// written as among the logs (split at the first '=')
+        #[arg(long, value_name = "LOG=FILE", value_parser = counts_arg)]
+        counts: Vec<parse::CountsArg>,
+        /// The cost model's profiles [default: tools/costmodel/profiles.toml]
+        #[arg(long, value_name = "FILE")]
+        profiles: Option<PathBuf>,
+        /// The profile that prices the counts (meta.profile unless given)
+        #[arg(long, value_name = "NAME", default_value = "server")]
+        profile: String,
         /// Where to write the json (its directory is created); default stdout
         #[arg(short = 'o', long, value_name = "FILE")]
         output: Option<PathBuf>,
@@ -87,6 +103,16 @@ fn rename_arg(s: &str) -> Result<parse::Rename, String> {
     })
 }
 
+fn counts_arg(s: &str) -> Result<parse::CountsArg, String> {
+    match s.split_once('=') {
+        Some((log, file)) if !log.is_empty() && !file.is_empty() => Ok(parse::CountsArg {
+            log: PathBuf::from(log),
+            file: PathBuf::from(file),
+        }),
+        _ => Err(format!("'{s}' is not LOG=FILE")),
+    }
+}
+
 fn meta_pair(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
@@ -104,11 +130,21 @@ fn run(cmd: Cmd) -> Result<(), String> {
         Cmd::Parse {
             meta,
             rename,
+            counts,
+            profiles,
+            profile,
             output,
             logs,
         } => {
             let meta: BTreeMap<String, String> = meta.into_iter().collect();
-            let bench = parse::parse_logs(&logs, meta, &rename)?;
+            // The profiles are read only when there are counts to price.
+            let profile = if counts.is_empty() {
+                None
+            } else {
+                let path = profiles.unwrap_or_else(|| PathBuf::from(parse::PROFILES));
+                Some(parse::load_profile(&path, &profile)?)
+            };
+            let bench = parse::parse_logs(&logs, meta, &rename, &counts, profile.as_ref())?;
             let json = serde_json::to_string_pretty(&bench).map_err(|e| e.to_string())? + "\n";
             match output {
                 None => print!("{json}"),

@@ -112,8 +112,16 @@ pub fn metric_desc(metric: &str) -> &'static str {
         "minstr" => "millions of instructions per run (the program's own time)",
         "ms" => "ms per run",
         "slab_kb" => "kB of slab at the end of the run (/proc/meminfo Slab)",
+        "cycles_per_op" => "modeled cycles per operation (cost model, priced by a profile)",
+        m if is_event(m) => "modeled events per operation (cost model)",
         _ => "value",
     }
+}
+
+/// Whether a metric is one of the cost model's event counts per operation
+/// (`ev_<field>_per_op`): shown only in the events sections, never plotted.
+pub fn is_event(metric: &str) -> bool {
+    metric.starts_with("ev_")
 }
 
 /// What a measurement mode means for how far to trust the numbers.
@@ -122,6 +130,10 @@ pub fn mode_desc(mode: &str) -> &'static str {
         "icount" => "icount: instructions, deterministic",
         "wall" => "wall: TCG emulation time, noisy",
         "counters" => "counters: rslub's event counters, a counters build",
+        "model" => {
+            "model: instructions and modeled cache, coherence and atomic events, \
+             priced by a profile; deterministic"
+        }
         _ => "unknown mode",
     }
 }

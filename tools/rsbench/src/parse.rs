@@ -3,10 +3,19 @@
 //! round, `rslub_bench: result key=value ...`, somewhere in a console full of
 //! other text (and maybe after a printk timestamp); rounds of the same point
 //! are grouped into one `Measure`, in the order the points first appear.
+//!
+//! A mode=model line also names the cost model's marks that end its
+//! regions (`marks=ID[+ID...]`) and the operations its value was divided by
+//! (`n=`): given the plugin's counts file of its log (`--counts`), the
+//! regions' counts of all vCPUs are summed, priced with a profile and added
+//! as per-operation measures of the same point: `cycles_per_op` and one
+//! `ev_<field>_per_op` per counted event.
 
 use crate::model::{summarize, Bench, Measure};
+use costmodel_model::counts::{regions, Counts, FIELDS};
+use costmodel_model::profile::Profile;
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 const TAG: &str = "rslub_bench: result ";
 
@@ -16,6 +25,9 @@ struct Line {
     key: Key,
     round: u64,
     value: f64,
+    /// `marks=` and `n=` of a model line: the ids of the marks that end its
+    /// regions, and the operations they hold.
+    model: Option<(Vec<u64>, u64)>,
 }
 
 /// Everything that identifies a result except its round and value.
@@ -53,6 +65,22 @@ fn parse_line(text: &str) -> Result<Line, String> {
         Ok(x) if f64::is_finite(x) => x,
         _ => return Err(format!("value={value} is not a finite number")),
     };
+    let model = match (kv.get("marks"), kv.get("n")) {
+        (Some(marks), Some(_)) => {
+            let ids = marks
+                .split('+')
+                .map(str::parse::<u64>)
+                .collect::<Result<Vec<u64>, _>>()
+                .map_err(|_| format!("marks={marks} is not ID[+ID...]"))?;
+            match num("n")? {
+                0 => return Err("n=0: no operations".into()),
+                n => Some((ids, n)),
+            }
+        }
+        (Some(_), None) => return Err("marks= without n=".into()),
+        // n= alone is no model line's: ignored, as unknown keys are.
+        (None, _) => None,
+    };
     let variant = match kv.get("variant") {
         None | Some(&"-") | Some(&"") => None,
         Some(v) => Some(v.to_string()),
@@ -71,6 +99,7 @@ fn parse_line(text: &str) -> Result<Line, String> {
         },
         round: num("round")?,
         value,
+        model,
     })
 }
 
@@ -83,14 +112,83 @@ pub struct Rename {
     pub to: String,
 }
 
+/// `--counts LOG=FILE`: the cost model's counts file of one log's run.
+#[derive(Clone, Debug)]
+pub struct CountsArg {
+    pub log: PathBuf,
+    pub file: PathBuf,
+}
+
+/// The profiles file shipped with the cost model, found from this crate's
+/// source directory at build time (as costmodel-price finds it).
+pub const PROFILES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../costmodel/profiles.toml");
+
+/// The profile `name` of the profiles file `path`.
+pub fn load_profile(path: &Path, name: &str) -> Result<Profile, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Profile::from_toml(&text, name).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The counts of a counts file summed per mark id, over every region that
+/// mark ends and every vCPU. `exit` lines are not regions of a mark.
+fn read_counts(path: &Path) -> Result<HashMap<u64, Counts>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut by_id: HashMap<u64, Counts> = HashMap::new();
+    for r in regions(&text).map_err(|e| format!("{}:{e}", path.display()))? {
+        let sum = by_id.entry(r.id).or_default();
+        *sum = sum.plus(&r.counts);
+    }
+    Ok(by_id)
+}
+
+/// The model measures of one line, (metric, value per operation):
+/// `cycles_per_op` then `ev_<field>_per_op` in `FIELDS` order. Err names
+/// the ids that end no region.
+fn model_measures(
+    by_id: &HashMap<u64, Counts>,
+    ids: &[u64],
+    ops: u64,
+    profile: &Profile,
+) -> Result<Vec<(String, f64)>, Vec<u64>> {
+    let missing: Vec<u64> = ids
+        .iter()
+        .copied()
+        .filter(|id| !by_id.contains_key(id))
+        .collect();
+    if !missing.is_empty() {
+        return Err(missing);
+    }
+    // A list that names an id twice counts its regions once.
+    let mut seen: Vec<u64> = Vec::new();
+    let mut sum = Counts::default();
+    for id in ids {
+        if !seen.contains(id) {
+            seen.push(*id);
+            sum = sum.plus(&by_id[id]);
+        }
+    }
+    let per_op = |x: f64| x / ops as f64;
+    let mut out = vec![("cycles_per_op".to_string(), per_op(profile.price(&sum)))];
+    for (f, v) in FIELDS.iter().zip(sum.to_array()) {
+        out.push((format!("ev_{f}_per_op"), per_op(v as f64)));
+    }
+    Ok(out)
+}
+
 /// Reads every log and groups the rounds. Malformed result lines are
 /// reported on stderr and skipped; no result line at all is an error.
 /// `meta` holds the --meta pairs; the ones it lacks get defaults.
 /// `renames` name allocators per log; one naming no given log is an error.
+/// `counts` give logs their counts files, priced with `profile` (needed
+/// when `counts` is not empty); meta.profile defaults to its name.
 pub fn parse_logs(
     logs: &[PathBuf],
     mut meta: BTreeMap<String, String>,
     renames: &[Rename],
+    counts: &[CountsArg],
+    profile: Option<&Profile>,
 ) -> Result<Bench, String> {
     if let Some(r) = renames.iter().find(|r| !logs.contains(&r.log)) {
         return Err(format!(
@@ -101,6 +199,20 @@ pub fn parse_logs(
             r.log.display()
         ));
     }
+    for (i, c) in counts.iter().enumerate() {
+        let arg = format!("--counts {}={}", c.log.display(), c.file.display());
+        if !logs.contains(&c.log) {
+            return Err(format!("{arg}: {} is not one of the logs", c.log.display()));
+        }
+        if counts[..i].iter().any(|o| o.log == c.log) {
+            return Err(format!("{arg}: a second counts file for that log"));
+        }
+    }
+    let profile = match (counts.is_empty(), profile) {
+        (true, _) => None,
+        (false, Some(p)) => Some(p),
+        (false, None) => return Err("--counts needs a profile".into()),
+    };
     let mut index: HashMap<Key, usize> = HashMap::new();
     let mut groups: Vec<(Key, Vec<(u64, f64)>)> = Vec::new();
     let mut modes: Vec<String> = Vec::new();
@@ -110,6 +222,11 @@ pub fn parse_logs(
             .filter(|r| r.log == *log)
             .map(|r| (r.from.as_str(), r.to.as_str()))
             .collect();
+        let by_id = match counts.iter().find(|c| c.log == *log) {
+            Some(c) => Some((read_counts(&c.file)?, &c.file)),
+            None => None,
+        };
+        let mut warned = false;
         let bytes =
             std::fs::read(log).map_err(|e| format!("cannot read {}: {e}", log.display()))?;
         // Console logs can hold stray non-UTF-8 bytes; result lines do not.
@@ -133,11 +250,52 @@ pub fn parse_logs(
             if !modes.contains(&line.key.mode) {
                 modes.push(line.key.mode.clone());
             }
-            let i = *index.entry(line.key.clone()).or_insert_with(|| {
-                groups.push((line.key, Vec::new()));
-                groups.len() - 1
-            });
-            groups[i].1.push((line.round, line.value));
+            let mut extra = Vec::new();
+            match (&line.model, &by_id, profile) {
+                (None, _, _) => {}
+                (Some((ids, ops)), Some((by_id, file)), Some(profile)) => {
+                    match model_measures(by_id, ids, *ops, profile) {
+                        Ok(v) => extra = v,
+                        Err(missing) => {
+                            let missing: Vec<String> = missing.iter().map(u64::to_string).collect();
+                            eprintln!(
+                                "rsbench: warning: {}:{}: mark id {} ends no region in {}: \
+                                 no model measures for this line",
+                                log.display(),
+                                n + 1,
+                                missing.join(", "),
+                                file.display()
+                            );
+                        }
+                    }
+                }
+                (Some(_), _, _) => {
+                    if !warned {
+                        eprintln!(
+                            "rsbench: warning: {}: result lines with marks= but no \
+                             --counts {}=FILE: no model measures (instr_per_op kept)",
+                            log.display(),
+                            log.display()
+                        );
+                        warned = true;
+                    }
+                }
+            }
+            let mut push = |key: Key, value: f64| {
+                let i = *index.entry(key.clone()).or_insert_with(|| {
+                    groups.push((key, Vec::new()));
+                    groups.len() - 1
+                });
+                groups[i].1.push((line.round, value));
+            };
+            push(line.key.clone(), line.value);
+            for (metric, value) in extra {
+                let key = Key {
+                    metric,
+                    ..line.key.clone()
+                };
+                push(key, value);
+            }
         }
     }
     if groups.is_empty() {
@@ -146,6 +304,10 @@ pub fn parse_logs(
     }
     meta.entry("mode".into()).or_insert_with(|| modes.join(","));
     meta.entry("date".into()).or_insert_with(now_utc);
+    if let Some(p) = profile {
+        meta.entry("profile".into())
+            .or_insert_with(|| p.name.clone());
+    }
     for k in ["kernel", "qemu", "cpus", "nodes", "git"] {
         meta.entry(k.into()).or_insert_with(|| "unknown".into());
     }
@@ -228,5 +390,48 @@ mod tests {
             .key
             .variant
             .is_none());
+    }
+
+    #[test]
+    fn model_keys_marks_and_n() {
+        let base = "mode=model workload=remote op=object size=64 batch=10 cpus=2 alloc=slub \
+                    variant=- metric=instr_per_op round=0 value=150";
+        let l = parse_line(&format!("{base} n=20 marks=3+4")).unwrap();
+        assert_eq!(l.model, Some((vec![3, 4], 20)));
+        let l = parse_line(&format!("{base} n=20 marks=18446744073709551615")).unwrap();
+        assert_eq!(l.model, Some((vec![u64::MAX], 20)));
+        assert!(parse_line(base).unwrap().model.is_none());
+        let alone = parse_line(&format!("{base} n=20")).unwrap();
+        assert!(alone.model.is_none(), "n= alone is ignored");
+        for bad in [
+            "n=20 marks=3+x",
+            "n=20 marks=",
+            "n=0 marks=3",
+            "n=x marks=3",
+            "marks=3",
+        ] {
+            assert!(parse_line(&format!("{base} {bad}")).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn model_measures_sum_each_id_once_and_name_the_missing() {
+        let text = std::fs::read_to_string(PROFILES).unwrap();
+        let p = Profile::from_toml(&text, "server").unwrap();
+        let c = |insns, l1| Counts {
+            insns,
+            l1,
+            ..Default::default()
+        };
+        let by_id = HashMap::from([(3, c(100, 10)), (4, c(300, 30))]);
+        let m = model_measures(&by_id, &[3, 4, 4], 4, &p).unwrap();
+        let get = |k: &str| m.iter().find(|(n, _)| n == k).unwrap().1;
+        assert_eq!(get("ev_insns_per_op"), 100.0);
+        assert_eq!(get("ev_l1_per_op"), 10.0);
+        assert_eq!(get("cycles_per_op"), p.price(&c(400, 40)) / 4.0);
+        assert_eq!(m.len(), 1 + FIELDS.len());
+        assert_eq!(m[0].0, "cycles_per_op");
+        assert_eq!(m[15].0, "ev_io_per_op");
+        assert_eq!(model_measures(&by_id, &[3, 7, 9], 4, &p), Err(vec![7, 9]));
     }
 }

@@ -2,10 +2,11 @@
 //! PNG plots of one run and a report.md that embeds them. Three kinds:
 //! the cost of an operation against object size (log2 axis), throughput of
 //! the parallel workload against CPUs, and the slab pages churn leaves
-//! behind against object size. Text is drawn with ab_glyph from a TTF file
+//! behind against object size. The cost model's modeled cycles are a cost
+//! like the others; its event counts are not drawn. Text is drawn with ab_glyph from a TTF file
 //! read at run time, so no fontconfig or freetype is needed.
 
-use crate::model::{metric_desc, mode_desc, Bench, Measure};
+use crate::model::{is_event, metric_desc, mode_desc, Bench, Measure};
 use plotters::prelude::*;
 use std::error::Error;
 use std::path::{Path, PathBuf};
@@ -158,6 +159,7 @@ fn log2(m: &Measure) -> f64 {
 fn y_desc(metric: &str) -> String {
     match metric {
         "ops_per_s" => "M operations per second".into(),
+        "cycles_per_op" => "modeled cycles per operation".into(),
         m => metric_desc(m).into(),
     }
 }
@@ -173,10 +175,16 @@ fn suffix(tag: &str, n: usize, v: impl std::fmt::Display) -> String {
 
 fn charts(b: &Bench) -> Vec<Chart> {
     let mut out = Vec::new();
-    // Real workloads (bars) and counters (tables only) are not drawn here.
+    // Real workloads (bars) and counters (tables only) are not drawn here,
+    // nor the cost model's events (its tables' events sections).
     let is_cost = |m: &&Measure| {
-        m.metric != "pages" && m.metric != "ops_per_s" && m.mode != "counters" && m.size != 0
+        m.metric != "pages"
+            && m.metric != "ops_per_s"
+            && m.mode != "counters"
+            && !is_event(&m.metric)
+            && m.size != 0
     };
+    let profile = b.meta.get("profile").map_or("?", String::as_str);
     for g in group_by(b.results.iter().filter(is_cost), |m| {
         (
             m.mode.clone(),
@@ -192,20 +200,31 @@ fn charts(b: &Bench) -> Vec<Chart> {
                 continue;
             }
             let sfx = suffix("b", batches.len(), m.batch) + &suffix("c", cpus.len(), m.cpus);
+            // A model run has two costs per point: its cycles are named.
+            let (cycles, what) = if m.metric == "cycles_per_op" {
+                ("-cycles", format!(" cycles, profile {profile}"))
+            } else {
+                ("", String::new())
+            };
             out.push(Chart {
-                file: format!("cost-{}-{}-{}{sfx}", m.mode, m.workload, m.op),
+                file: format!("cost-{}-{}-{}{cycles}{sfx}", m.mode, m.workload, m.op),
                 title: format!(
-                    "{} {}: {} (batch {}, {} cpus)",
+                    "{} {}: {}{what} (batch {}, {} cpus)",
                     m.workload, m.op, m.mode, m.batch, m.cpus
                 ),
                 caption: format!(
                     "Cost of `{}` in the `{}` workload against object size (batch {}, {} cpus), \
-                     in {}; {}.",
+                     in {}{}; {}.",
                     m.op,
                     m.workload,
                     m.batch,
                     m.cpus,
                     metric_desc(&m.metric),
+                    if cycles.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" with profile {profile}")
+                    },
                     mode_desc(&m.mode)
                 ),
                 x: XAxis::Size,

@@ -3,9 +3,11 @@
 //! side with the ratio, the signed % difference and a `*` where the two
 //! allocators' round ranges do not overlap. `table` compares allocators
 //! within one run (rslub against the in-tree SLUB, or rslub variants against
-//! the first variant); `compare` compares two runs point by point.
+//! the first variant); `compare` compares two runs point by point. The cost
+//! model's event counts (`ev_*`) are not compared one by one: `table` sums
+//! them into one events section per workload, beside its modeled cycles.
 
-use crate::model::{fmt_value, metric_desc, mode_desc, Bench, Measure};
+use crate::model::{fmt_value, is_event, metric_desc, mode_desc, Bench, Measure};
 use std::collections::HashMap;
 
 const LEGEND: &str =
@@ -62,11 +64,10 @@ fn diff(x: &Measure, base: &Measure) -> String {
     format!("{pct:+.2}%{star}")
 }
 
-/// Pads cells into columns two spaces apart: text columns (`left`, by
-/// index) left-aligned, numbers right-aligned.
-fn render(rows: &[Vec<String>], left: &[usize]) -> String {
+/// The width of each column of `rows`: its widest cell.
+fn widths(rows: &[Vec<String>]) -> Vec<usize> {
     let ncol = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let width: Vec<usize> = (0..ncol)
+    (0..ncol)
         .map(|c| {
             rows.iter()
                 .filter_map(|r| r.get(c))
@@ -74,7 +75,13 @@ fn render(rows: &[Vec<String>], left: &[usize]) -> String {
                 .max()
                 .unwrap_or(0)
         })
-        .collect();
+        .collect()
+}
+
+/// Pads cells into columns two spaces apart: text columns (`left`, by
+/// index) left-aligned, numbers right-aligned.
+fn render(rows: &[Vec<String>], left: &[usize]) -> String {
+    let width = widths(rows);
     let mut out = String::new();
     for r in rows {
         let cells: Vec<String> = r
@@ -136,6 +143,10 @@ pub fn table(b: &Bench, title: &str) -> String {
     if let Some(k) = b.meta.get("kernel") {
         out.push_str(&format!("kernel {k}, baseline {baseline}\n"));
     }
+    if b.results.iter().any(|m| m.metric == "cycles_per_op") {
+        let p = b.meta.get("profile").map_or("?", String::as_str);
+        out.push_str(&format!("cost model: cycles priced by profile {p}\n"));
+    }
     out.push_str(LEGEND);
     out.push('\n');
     if kernels {
@@ -144,7 +155,12 @@ pub fn table(b: &Bench, title: &str) -> String {
              each later floor-<kernel> against the first (the harness: about 1.000)\n",
         );
     }
-    for sec in sections(b.results.iter().filter(|m| m.mode != "counters")) {
+    let shown = b
+        .results
+        .iter()
+        .filter(|m| m.mode != "counters" && !is_event(&m.metric));
+    let mut legend = true;
+    for sec in sections(shown) {
         let mut series: Vec<String> = Vec::new();
         let mut rows: Vec<RowKey> = Vec::new();
         let mut at: HashMap<(RowKey, String), &Measure> = HashMap::new();
@@ -249,9 +265,133 @@ pub fn table(b: &Bench, title: &str) -> String {
         out.push_str(&section_title(sec[0]));
         out.push('\n');
         out.push_str(&render(&grid, &[0]));
+        if sec[0].metric == "cycles_per_op" {
+            let ev = events(b, &sec[0].mode, &sec[0].workload, &series, legend);
+            legend &= ev.is_empty();
+            out.push_str(&ev);
+        }
     }
     out.push_str(&counters(b));
     out
+}
+
+/// The columns of an events section, each a sum of `ev_<field>_per_op`
+/// (cycles per instruction aside): (header, fields).
+const EVENTS: [(&str, &[&str]); 5] = [
+    ("instr", &["insns"]),
+    (
+        "L1miss",
+        &[
+            "l2",
+            "llc",
+            "dram_local",
+            "dram_remote",
+            "xfer_local",
+            "xfer_remote",
+        ],
+    ),
+    ("xfer", &["xfer_local", "xfer_remote"]),
+    ("dram", &["dram_local", "dram_remote"]),
+    ("locked", &["locked", "cx16_locked"]),
+];
+
+/// An event count per operation: whole numbers as they are, small
+/// fractions with three decimals (a DRAM access every 500 operations must
+/// not show as 0.00).
+fn fmt_event(v: f64) -> String {
+    if v != 0.0 && v.abs() < 1.0 && v != v.round() {
+        format!("{v:.3}")
+    } else {
+        fmt_value("", v)
+    }
+}
+
+/// One workload's modeled events per operation, a group of columns per
+/// allocator (in `series` order): what its cycles are made of. `legend`:
+/// say what the columns are (the first events section does).
+fn events(b: &Bench, mode: &str, workload: &str, series: &[String], legend: bool) -> String {
+    let ms: Vec<&Measure> = b
+        .results
+        .iter()
+        .filter(|m| m.mode == mode && m.workload == workload)
+        .filter(|m| m.metric == "cycles_per_op" || is_event(&m.metric))
+        .collect();
+    let mut rows: Vec<RowKey> = Vec::new();
+    let mut at: HashMap<(RowKey, String, &str), f64> = HashMap::new();
+    for m in &ms {
+        if !rows.contains(&row_key(m)) {
+            rows.push(row_key(m));
+        }
+        at.insert((row_key(m), m.series(), &m.metric), m.median);
+    }
+    let series: Vec<&String> = series
+        .iter()
+        .filter(|s| ms.iter().any(|m| m.series() == **s && is_event(&m.metric)))
+        .collect();
+    if series.is_empty() {
+        return String::new();
+    }
+    let mut head: Vec<String> = ["op", "size", "batch", "cpus"].map(String::from).into();
+    let mut groups = Vec::new();
+    for s in &series {
+        groups.push((head.len(), EVENTS.len() + 1, s.to_string()));
+        head.push(EVENTS[0].0.into());
+        head.push("cyc/instr".into());
+        head.extend(EVENTS[1..].iter().map(|(h, _)| h.to_string()));
+    }
+    let mut grid = vec![head];
+    for r in &rows {
+        let mut line = vec![
+            r.0.clone(),
+            r.1.to_string(),
+            r.2.to_string(),
+            r.3.to_string(),
+        ];
+        for s in &series {
+            let get = |metric: &str| at.get(&(r.clone(), s.to_string(), metric)).copied();
+            let sum = |fields: &[&str]| -> Option<f64> {
+                fields.iter().map(|f| get(&format!("ev_{f}_per_op"))).sum()
+            };
+            let cells: Vec<Option<String>> = EVENTS
+                .iter()
+                .map(|(_, fields)| sum(fields).map(fmt_event))
+                .collect();
+            let cpi = match (get("cycles_per_op"), sum(&["insns"])) {
+                (Some(c), Some(i)) if i > 0.0 => Some(format!("{:.2}", c / i)),
+                _ => None,
+            };
+            let dash = |c: Option<String>| c.unwrap_or_else(|| "-".into());
+            line.push(dash(cells[0].clone()));
+            line.push(dash(cpi));
+            line.extend(cells[1..].iter().cloned().map(dash));
+        }
+        grid.push(line);
+    }
+    // A line above the header naming each allocator over its columns.
+    let width = widths(&grid);
+    let mut over = String::new();
+    for (start, n, name) in &groups {
+        let at = width[..*start].iter().map(|w| w + 2).sum::<usize>();
+        let span = width[*start..start + n].iter().sum::<usize>() + 2 * (n - 1);
+        let pad = at.saturating_sub(over.chars().count());
+        over.push_str(&" ".repeat(pad));
+        let rule = span.saturating_sub(name.chars().count() + 1);
+        over.push_str(&format!("{name} {}", "-".repeat(rule)));
+    }
+    let legend = if legend {
+        "instr = instructions; cyc/instr = modeled cycles per instruction; \
+         L1miss = accesses L1 did not serve (l2+llc+dram+xfer);\n\
+         xfer = cache-to-cache transfers (local+remote); dram = DRAM accesses \
+         (local+remote); locked = locked atomics (incl. lock cmpxchg16b)\n"
+    } else {
+        ""
+    };
+    format!(
+        "\n== {mode} / {workload} / events: modeled events per operation, each \
+         allocator's ({})\n{legend}{over}\n{}",
+        mode_desc(mode),
+        render(&grid, &[0])
+    )
 }
 
 /// A counter's median for (op, cache, metric), 0 when absent.
@@ -441,14 +581,32 @@ fn key_text(m: &Measure) -> String {
 
 /// Run B against run A, point by point: ratio B/A and % difference.
 pub fn compare(a: &Bench, a_name: &str, b: &Bench, b_name: &str) -> String {
-    let in_b: HashMap<Key, &Measure> = b.results.iter().map(|m| (key(m), m)).collect();
-    let in_a: HashMap<Key, &Measure> = a.results.iter().map(|m| (key(m), m)).collect();
+    // The model's event counts stay out: cycles_per_op and instr_per_op
+    // say whether a point changed, the events sections of `table` why.
+    fn shown(r: &Bench) -> Vec<&Measure> {
+        r.results.iter().filter(|m| !is_event(&m.metric)).collect()
+    }
+    let (a_shown, b_shown) = (shown(a), shown(b));
+    let in_b: HashMap<Key, &Measure> = b_shown.iter().map(|m| (key(m), *m)).collect();
+    let in_a: HashMap<Key, &Measure> = a_shown.iter().map(|m| (key(m), *m)).collect();
     let mut out = format!(
         "A: {a_name} ({})\nB: {b_name} ({})\n{LEGEND}; base = A\n",
         run_name(a),
         run_name(b)
     );
-    let both = a.results.iter().filter(|m| in_b.contains_key(&key(m)));
+    let profile = |r: &Bench| r.meta.get("profile").cloned();
+    if let (Some(pa), Some(pb)) = (profile(a), profile(b)) {
+        if pa != pb {
+            out.push_str(&format!(
+                "cost model: A priced by profile {pa}, B by {pb}: cycles_per_op differ by \
+                 their prices too\n"
+            ));
+        }
+    }
+    let both = a_shown
+        .iter()
+        .copied()
+        .filter(|m| in_b.contains_key(&key(m)));
     for sec in sections(both) {
         let mut grid = vec![[
             "op",
@@ -482,10 +640,10 @@ pub fn compare(a: &Bench, a_name: &str, b: &Bench, b_name: &str) -> String {
         out.push('\n');
         out.push_str(&render(&grid, &[0, 4]));
     }
-    for (name, side, other) in [("A", a, &in_b), ("B", b, &in_a)] {
+    for (name, side, other) in [("A", &a_shown, &in_b), ("B", &b_shown, &in_a)] {
         let only: Vec<String> = side
-            .results
             .iter()
+            .copied()
             .filter(|m| !other.contains_key(&key(m)))
             .map(key_text)
             .collect();

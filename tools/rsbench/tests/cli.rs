@@ -437,3 +437,282 @@ fn kserved_is_compared_with_the_in_tree_kmalloc() {
     assert_eq!((r[5].as_str(), r[6].as_str()), ("200", "1.205"), "{out}");
     assert_eq!((r[8].as_str(), r[9].as_str()), ("150", "0.750"), "{out}");
 }
+
+/// Parses model.log with model.counts into a new results directory, priced
+/// by `profile` of model-profiles.toml (None: the default, server of the
+/// shipped file), with `extra` arguments; returns it and stderr.
+fn parse_model(name: &str, profile: Option<&str>, extra: &[&str]) -> (PathBuf, String) {
+    let dir = tmp(name);
+    let json = dir.join("bench.json").display().to_string();
+    let (log, counts) = (fixture("model.log"), fixture("model.counts"));
+    let (pair, profiles) = (format!("{log}={counts}"), fixture("model-profiles.toml"));
+    let mut args = vec!["parse", "-o", &json, "--counts", &pair];
+    if let Some(p) = profile {
+        args.extend(["--profiles", &profiles, "--profile", p]);
+    }
+    args.extend(extra);
+    args.push(&log);
+    let out = run(&args);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{args:?}: {err}");
+    (dir, err)
+}
+
+fn point<'a>(v: &'a Value, workload: &str, alloc: &str, metric: &str) -> &'a Value {
+    find(
+        v,
+        &[
+            ("workload", workload.into()),
+            ("allocator", alloc.into()),
+            ("metric", metric.into()),
+        ],
+    )
+}
+
+fn close(x: &Value, want: f64) -> bool {
+    (x.as_f64().unwrap() - want).abs() < 1e-9
+}
+
+// model.counts holds 2 vCPUs' lines at each mark; the expected values are
+// its counts summed by hand, times model-profiles.toml's flat prices
+// (dram_local: 50 ns at 2 GHz = 100 cycles), divided by n.
+#[test]
+fn model_parse_sums_the_marked_regions_and_prices_them() {
+    let (dir, err) = parse_model("model", Some("flat"), &[]);
+    let v = load(&dir);
+    assert_eq!(v["meta"]["profile"], "flat");
+    assert_eq!(v["meta"]["mode"], "model");
+    // pair, slub, marks=1, n=10: vCPU 0 insns 1600 l1 500 l2 10 llc 2
+    // dram_local 1 writeback 3, vCPU 1 insns 50 l1 20. Cycles:
+    // 1650 + 520*2 + 10*10 + 2*40 + 1*100 = 2970, / 10.
+    let want = [
+        ("cycles_per_op", 297.0),
+        ("ev_insns_per_op", 165.0),
+        ("ev_l1_per_op", 52.0),
+        ("ev_l2_per_op", 1.0),
+        ("ev_llc_per_op", 0.2),
+        ("ev_dram_local_per_op", 0.1),
+        ("ev_writeback_per_op", 0.3),
+        ("ev_cx16_unlocked_per_op", 0.0),
+    ];
+    for (metric, x) in want {
+        let m = point(&v, "pair", "slub", metric);
+        assert!(close(&m["median"], x), "{metric}: {m}");
+    }
+    // The line's own measure is kept, from its value=.
+    assert_eq!(point(&v, "pair", "slub", "instr_per_op")["median"], 160.0);
+    // One measure per counted event, and the price, for every model line.
+    let metrics: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["workload"] == "pair" && r["allocator"] == "rslub")
+        .map(|r| r["metric"].as_str().unwrap())
+        .collect();
+    let fields = "insns l1 l2 llc dram_local dram_remote xfer_local xfer_remote inval \
+                  writeback locked unlocked cx16_locked cx16_unlocked io";
+    let mut names = vec!["instr_per_op".to_string(), "cycles_per_op".to_string()];
+    names.extend(fields.split(' ').map(|f| format!("ev_{f}_per_op")));
+    assert_eq!(metrics, names);
+    // rslub pair, marks=2: 1250 + 420*2 + 4*10 + 20 cx16_unlocked*15 = 2430.
+    let r = point(&v, "pair", "rslub", "cycles_per_op");
+    assert!(close(&r["median"], 243.0), "{r}");
+    let r = point(&v, "pair", "rslub", "ev_cx16_unlocked_per_op");
+    assert!(close(&r["median"], 2.0), "{r}");
+    // remote, slub, marks=3+4, n=20: id 3 ends one region, id 4 two (the
+    // regions between them end at id 1000, not counted), both vCPUs each:
+    // insns 3000 l1 810 l2 6 llc 2 dram_local 2 dram_remote 1 xfer_local 16
+    // xfer_remote 2 inval 16 writeback 4 locked 4 cx16_locked 8 io 1.
+    // Cycles: 3000 + 1620 + 60 + 80 + 200 + 200 + 800 + 300 + 80 + 240.
+    let want = [
+        ("cycles_per_op", 329.0),
+        ("ev_insns_per_op", 150.0),
+        ("ev_l1_per_op", 40.5),
+        ("ev_dram_remote_per_op", 0.05),
+        ("ev_xfer_local_per_op", 0.8),
+        ("ev_xfer_remote_per_op", 0.1),
+        ("ev_inval_per_op", 0.8),
+        ("ev_writeback_per_op", 0.2),
+        ("ev_locked_per_op", 0.2),
+        ("ev_cx16_locked_per_op", 0.4),
+        ("ev_io_per_op", 0.05),
+    ];
+    for (metric, x) in want {
+        let m = point(&v, "remote", "slub", metric);
+        assert!(close(&m["median"], x), "{metric}: {m}");
+    }
+    // rslub remote: round 0 (marks=6+7) priced, 3780 / 20; round 1's
+    // marks=8+99 names an id that ends no region: warned, not priced, its
+    // instr_per_op kept.
+    let r = point(&v, "remote", "rslub", "cycles_per_op");
+    assert_eq!(r["rounds"], serde_json::json!([189.0]));
+    let r = point(&v, "remote", "rslub", "instr_per_op");
+    assert_eq!(r["rounds"], serde_json::json!([100.0, 101.0]));
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("model.log:9:") && err.contains("mark id 99 ends no region"),
+        "{err}"
+    );
+}
+
+#[test]
+fn model_parse_profiles_default_other_and_meta() {
+    // The shipped profiles file and its server profile by default: slub
+    // pair's counts (as above) at its prices.
+    let (dir, _) = parse_model("model-default", None, &[]);
+    let v = load(&dir);
+    assert_eq!(v["meta"]["profile"], "server");
+    let text = include_str!("../../costmodel/profiles.toml");
+    let server = costmodel_model::profile::Profile::from_toml(text, "server").unwrap();
+    let c = costmodel_model::counts::Counts {
+        insns: 1650,
+        l1: 520,
+        l2: 10,
+        llc: 2,
+        dram_local: 1,
+        writeback: 3,
+        ..Default::default()
+    };
+    let r = point(&v, "pair", "slub", "cycles_per_op");
+    assert!(close(&r["median"], server.price(&c) / 10.0), "{r}");
+    // Another profile of another file: every price doubled.
+    let (dir, _) = parse_model("model-double", Some("double"), &["--meta", "profile=mine"]);
+    let v = load(&dir);
+    assert_eq!(v["meta"]["profile"], "mine", "--meta wins");
+    let r = point(&v, "remote", "slub", "cycles_per_op");
+    assert!(close(&r["median"], 658.0), "{r}");
+}
+
+#[test]
+fn model_parse_without_counts_warns_once_and_keeps_instructions() {
+    let dir = tmp("model-nocounts");
+    let json = dir.join("bench.json").display().to_string();
+    let out = run(&["parse", "-o", &json, &fixture("model.log")]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("model.log: result lines with marks= but no --counts"));
+    let v = load(&dir);
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(
+        results.len(),
+        8,
+        "one instr_per_op point per model line's point"
+    );
+    assert!(results.iter().all(|r| r["metric"] == "instr_per_op"));
+    assert!(v["meta"].get("profile").is_none());
+}
+
+#[test]
+fn model_parse_errors() {
+    let (log, counts) = (fixture("model.log"), fixture("model.counts"));
+    let other = format!("{}={counts}", fixture("run-a.log"));
+    fails(
+        &["parse", "--counts", &other, &log],
+        "is not one of the logs",
+    );
+    let dir = tmp("model-bad");
+    let bad = dir.join("bad.counts");
+    std::fs::write(&bad, "# header\nmark seq=1 id=x vcpu=0\n").unwrap();
+    let pair = format!("{log}={}", bad.display());
+    fails(&["parse", "--counts", &pair, &log], "bad.counts:2: 'id=x'");
+    let pair = format!("{log}={counts}");
+    fails(
+        &["parse", "--counts", &pair, "--profile", "nope", &log],
+        "no profile 'nope'",
+    );
+    let twice = ["parse", "--counts", &pair, "--counts", &pair, &log];
+    fails(&twice, "a second counts file");
+    let out = run(&["parse", "--counts", &log, &log]);
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not LOG=FILE"));
+}
+
+#[test]
+fn model_table_cycles_and_one_events_section_per_workload() {
+    let (dir, _) = parse_model("model-table", Some("flat"), &[]);
+    let out = ok(&["table", dir.to_str().unwrap()]);
+    assert!(
+        out.contains("cost model: cycles priced by profile flat\n"),
+        "{out}"
+    );
+    assert_eq!(
+        row(&out, "pair / cycles_per_op", "pair", "64")[4..],
+        ["297", "243", "0.818", "-18.18%*"]
+    );
+    assert_eq!(
+        row(&out, "remote / cycles_per_op", "object", "64")[4..],
+        ["329", "189", "0.574", "-42.55%*"]
+    );
+    // No section per event: one events section per workload.
+    assert!(!out.contains("/ ev_"), "{out}");
+    assert_eq!(out.matches("/ events: ").count(), 3, "{out}");
+    assert_eq!(out.matches("cyc/instr = ").count(), 1, "the legend once");
+    // Per allocator: instr, cyc/instr, L1miss, xfer, dram, locked.
+    let sec = &out[out.find("remote / events").unwrap()..];
+    let over: Vec<&str> = sec.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!((over[0], over[2]), ("slub", "rslub"), "{sec}");
+    let head: Vec<&str> = sec.lines().nth(2).unwrap().split_whitespace().collect();
+    assert_eq!(
+        head[4..10],
+        ["instr", "cyc/instr", "L1miss", "xfer", "dram", "locked"]
+    );
+    // slub: 329/150 cycles per instruction; L1 misses 0.3 + 0.1 + 0.1 +
+    // 0.05 + 0.8 + 0.1; transfers 0.8 + 0.1; DRAM 0.1 + 0.05; locked 0.2 +
+    // 0.4 (cmpxchg16b). rslub: 189/100; its unlocked cmpxchg16b not locked.
+    assert_eq!(
+        row(&out, "remote / events", "object", "64")[4..],
+        [
+            "150", "2.19", "1.45", "0.900", "0.150", "0.600", "100", "1.89", "0.300", "0.200",
+            "0.100", "0"
+        ]
+    );
+    assert_eq!(
+        row(&out, "repeat / events", "alloc", "64")[4..],
+        ["110", "1.69", "1.05", "0", "0", "0", "90", "1.79", "0.400", "0", "0", "0"]
+    );
+}
+
+#[test]
+fn model_compare_shows_cycles_not_events() {
+    let (a, _) = parse_model("model-cmp-a", Some("flat"), &[]);
+    let (b, _) = parse_model("model-cmp-b", Some("double"), &[]);
+    let out = ok(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(
+        out.contains("A priced by profile flat, B by double"),
+        "{out}"
+    );
+    assert!(!out.contains("ev_"), "{out}");
+    assert!(!out.contains("only in"), "{out}");
+    let sec = &out[out.find("remote / cycles_per_op").unwrap()..];
+    let slub: Vec<&str> = sec
+        .lines()
+        .find(|l| l.contains(" slub "))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(slub[5..], ["329", "658", "2.000", "+100.00%*"]);
+    assert!(out.contains("remote / instr_per_op"));
+}
+
+#[test]
+fn model_plots_cycles_and_instructions_not_events() {
+    let (dir, _) = parse_model("model-plot", Some("flat"), &[]);
+    let out = ok(&["plot", dir.to_str().unwrap()]);
+    let pngs: Vec<&str> = out.lines().filter(|l| l.ends_with(".png")).collect();
+    assert_eq!(pngs.len(), 2, "{pngs:?}");
+    assert!(
+        pngs[0].ends_with("/cost-model-repeat-alloc.png"),
+        "{pngs:?}"
+    );
+    assert!(
+        pngs[1].ends_with("/cost-model-repeat-alloc-cycles.png"),
+        "{pngs:?}"
+    );
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("in modeled cycles per operation"),
+        "{report}"
+    );
+    assert!(report.contains("with profile flat"), "{report}");
+}

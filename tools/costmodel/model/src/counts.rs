@@ -207,6 +207,44 @@ pub fn parse_line(line: &str) -> Option<Result<Record, String>> {
     Some(Ok(r))
 }
 
+/// One region of a counts file: the marks' records of one `seq`, summed
+/// over the vCPUs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Region {
+    /// The region's number (`seq`).
+    pub seq: u64,
+    /// The id of the mark that ended it.
+    pub id: u64,
+    /// The sum of every vCPU's counts over the region.
+    pub counts: Counts,
+}
+
+/// The `mark` regions of a counts file's text, in order (`exit` records
+/// are left out); an unreadable line is an error that begins with its
+/// number and a colon ("3: ..."), for "FILE:3: ...".
+pub fn regions(text: &str) -> Result<Vec<Region>, String> {
+    let mut out: Vec<Region> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let r = match parse_line(line) {
+            None => continue,
+            Some(Err(e)) => return Err(format!("{}: {e}", n + 1)),
+            Some(Ok(r)) => r,
+        };
+        if r.kind != "mark" {
+            continue;
+        }
+        match out.last_mut() {
+            Some(last) if last.seq == r.seq => last.counts = last.counts.plus(&r.counts),
+            _ => out.push(Region {
+                seq: r.seq,
+                id: r.id,
+                counts: r.counts,
+            }),
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,6 +266,24 @@ mod tests {
         assert!(parse_line("# costmodel counts v1").is_none());
         assert!(parse_line("").is_none());
         assert!(parse_line("mark seq=x").unwrap().is_err());
+    }
+
+    #[test]
+    fn regions_sum_the_vcpus_of_a_seq() {
+        let text = "# header\n\
+            mark seq=1 id=0 vcpu=0 by=0 insns=5\n\
+            mark seq=1 id=0 vcpu=1 by=0 insns=7\n\
+            mark seq=2 id=9 vcpu=0 by=1 insns=1 xfer_local=2\n\
+            mark seq=2 id=9 vcpu=1 by=1 insns=3 xfer_local=1\n\
+            exit seq=3 id=0 vcpu=0 by=0 insns=100\n";
+        let r = regions(text).unwrap();
+        assert_eq!(r.len(), 2);
+        assert_eq!((r[0].seq, r[0].id, r[0].counts.insns), (1, 0, 12));
+        assert_eq!(
+            (r[1].id, r[1].counts.insns, r[1].counts.xfer_local),
+            (9, 4, 3)
+        );
+        assert!(regions("mark seq=x").unwrap_err().starts_with("1: "));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod cache;
+pub mod calib;
 pub mod counts;
 pub mod decode;
 pub mod machine;

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The cost model's calibration program: loops whose right counts are known
+ * by construction, each between two marks of include/rslub_mark.h. It runs
+ * in a guest of 4 vCPUs on 2 NUMA nodes (vCPUs 0-1 on node 0, 2-3 on node
+ * 1) under the plugin; costmodel-calib (tools/costmodel/model) checks the
+ * counts file against the profile.
+ *
+ * Each measured region ends at a mark whose id is (TEST << 32) | N, N the
+ * operations in the loop; the mark before a loop has id 0 (discarded).
+ * Every test runs ROUNDS times: the guest's timer ticks (and what they
+ * start) land in some rounds, and the checker judges the quietest one.
+ *   1 CX16      N unlocked cmpxchg16b on one line
+ *   2 CX16_LOCK the same loop with the lock prefix
+ *   3 BOUNCE    one line moved N times between vCPU 0 and vCPU 1 (a node),
+ *               the two taking turns
+ *   5 BOUNCE_X  the same between vCPU 0 and vCPU 2 (two nodes)
+ *   6 CHASE_DRAM N hops of a pointer chase through 4x the LLC
+ *   7 CHASE_L1  N hops through 8 KiB
+ * A hand-over: each side spins on a locked compare-and-swap that succeeds
+ * only on its turn, with `pause` between tries (under TCG, pause hands the
+ * host thread to the next vCPU). Each successful swap takes the line from
+ * the other side: one transfer per hand-over.
+ *
+ * Build: cc -O2 -static -pthread -I include -o calib calib.c
+ * Usage: calib [LLC_BYTES]   (default 16 MiB, the server profile's LLC)
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "../../../include/rslub_mark.h"
+
+#define ID(test, n) (((unsigned long long)(test) << 32) | (n))
+
+enum { CX16 = 1, CX16_LOCK, BOUNCE, BOUNCE_X = 5, CHASE_DRAM, CHASE_L1 };
+
+#define ROUNDS 5
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		fprintf(stderr, "calib: cannot run on CPU %d\n", cpu);
+		exit(2);
+	}
+}
+
+/* --- cmpxchg16b, unlocked and locked ------------------------------------- */
+
+static unsigned __int128 pair __attribute__((aligned(64)));
+
+static void cx16_loop(unsigned int n, int locked)
+{
+	uint64_t lo = 0, hi = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		/* Succeeds every time: the old value is the current one. */
+		if (locked)
+			asm volatile("lock cmpxchg16b %[m]"
+				     : [m] "+m"(pair), "+a"(lo), "+d"(hi)
+				     : "b"(lo + 1), "c"(hi) : "cc");
+		else
+			asm volatile("cmpxchg16b %[m]"
+				     : [m] "+m"(pair), "+a"(lo), "+d"(hi)
+				     : "b"(lo + 1), "c"(hi) : "cc");
+		lo++;
+	}
+}
+
+static void cx16(unsigned int n)
+{
+	int r;
+
+	cx16_loop(n, 0);	/* warm: the line in the L1 */
+	for (r = 0; r < ROUNDS; r++) {
+		rslub_mark(0);
+		cx16_loop(n, 0);
+		rslub_mark(ID(CX16, n));
+		cx16_loop(n, 1);
+		rslub_mark(ID(CX16_LOCK, n));
+	}
+}
+
+/* --- one line bounced between two vCPUs ---------------------------------- */
+
+static volatile uint64_t ball __attribute__((aligned(64)));
+static unsigned int handovers;	/* per side */
+
+struct side {
+	int cpu, parity;
+	pthread_barrier_t *go;
+};
+
+static void *bounce_side(void *arg)
+{
+	struct side *s = arg;
+	uint64_t v;
+
+	pin(s->cpu);
+	pthread_barrier_wait(s->go);
+	/* Side 0 moves the ball from even to odd values, side 1 back. */
+	for (v = s->parity; v < 2ull * handovers; v += 2)
+		while (!__sync_bool_compare_and_swap(&ball, v, v + 1))
+			__builtin_ia32_pause();
+	pthread_barrier_wait(s->go);
+	return NULL;
+}
+
+/* n moves of the ball: n / 2 by each side, taking turns. */
+static void bounce(int test, int cpu_a, int cpu_b, unsigned int n)
+{
+	pthread_barrier_t go;
+	struct side b = { cpu_b, 1, &go };
+	pthread_t t;
+	uint64_t v;
+	int r;
+
+	pin(cpu_a);
+	pthread_barrier_init(&go, NULL, 2);
+	handovers = n / 2;
+	for (r = 0; r < ROUNDS; r++) {
+		ball = 0;
+		if (pthread_create(&t, NULL, bounce_side, &b)) {
+			fprintf(stderr, "calib: no thread\n");
+			exit(2);
+		}
+		/* Both sides are spinning before the first move is counted. */
+		pthread_barrier_wait(&go);
+		rslub_mark(0);
+		/* This thread is side 0, between the marks. */
+		for (v = 0; v < 2ull * handovers; v += 2)
+			while (!__sync_bool_compare_and_swap(&ball, v, v + 1))
+				__builtin_ia32_pause();
+		/* Side 1's last move, still inside the region. */
+		while (ball != 2ull * handovers)
+			__builtin_ia32_pause();
+		rslub_mark(ID(test, n));
+		pthread_barrier_wait(&go);
+		pthread_join(t, NULL);
+	}
+	pthread_barrier_destroy(&go);
+}
+
+/* --- pointer chase ------------------------------------------------------- */
+
+struct line {
+	struct line *next;
+	char pad[56];
+};
+
+static struct line *chase_buf;
+
+/* A cyclic permutation of `lines` lines (Sattolo's shuffle, fixed seed). */
+static struct line *chase_build(size_t lines)
+{
+	size_t *order = malloc(lines * sizeof(*order)), i;
+	uint64_t x = 88172645463325252ull;
+	struct line *b;
+
+	b = mmap(NULL, lines * sizeof(*b), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (!order || b == MAP_FAILED) {
+		fprintf(stderr, "calib: no memory for %zu lines\n", lines);
+		exit(2);
+	}
+	for (i = 0; i < lines; i++)
+		order[i] = i;
+	for (i = lines - 1; i > 0; i--) {
+		size_t j, t;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		j = x % i;
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	for (i = 0; i < lines; i++)
+		b[order[i]].next = &b[order[(i + 1) % lines]];
+	free(order);
+	return b;
+}
+
+static struct line *chase_run(struct line *p, unsigned int n)
+{
+	while (n--)
+		p = p->next;
+	return p;
+}
+
+static void chase(int test, size_t bytes, unsigned int n)
+{
+	struct line *b = chase_build(bytes / sizeof(struct line)), *p;
+	int r;
+
+	/*
+	 * One pass to warm whatever fits; the rounds go on along the cycle,
+	 * fewer hops in all than it has lines: every hop of the big buffer is
+	 * to a line last touched a whole pass ago.
+	 */
+	p = chase_run(b, bytes / sizeof(struct line));
+	for (r = 0; r < ROUNDS; r++) {
+		rslub_mark(0);
+		p = chase_run(p, n);
+		rslub_mark(ID(test, n));
+	}
+	/* Keep the result alive. */
+	chase_buf = p;
+	munmap(b, bytes);
+}
+
+int main(int argc, char **argv)
+{
+	size_t llc = argc > 1 ? strtoull(argv[1], NULL, 0) : 16u << 20;
+
+	pin(0);
+	cx16(20000);
+	bounce(BOUNCE, 0, 1, 2000);
+	bounce(BOUNCE_X, 0, 2, 2000);
+	chase(CHASE_DRAM, 4 * llc, 40000);
+	chase(CHASE_L1, 8 << 10, 40000);
+	printf("calib: done (llc %zu bytes)\n", llc);
+	return chase_buf ? 0 : 1;
+}

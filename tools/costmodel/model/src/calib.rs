@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The calibration checks: what the counts of tools/costmodel/guest/calib.c
+//! must be, worked out from the loops themselves, and how far they may be
+//! off (5 %, the repeat 0.5 %). Each measured region of the program ends at
+//! a mark with id `(test << 32) | n`, n the operations of its loop. The
+//! program runs each test in several rounds: the guest's timer ticks, and
+//! the work they start on every vCPU, land in some of them. A check judges
+//! the quietest round of its test (the lowest modeled cycles), as a
+//! microbenchmark takes its fastest run.
+//!
+//! The checks and what each one proves:
+//! - `cx16`: N locked against N unlocked cmpxchg16b of the same loop cost
+//!   the profile's difference per operation (the atomics decoding);
+//! - `bounce-node`, `bounce-nodes`: a line moved N times between two vCPUs
+//!   of a node, then of two nodes, costs one local, then one remote,
+//!   transfer per move at the profile's price (the coherence directory);
+//! - `chase-dram`, `chase-l1`: a pointer chase through four times the LLC
+//!   costs one DRAM access and its price per hop, through 8 KiB an L1 hit
+//!   (the cache hierarchy);
+//! - `repeat`: the same round run again in one boot gives the same counts
+//!   (determinism): the two quietest rounds of the bounce and of the DRAM
+//!   chase, within 0.5 % per field.
+
+use crate::counts::{Counts, Region, FIELDS};
+use crate::profile::Profile;
+
+/// The program's tests, by the id's high half.
+pub const CX16: u64 = 1;
+/// The locked cmpxchg16b loop.
+pub const CX16_LOCK: u64 = 2;
+/// A line moved between two vCPUs of node 0.
+pub const BOUNCE: u64 = 3;
+/// A line moved between vCPUs of nodes 0 and 1.
+pub const BOUNCE_X: u64 = 5;
+/// A pointer chase through four times the LLC.
+pub const CHASE_DRAM: u64 = 6;
+/// A pointer chase through 8 KiB.
+pub const CHASE_L1: u64 = 7;
+
+/// The relative tolerance of a count or price.
+pub const TOLERANCE: f64 = 0.05;
+/// The relative tolerance of the repeat.
+pub const REPEAT_TOLERANCE: f64 = 0.005;
+
+/// The outcome of one check: its name, whether it passed, and what it saw.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The check's name.
+    pub name: &'static str,
+    /// Passed.
+    pub pass: bool,
+    /// What was measured against what was expected.
+    pub detail: String,
+}
+
+/// The number of checks `check` reports.
+pub const PLAN: usize = 6;
+
+/// The rounds of a test, quietest first: (operations, counts).
+fn rounds(regions: &[Region], test: u64, p: &Profile) -> Vec<(u64, Counts)> {
+    let mut v: Vec<(u64, Counts)> = regions
+        .iter()
+        .filter(|r| r.id >> 32 == test)
+        .map(|r| (r.id & 0xffff_ffff, r.counts))
+        .collect();
+    v.sort_by(|a, b| p.price(&a.1).total_cmp(&p.price(&b.1)));
+    v
+}
+
+fn within(x: f64, want: f64, tol: f64) -> bool {
+    (x - want).abs() <= tol * want.abs()
+}
+
+/// Runs every check on the regions of one calibration run.
+pub fn check(regions: &[Region], p: &Profile) -> Vec<Outcome> {
+    let find = |test| rounds(regions, test, p).first().copied();
+    let mut out = Vec::new();
+    let mut push = |name, pass, detail: String| out.push(Outcome { name, pass, detail });
+    let missing = |t: u64| format!("no region of test {t} in the counts (did the program run?)");
+
+    match (find(CX16), find(CX16_LOCK)) {
+        (Some((n, plain)), Some((_, locked))) => {
+            let n = n as f64;
+            let diff = (p.price(&locked) - p.price(&plain)) / n;
+            let want = p.of("cx16_locked") - p.of("cx16_unlocked");
+            let counted = (
+                locked.cx16_locked as f64 / n,
+                plain.cx16_unlocked as f64 / n,
+            );
+            let pass = within(diff, want, TOLERANCE)
+                && within(counted.0, 1.0, TOLERANCE)
+                && within(counted.1, 1.0, TOLERANCE);
+            push(
+                "cx16",
+                pass,
+                format!(
+                    "locked - unlocked cmpxchg16b: {diff:.2} cycles/op (profile: {want:.2}); \
+                     {:.3} locked and {:.3} unlocked cmpxchg16b counted per op",
+                    counted.0, counted.1
+                ),
+            );
+        }
+        _ => push("cx16", false, missing(CX16)),
+    }
+
+    for (name, test, field, other, price) in [
+        ("bounce-node", BOUNCE, "local", "remote", "xfer_local"),
+        ("bounce-nodes", BOUNCE_X, "remote", "local", "xfer_remote"),
+    ] {
+        let Some((n, c)) = find(test) else {
+            push(name, false, missing(test));
+            continue;
+        };
+        let n = n as f64;
+        let (mine, theirs) = if field == "local" {
+            (c.xfer_local, c.xfer_remote)
+        } else {
+            (c.xfer_remote, c.xfer_local)
+        };
+        let per = mine as f64 / n;
+        let cycles = mine as f64 * p.of(price) / n;
+        let pass = within(per, 1.0, TOLERANCE) && (theirs as f64) < TOLERANCE * n;
+        push(
+            name,
+            pass,
+            format!(
+                "{per:.3} {field} transfers per move ({cycles:.1} cycles, profile {:.1}), \
+                 {theirs} {other} ones, over {n} moves",
+                p.of(price)
+            ),
+        );
+    }
+
+    match find(CHASE_DRAM) {
+        Some((n, c)) => {
+            let n = n as f64;
+            let dram = (c.dram_local + c.dram_remote) as f64 / n;
+            let per = p.price(&c) / n;
+            let insns = c.insns as f64 / n;
+            let want = p.of("dram_local") + insns * p.of("insns");
+            let pass = within(dram, 1.0, TOLERANCE) && within(per, want, TOLERANCE);
+            push(
+                "chase-dram",
+                pass,
+                format!(
+                    "{dram:.3} DRAM accesses per hop, {per:.1} cycles per hop (profile: DRAM \
+                     {:.1} + {insns:.2} instructions = {want:.1})",
+                    p.of("dram_local")
+                ),
+            );
+        }
+        None => push("chase-dram", false, missing(CHASE_DRAM)),
+    }
+    match find(CHASE_L1) {
+        Some((n, c)) => {
+            let n = n as f64;
+            let l1 = c.l1 as f64 / n;
+            let beyond = (c.l2 + c.llc + c.dram_local + c.dram_remote) as f64 / n;
+            let pass = within(l1, 1.0, TOLERANCE) && beyond < TOLERANCE;
+            push(
+                "chase-l1",
+                pass,
+                format!("{l1:.3} L1 hits and {beyond:.4} accesses beyond the L1 per hop"),
+            );
+        }
+        None => push("chase-l1", false, missing(CHASE_L1)),
+    }
+
+    let mut worst = (0.0f64, "");
+    let mut pairs = 0;
+    for test in [BOUNCE, CHASE_DRAM] {
+        let r = rounds(regions, test, p);
+        let [(_, x), (_, y), ..] = r[..] else {
+            continue;
+        };
+        pairs += 1;
+        for ((f, u), v) in FIELDS.iter().zip(x.to_array()).zip(y.to_array()) {
+            // Fields with few events: a difference of a handful is noise of
+            // the boot (a timer tick), not of the model; they are judged
+            // against 1000 events.
+            let d = u.abs_diff(v) as f64 / (u.max(v).max(1000)) as f64;
+            if d > worst.0 {
+                worst = (d, f);
+            }
+        }
+    }
+    push(
+        "repeat",
+        pairs == 2 && worst.0 <= REPEAT_TOLERANCE,
+        if pairs == 2 {
+            format!(
+                "the two quietest rounds of the bounce and of the DRAM chase: largest difference {:.3} % ({})",
+                worst.0 * 100.0,
+                if worst.1.is_empty() { "none" } else { worst.1 }
+            )
+        } else {
+            "fewer than two rounds of the bounce or the DRAM chase".into()
+        },
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn profile() -> Profile {
+        let text =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../profiles.toml"))
+                .unwrap();
+        Profile::from_toml(&text, "server").unwrap()
+    }
+
+    fn region(test: u64, n: u64, c: Counts) -> Region {
+        Region {
+            seq: test,
+            id: (test << 32) | n,
+            counts: c,
+        }
+    }
+
+    /// A timer tick's worth of other work in a round.
+    fn tick(c: Counts) -> Counts {
+        c.plus(&Counts {
+            insns: 20_000,
+            l1: 8_000,
+            dram_local: 150,
+            xfer_local: 30,
+            ..Default::default()
+        })
+    }
+
+    /// The counts a faithful model gives the program, worked out by hand:
+    /// cx16 loops of 6 instructions and two accesses each, one transfer per
+    /// move, one DRAM access (or L1 hit) per hop of 3 instructions; two
+    /// quiet rounds of each test and one with a tick.
+    fn good() -> Vec<Region> {
+        let n = 20_000;
+        let cx = |locked| Counts {
+            insns: 6 * n,
+            l1: 2 * n,
+            cx16_locked: if locked { n } else { 0 },
+            cx16_unlocked: if locked { 0 } else { n },
+            ..Default::default()
+        };
+        let moves = 2000;
+        let bounce = |remote| Counts {
+            insns: 35 * moves,
+            l1: 11 * moves,
+            xfer_local: if remote { 0 } else { moves },
+            xfer_remote: if remote { moves } else { 0 },
+            locked: 2 * moves,
+            ..Default::default()
+        };
+        let hops = 40_000;
+        let dram = Counts {
+            insns: 3 * hops,
+            dram_local: hops,
+            ..Default::default()
+        };
+        let l1 = Counts {
+            insns: 3 * hops,
+            l1: hops,
+            ..Default::default()
+        };
+        let mut v = Vec::new();
+        for (test, n, c) in [
+            (CX16, n, cx(false)),
+            (CX16_LOCK, n, cx(true)),
+            (BOUNCE, moves, bounce(false)),
+            (BOUNCE_X, moves, bounce(true)),
+            (CHASE_DRAM, hops, dram),
+            (CHASE_L1, hops, l1),
+        ] {
+            v.push(region(test, n, tick(c)));
+            v.push(region(test, n, c));
+            v.push(region(test, n, c));
+        }
+        v
+    }
+
+    /// Changes the quiet rounds (not the ticked one) of a test.
+    fn quiet(r: &mut [Region], test: u64, f: impl Fn(&mut Counts)) {
+        let mut first = true;
+        for x in r.iter_mut().filter(|x| x.id >> 32 == test) {
+            if first {
+                first = false;
+            } else {
+                f(&mut x.counts);
+            }
+        }
+    }
+
+    fn failed(r: &[Region]) -> Vec<&'static str> {
+        check(r, &profile())
+            .into_iter()
+            .filter(|o| !o.pass)
+            .map(|o| o.name)
+            .collect()
+    }
+
+    #[test]
+    fn a_faithful_model_passes_every_check() {
+        let out = check(&good(), &profile());
+        assert_eq!(out.len(), PLAN);
+        assert!(out.iter().all(|o| o.pass), "{out:#?}");
+        assert!(out[0]
+            .detail
+            .starts_with("locked - unlocked cmpxchg16b: 9.00 cycles/op"));
+    }
+
+    #[test]
+    fn the_quietest_round_is_judged() {
+        // Without the quiet rounds, the tick's work fails the L1 chase.
+        let r: Vec<Region> = good()
+            .into_iter()
+            .filter(|x| x.id >> 32 != CHASE_L1 || x.counts.insns > 3 * 40_000)
+            .collect();
+        assert!(failed(&r).contains(&"chase-l1"));
+    }
+
+    #[test]
+    fn each_mechanism_taken_out_fails_its_check() {
+        // Atomics not decoded: no cmpxchg16b counted, no price difference.
+        let mut r = good();
+        quiet(&mut r, CX16, |c| c.cx16_unlocked = 0);
+        quiet(&mut r, CX16_LOCK, |c| c.cx16_locked = 0);
+        assert_eq!(failed(&r), ["cx16"]);
+        // Coherence off: no transfers.
+        let mut r = good();
+        for t in [BOUNCE, BOUNCE_X] {
+            quiet(&mut r, t, |c| {
+                c.xfer_local = 0;
+                c.xfer_remote = 0;
+            });
+        }
+        assert_eq!(failed(&r), ["bounce-node", "bounce-nodes"]);
+        // Nodes not told apart: the cross-node moves counted local.
+        let mut r = good();
+        quiet(&mut r, BOUNCE_X, |c| {
+            c.xfer_local = c.xfer_remote;
+            c.xfer_remote = 0;
+        });
+        assert_eq!(failed(&r), ["bounce-nodes"]);
+        // An LLC that holds the buffer: the chase hits the LLC.
+        let mut r = good();
+        quiet(&mut r, CHASE_DRAM, |c| {
+            c.llc = c.dram_local;
+            c.dram_local = 0;
+        });
+        assert_eq!(failed(&r), ["chase-dram"]);
+        // No L1: every hop of the small chase goes to the L2.
+        let mut r = good();
+        quiet(&mut r, CHASE_L1, |c| {
+            c.l2 = c.l1;
+            c.l1 = 0;
+        });
+        assert_eq!(failed(&r), ["chase-l1"]);
+    }
+
+    #[test]
+    fn rounds_that_differ_fail_the_repeat() {
+        // The two quietest bounce rounds 1 % apart.
+        let mut r = good();
+        let i = r.iter().rposition(|x| x.id >> 32 == BOUNCE).unwrap();
+        r[i].counts.insns += r[i].counts.insns / 100;
+        assert_eq!(failed(&r), ["repeat"]);
+        // A difference of a few events in a small field is not one.
+        let mut r = good();
+        let i = r.iter().rposition(|x| x.id >> 32 == CHASE_DRAM).unwrap();
+        r[i].counts.l2 += 3;
+        assert!(failed(&r).is_empty());
+        // A test with one round cannot be judged, and says so.
+        let r: Vec<Region> = good()
+            .into_iter()
+            .filter(|x| x.id >> 32 != CHASE_DRAM || x.counts.insns > 3 * 40_000)
+            .collect();
+        let out = check(&r, &profile());
+        assert!(!out[5].pass && out[5].detail.contains("fewer than two rounds"));
+    }
+
+    #[test]
+    fn five_percent_is_the_edge() {
+        let mut r = good();
+        quiet(&mut r, BOUNCE_X, |c| c.xfer_remote = 2000 * 104 / 100);
+        assert!(failed(&r).is_empty());
+        quiet(&mut r, BOUNCE_X, |c| c.xfer_remote = 2000 * 106 / 100);
+        assert_eq!(failed(&r), ["bounce-nodes"]);
+    }
+}
