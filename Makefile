@@ -19,8 +19,8 @@
 #   make vm CMD=..  run CMD as root in a VM with the repo visible
 #   make -s kdir    print the kernel build directory
 #   make costmodel  the cost model: its QEMU plugin, costmodel-price and
-#                   costmodel-calib (tools/costmodel), and the calibration
-#                   program its make check guest runs
+#                   costmodel-calib (tools/costmodel), the calibration
+#                   program its make check guest runs and `mark`
 #   make mutants    mutation testing of the core's host tests (cargo-mutants;
 #                   FILE='slub/*.rs' RE=regex JOBS=1 LIST=1; not part of check)
 #
@@ -74,11 +74,14 @@ setup:
 
 # The plugin and its host tools (cargo), and the calibration program (static:
 # the guest runs it from the host's filesystem over 9p).
-costmodel: tools/costmodel/guest/calib
+costmodel: tools/costmodel/guest/calib tools/costmodel/guest/mark
 	cd tools/costmodel && cargo build --release --quiet
 
 tools/costmodel/guest/calib: tools/costmodel/guest/calib.c include/rslub_mark.h
 	$(CC) -O2 -Wall -Wextra -Werror -static -pthread -o $@ $<
+
+tools/costmodel/guest/mark: tools/costmodel/guest/mark.c include/rslub_mark.h
+	$(CC) -O2 -Wall -Wextra -Werror -static -o $@ $<
 
 host-test:
 	cd rust/core && cargo test --quiet
@@ -148,6 +151,6 @@ kdir:
 
 clean:
 	$(KMAKE) clean
-	rm -f rust/shim_bindings.rs stress/modcycle tools/costmodel/guest/calib
+	rm -f rust/shim_bindings.rs stress/modcycle tools/costmodel/guest/calib tools/costmodel/guest/mark
 	$(MAKE) -C tools/realprogs clean
 	rm -rf rust/core/target tools/rslabinfo/target tools/rsbench/target tools/costmodel/target

@@ -27,7 +27,7 @@
  * Ids with bit 63 set are the model's own (reserved); the calibration
  * program (tools/costmodel/guest) uses ids below 2^40.
  */
-#define RSLUB_MARK_RESERVED (1ULL << 63)
+#define RSLUB_MARK_RESERVED 0x8000000000000000ULL
 
 static inline void rslub_mark(unsigned long long id)
 {

@@ -14,6 +14,10 @@
 #            is an instruction count (the headline: minstr, and slab_kb)
 #   wall     REAL_CPUS (4) vCPUs, multi-threaded TCG: the same in wall
 #            time (ms), for contention
+#   model    (REAL_MODES=model) the icount boot under the cost model's
+#            plugin: each run's modeled cycles and events besides minstr
+#   model8   the same on 8 vCPUs over 2 NUMA nodes (4 a node): transfers
+#            across nodes, more CPUs freeing each other's objects
 #   counters REAL_CPUS vCPUs, wall clock, a counters build of rslub.ko
 #            (the bench build compiles them out): rslub's counters over one
 #            run of each workload, with the locked and unlocked cmpxchg
@@ -108,6 +112,11 @@ if [ -n "$VARIANT_BUILD" ]; then
 	case " $REAL_MODES " in *" counters "*) build "$BUILD-$VARIANT_BUILD-stats" 1 "$VARIANT_BUILD" ;; esac
 fi
 
+case " $REAL_MODES " in
+*" model"*)
+	echo "bench: building the cost model's plugin and mark (tools/costmodel)"
+	make -s costmodel ;;
+esac
 echo "bench: building tools/rsbench"
 (cd tools/rsbench && cargo build --release --quiet)
 RSBENCH=$ROOT/tools/rsbench/target/release/rsbench
@@ -126,15 +135,20 @@ done
 
 # run MODE CPUS QEMU_OPTS DIR [BUILD]: a boot of DIR's rslub.ko; with
 # BUILD (an experiment's build variant) its logs are named after it.
+# VM_NUMA comes from the environment; a model8 boot is the guest's
+# MODE=model.
 run() {
 	local mode=$1 cpus=$2 qopts=$3 dir=$4 tag=${5:+-$5}
-	local log=$out/vm-$1$tag.log sides=$SIDES label=$BUILD_LABEL
+	local log=$out/vm-$1$tag.log sides=$SIDES label=$BUILD_LABEL gmode=${1%8}
+	# The mmap programs run one task a CPU on the 8-vCPU boot.
+	local scale=
+	[ "$mode" != model8 ] || [ -n "${MMAP_PROCS:-}" ] || scale="MMAP_PROCS=$cpus"
 	[ -z "${5:-}" ] || { sides=$VARIANT_SIDES label=$5; }
 	echo "bench: [$(($(date +%s) - T0))s] $mode boot$tag, $cpus vCPUs (log: $log)"
 	# As in bench.sh: judged by its output (VM_STALL), a quiet console.
 	VM_CPUS=$cpus VM_MEM=${VM_MEM:-3G} VM_QEMU_OPTS=$qopts VM_STALL=${VM_STALL:-2400} \
 		VM_TIMEOUT=${VM_TIMEOUT:-10800} VM_APPEND=loglevel=4 VM_CONSOLE=$out/console-$1$tag.log \
-		scripts/vm.sh "$BKDIR" "cd $dir && MODE=$mode SIDES='$sides' BUILD_LABEL='$label' $GUEST_ENV scripts/guest-real.sh" 2>&1 |
+		scripts/vm.sh "$BKDIR" "cd $dir && MODE=$gmode SIDES='$sides' $scale BUILD_LABEL='$label' $GUEST_ENV scripts/guest-real.sh" 2>&1 |
 		tee "$log" | grep --line-buffered "^bench:" | sed -u 's/^/  /' || true
 	if grep -q "^bench: FAILED" "$log" || ! grep -q "^bench: guest done (rc 0)" "$log"; then
 		grep -E "^bench: FAILED|^vm:" "$log" | head -n 10
@@ -152,13 +166,19 @@ run_modes() {
 		case $mode in
 		icount) run icount 2 "-icount shift=0,sleep=off" "$1" ${2:+"$2"} ;;
 		wall) run wall "$REAL_CPUS" "" "$1" ${2:+"$2"} ;;
+		model)
+			run model 2 "$(model_qemu_opts "$BKDIR" "$out/counts-model${2:+-$2}.txt")" "$1" ${2:+"$2"} ;;
+		model8)
+			# 3 GiB over 2 nodes: node 1's memory begins at 1.5 GiB.
+			VM_NUMA=2 run model8 8 "$(model_qemu_opts "$BKDIR" "$out/counts-model8${2:+-$2}.txt" \
+				cpu_nodes=0:0:0:0:1:1:1:1,mem_starts=0x60000000)" "$1" ${2:+"$2"} ;;
 		counters)
 			if grep -qs "^bench: no-serve:" "$out"/vm-*.log; then
 				echo "bench: counters boot skipped (no serving interface)"
 				continue
 			fi
 			run counters "$REAL_CPUS" "" "$1-stats" ${2:+"$2"} ;;
-		*) fail "unknown mode '$mode' (icount, wall, counters)" ;;
+		*) fail "unknown mode '$mode' (icount, wall, counters, model, model8)" ;;
 		esac
 	done
 }
@@ -166,13 +186,18 @@ run_modes "$BUILD"
 [ -z "$VARIANT_BUILD" ] || run_modes "$BUILD-$VARIANT_BUILD" "$VARIANT_BUILD"
 
 logs=()
+counts=()
 cpus_meta=""
 for mode in $REAL_MODES; do
 	for f in "$out/vm-$mode.log" ${VARIANT_BUILD:+"$out/vm-$mode-$VARIANT_BUILD.log"}; do
-		[ -f "$f" ] && logs+=("$f")
+		[ -f "$f" ] || continue
+		logs+=("$f")
+		c=${f%.log}.txt
+		c=$out/counts-${c#"$out"/vm-}
+		[ ! -f "$c" ] || counts+=(--counts "$f=$c")
 	done
 	[ -f "$out/vm-$mode.log" ] || continue
-	[ "$mode" = icount ] && n=2 || n=$REAL_CPUS
+	case $mode in icount | model) n=2 ;; model8) n=8 ;; *) n=$REAL_CPUS ;; esac
 	cpus_meta="${cpus_meta:+$cpus_meta, }$mode $n"
 done
 git_rev=$(git describe --always --dirty 2>/dev/null || echo unknown)
@@ -187,7 +212,7 @@ serve=$(grep -h -m1 "^rslub_bench: serve " "${logs[@]}" | sed -n '1s/^rslub_benc
 	--meta nodes=1 --meta "date=$(date -u +%FT%TZ)" --meta "git=$git_rev" \
 	--meta suite=real${EXPERIMENT:+ --meta "experiment=$EXPERIMENT"} --meta "quick=${QUICK:-0}" --meta "rounds=$ROUNDS" \
 	--meta "rslub_params=${RSLUB_PARAMS:-}" --meta "workloads=$sizes" \
-	${serve:+--meta "served=$serve"} "${logs[@]}"
+	${serve:+--meta "served=$serve"} "${counts[@]}" --profile "${MODEL_PROFILE:-server}" "${logs[@]}"
 "$RSBENCH" table "$out" | tee "$out/table.txt"
 "$RSBENCH" plot "$out" >/dev/null
 echo "bench: [$(($(date +%s) - T0))s] done: $out (bench.json, table.txt, report.md, *.png)"

@@ -98,6 +98,12 @@ make -s setup || fail "setup (see the line above)"
 KDIR=$(rslub_kdir)
 [ -n "$KDIR" ] && [ -d "$KDIR" ] || fail "no kernel build directory (make -s kdir printed '$KDIR')"
 
+# The cost model's plugin and calibration program, built in the background
+# from here on (cargo may fetch crates the first time); run_model waits.
+build_model() {
+	{ make -s costmodel && echo 0 || echo 1; } >"$OUT/model-build.log" 2>&1
+	tail -n 1 "$OUT/model-build.log" >"$OUT/model-build.rc"
+}
 build_model &
 vm_jobs="$vm_jobs $!"
 
@@ -230,23 +236,19 @@ run_oom() {
 	echo "${PIPESTATUS[0]}" >"$OUT/vm-oom.rc"
 }
 
-# The harness's own test: a guest that prints a line, then sleeps for ever,
-# must be declared stuck (VM_STALL 120 s here) with the kernel's answer in
-# its log: the vCPUs' instruction pointers, SysRq's task list with the
-# sleeping task's kernel stack.
 # The cost model's calibration guest: tools/costmodel/guest/calib on 4
 # vCPUs over 2 nodes (1 GiB each: node 1 begins at 0x40000000) under the
 # plugin; costmodel-calib checks its counts (judge_model). The plugin and
-# the program are built in the background from the start (build_model),
-# and the guest waits for them.
-build_model() {
-	{ make -s costmodel && echo 0 || echo 1; } >"$OUT/model-build.log" 2>&1
-	tail -n 1 "$OUT/model-build.log" >"$OUT/model-build.rc"
-}
+# the program are built in the background from the start (build_model);
+# the guest waits for them (at most 30 min).
 run_model() {
 	local log=$OUT/vm-model.log
-	while [ ! -s "$OUT/model-build.rc" ]; do sleep 2; done
-	if [ "$(cat "$OUT/model-build.rc")" != 0 ]; then
+	local waited=0
+	while [ ! -s "$OUT/model-build.rc" ] && [ "$waited" -lt 1800 ]; do
+		sleep 2
+		waited=$((waited + 2))
+	done
+	if [ "$(cat "$OUT/model-build.rc" 2>/dev/null)" != 0 ]; then
 		echo "guest: the cost model's plugin or program did not build (log: $OUT/model-build.log)" >"$log"
 		echo 2 >"$OUT/vm-model.rc"
 		return
@@ -265,6 +267,10 @@ judge_model() {
 	grep "^model: " "$OUT/model.txt" | grep -v "^model: plan" | cut -c1-200 | sed "s/^/    /"
 }
 
+# The harness's own test: a guest that prints a line, then sleeps for ever,
+# must be declared stuck (VM_STALL 120 s here) with the kernel's answer in
+# its log: the vCPUs' instruction pointers, SysRq's task list with the
+# sleeping task's kernel stack.
 HANG_CHECKS=4
 run_hang() {
 	local log=$OUT/vm-hang.log

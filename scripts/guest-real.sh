@@ -11,6 +11,10 @@
 #   millions of ns: under -icount shift=0 one ns is one instruction; see
 #   workload_ns) or ms, and slab_kb (/proc/meminfo Slab once the programs
 #   have exited).
+# MODE=model: as icount, under the cost model's plugin (make bench
+#   MODES=model): each run lies between two marks (tools/costmodel/guest/
+#   mark), and its minstr line adds n=1000000 and marks=ID, so that rsbench
+#   adds the run's modeled cycles and events, in millions per run.
 # MODE=counters: rslub side only (a counters build of rslub.ko): rslub's
 #   counters over each run, summed over the served caches (variant -),
 #   and for each cache with at least 10% of the run's allocations and
@@ -30,6 +34,9 @@
 cd "$(dirname "$0")/.." || exit 2
 . scripts/guest-real-lib.sh
 MODE=${MODE:-icount}
+MARK=$PWD/tools/costmodel/guest/mark
+[ "$MODE" != model ] || [ -x "$MARK" ] ||
+	{ echo "bench: FAILED: $MARK missing (make costmodel)"; echo "bench: guest done (rc 1)"; exit 1; }
 ROUNDS=${ROUNDS:-5}
 WORKLOADS=${WORKLOADS:-$REAL_WORKLOADS_ALL}
 WARMUP=${WARMUP:-1}
@@ -122,9 +129,9 @@ set_knobs() {
 	done
 }
 
-# result OP ALLOC METRIC ROUND VALUE [WORKLOAD] [VARIANT]
+# result OP ALLOC METRIC ROUND VALUE [WORKLOAD] [VARIANT] [" KEY=V..."]
 result() {
-	echo "rslub_bench: result mode=$MODE workload=${6:-real} op=$1 size=0 batch=1 cpus=$CPUS alloc=$2 variant=${7:--} metric=$3 round=$4 value=$5"
+	echo "rslub_bench: result mode=$MODE workload=${6:-real} op=$1 size=0 batch=1 cpus=$CPUS alloc=$2 variant=${7:--} metric=$3 round=$4 value=$5${8:-}"
 }
 
 # snapshot FILE DIR...: "cache counter value" of every counter of each DIR.
@@ -159,8 +166,11 @@ one() {
 		[ "$MODE" = counters ] && snapshot "$REAL_OUT/before" $dirs
 	fi
 	t0=$(now_ns)
+	[ "$MODE" != model ] || "$MARK" 0
 	run_workload "$w"
 	st=$?
+	# The region's id: the run's start, unique in a boot under -icount.
+	[ "$MODE" != model ] || "$MARK" "$t0"
 	t1=$(now_ns)
 	kb=$(slab_kb)
 	if [ "$side" != slub ]; then
@@ -187,7 +197,11 @@ one() {
 		ns=$((t1 - t0))
 	fi
 	metric=ms
-	[ "$MODE" = icount ] && metric=minstr
+	marks=
+	case $MODE in
+	icount) metric=minstr ;;
+	model) metric=minstr marks=" n=1000000 marks=$t0" ;;
+	esac
 	RUN_VALUE=$(awk -v n="$ns" 'BEGIN { printf "%.1f", n / 1e6 }')
 	[ "$round" -ge 0 ] || return 0
 	if [ "$MODE" = counters ]; then
@@ -218,7 +232,7 @@ one() {
 		result "$op" rslub served "$round" "$nserved" counters
 	else
 		v=$(side_variant "$side")
-		result "$w" "$(side_alloc "$side")" "$metric" "$round" "$RUN_VALUE" real "$v"
+		result "$w" "$(side_alloc "$side")" "$metric" "$round" "$RUN_VALUE" real "$v" "$marks"
 		result "$w" "$(side_alloc "$side")" slab_kb "$round" "$kb" real "$v"
 	fi
 	echo "rslub_bench: line mode=$MODE op=$w alloc=$side round=$round: $(workload_line "$w")"

@@ -22,7 +22,7 @@
  * host thread to the next vCPU). Each successful swap takes the line from
  * the other side: one transfer per hand-over.
  *
- * Build: cc -O2 -static -pthread -I include -o calib calib.c
+ * Built by `make costmodel` (static: the guest runs it over 9p).
  * Usage: calib [LLC_BYTES]   (default 16 MiB, the server profile's LLC)
  */
 #define _GNU_SOURCE
@@ -56,7 +56,20 @@ static void pin(int cpu)
 
 /* --- cmpxchg16b, unlocked and locked ------------------------------------- */
 
-static unsigned __int128 pair __attribute__((aligned(64)));
+/* A line of its own (line_alloc): cmpxchg16b needs 16-byte alignment. */
+static __uint128_t *pair;
+
+static void *line_alloc(void)
+{
+	void *p = aligned_alloc(64, 64);
+
+	if (!p) {
+		fprintf(stderr, "calib: no memory\n");
+		exit(2);
+	}
+	memset(p, 0, 64);
+	return p;
+}
 
 static void cx16_loop(unsigned int n, int locked)
 {
@@ -67,11 +80,11 @@ static void cx16_loop(unsigned int n, int locked)
 		/* Succeeds every time: the old value is the current one. */
 		if (locked)
 			asm volatile("lock cmpxchg16b %[m]"
-				     : [m] "+m"(pair), "+a"(lo), "+d"(hi)
+				     : [m] "+m"(*pair), "+a"(lo), "+d"(hi)
 				     : "b"(lo + 1), "c"(hi) : "cc");
 		else
 			asm volatile("cmpxchg16b %[m]"
-				     : [m] "+m"(pair), "+a"(lo), "+d"(hi)
+				     : [m] "+m"(*pair), "+a"(lo), "+d"(hi)
 				     : "b"(lo + 1), "c"(hi) : "cc");
 		lo++;
 	}
@@ -93,7 +106,8 @@ static void cx16(unsigned int n)
 
 /* --- one line bounced between two vCPUs ---------------------------------- */
 
-static volatile uint64_t ball __attribute__((aligned(64)));
+/* The line moved between the two sides (line_alloc). */
+static uint64_t *ball;
 static unsigned int handovers;	/* per side */
 
 struct side {
@@ -110,7 +124,7 @@ static void *bounce_side(void *arg)
 	pthread_barrier_wait(s->go);
 	/* Side 0 moves the ball from even to odd values, side 1 back. */
 	for (v = s->parity; v < 2ull * handovers; v += 2)
-		while (!__sync_bool_compare_and_swap(&ball, v, v + 1))
+		while (!__sync_bool_compare_and_swap(ball, v, v + 1))
 			__builtin_ia32_pause();
 	pthread_barrier_wait(s->go);
 	return NULL;
@@ -129,7 +143,7 @@ static void bounce(int test, int cpu_a, int cpu_b, unsigned int n)
 	pthread_barrier_init(&go, NULL, 2);
 	handovers = n / 2;
 	for (r = 0; r < ROUNDS; r++) {
-		ball = 0;
+		__atomic_store_n(ball, 0, __ATOMIC_RELEASE);
 		if (pthread_create(&t, NULL, bounce_side, &b)) {
 			fprintf(stderr, "calib: no thread\n");
 			exit(2);
@@ -139,10 +153,10 @@ static void bounce(int test, int cpu_a, int cpu_b, unsigned int n)
 		rslub_mark(0);
 		/* This thread is side 0, between the marks. */
 		for (v = 0; v < 2ull * handovers; v += 2)
-			while (!__sync_bool_compare_and_swap(&ball, v, v + 1))
+			while (!__sync_bool_compare_and_swap(ball, v, v + 1))
 				__builtin_ia32_pause();
 		/* Side 1's last move, still inside the region. */
-		while (ball != 2ull * handovers)
+		while (__atomic_load_n(ball, __ATOMIC_ACQUIRE) != 2ull * handovers)
 			__builtin_ia32_pause();
 		rslub_mark(ID(test, n));
 		pthread_barrier_wait(&go);
@@ -225,6 +239,8 @@ int main(int argc, char **argv)
 	size_t llc = argc > 1 ? strtoull(argv[1], NULL, 0) : 16u << 20;
 
 	pin(0);
+	pair = line_alloc();
+	ball = line_alloc();
 	cx16(20000);
 	bounce(BOUNCE, 0, 1, 2000);
 	bounce(BOUNCE_X, 0, 2, 2000);
