@@ -77,7 +77,7 @@ fill)
 cmpxchg)
 	ALLOCS=rslub VARIANTS=locked_cmpxchg
 	WORKLOADS_ICOUNT="pair repeat" WORKLOADS_WALL="pair parallel"
-	note="cmpxchg: icount counts instructions and the lock prefix adds none, so the icount rows of the two builds should match; only the wall rows (TCG emulates a locked cmpxchg16b differently) and real hardware (KVM=1, or insmod on a test machine) can show the cost of the lock itself." ;;
+	note="cmpxchg: icount counts instructions and the lock prefix adds none, so the icount rows of the two builds should match; MODES=model prices the lock (the cost model's cx16_locked against cx16_unlocked), real hardware (KVM=1, or insmod on a test machine) measures it." ;;
 hardening)
 	# The default (hardened) load, then rslub.ko harden=0: hardening is
 	# fixed at a cache's creation, so it is a module parameter of the load.

@@ -51,6 +51,11 @@ enum Cmd {
         /// The profile that prices the counts (meta.profile unless given)
         #[arg(long, value_name = "NAME", default_value = "server")]
         profile: String,
+        /// Multiply some of the profile's prices (repeatable), for a
+        /// sensitivity check: an event, or xfer, dram or atomics, e.g.
+        /// xfer=0.5; the profile's name records it
+        #[arg(long, value_name = "NAME=FACTOR")]
+        scale: Vec<String>,
         /// Where to write the json (its directory is created); default stdout
         #[arg(short = 'o', long, value_name = "FILE")]
         output: Option<PathBuf>,
@@ -133,6 +138,7 @@ fn run(cmd: Cmd) -> Result<(), String> {
             counts,
             profiles,
             profile,
+            scale,
             output,
             logs,
         } => {
@@ -142,7 +148,11 @@ fn run(cmd: Cmd) -> Result<(), String> {
                 None
             } else {
                 let path = profiles.unwrap_or_else(|| PathBuf::from(parse::PROFILES));
-                Some(parse::load_profile(&path, &profile)?)
+                let mut p = parse::load_profile(&path, &profile)?;
+                for s in &scale {
+                    p.scale(s)?;
+                }
+                Some(p)
             };
             let bench = parse::parse_logs(&logs, meta, &rename, &counts, profile.as_ref())?;
             let json = serde_json::to_string_pretty(&bench).map_err(|e| e.to_string())? + "\n";

@@ -98,6 +98,42 @@ impl Profile {
         })
     }
 
+    /// Multiplies some prices by a factor, for a sensitivity check: `spec`
+    /// is `NAME=FACTOR`, NAME a counted event or a group of them (`xfer`:
+    /// both transfers, `dram`: both DRAM, `atomics`: the four atomics).
+    /// The profile's name records it ("server[xfer=0.5]").
+    pub fn scale(&mut self, spec: &str) -> Result<(), String> {
+        let bad = || format!("scale '{spec}': expected NAME=FACTOR, FACTOR >= 0");
+        let (name, f) = spec.split_once('=').ok_or_else(bad)?;
+        let f: f64 = f.parse().map_err(|_| bad())?;
+        if !(f >= 0.0 && f.is_finite()) {
+            return Err(bad());
+        }
+        let group: &[&str] = match name {
+            "xfer" => &["xfer_local", "xfer_remote"],
+            "dram" => &["dram_local", "dram_remote"],
+            "atomics" => &["locked", "unlocked", "cx16_locked", "cx16_unlocked"],
+            one if FIELDS.contains(&one) => {
+                std::slice::from_ref(FIELDS.iter().find(|x| **x == one).expect("a field"))
+            }
+            _ => {
+                return Err(format!(
+                    "scale '{spec}': '{name}' is no event nor group (xfer, dram, atomics)"
+                ))
+            }
+        };
+        for (i, field) in FIELDS.iter().enumerate() {
+            if group.contains(field) {
+                self.cycles[i] *= f;
+            }
+        }
+        self.name = match self.name.strip_suffix(']') {
+            Some(base) => format!("{base},{spec}]"),
+            None => format!("{}[{spec}]", self.name),
+        };
+        Ok(())
+    }
+
     /// The names of the profiles in a file's text, sorted.
     pub fn names(text: &str) -> Result<Vec<String>, String> {
         let v: toml::Table = toml::from_str(text).map_err(|e| format!("profiles: {e}"))?;
@@ -125,6 +161,29 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scaling_a_group_changes_its_prices_only() {
+        let text =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../profiles.toml"))
+                .unwrap();
+        let base = Profile::from_toml(&text, "server").unwrap();
+        let mut p = base.clone();
+        p.scale("xfer=0.5").unwrap();
+        p.scale("atomics=2").unwrap();
+        assert_eq!(p.name, "server[xfer=0.5,atomics=2]");
+        assert_eq!(p.of("xfer_local"), base.of("xfer_local") / 2.0);
+        assert_eq!(p.of("xfer_remote"), base.of("xfer_remote") / 2.0);
+        assert_eq!(p.of("cx16_locked"), base.of("cx16_locked") * 2.0);
+        assert_eq!(p.of("unlocked"), base.of("unlocked") * 2.0);
+        assert_eq!(p.of("l1"), base.of("l1"));
+        assert_eq!(p.of("dram_local"), base.of("dram_local"));
+        p.scale("l2=3").unwrap();
+        assert_eq!(p.of("l2"), base.of("l2") * 3.0);
+        assert!(p.scale("xfer").is_err());
+        assert!(p.scale("tlb=2").is_err());
+        assert!(p.scale("xfer=-1").is_err());
+    }
 
     fn text(extra: &str) -> String {
         let mut s = String::from("[t]\ndescription = \"test\"\nghz = 2.0\n[t.prices]\n");
