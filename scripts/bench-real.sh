@@ -99,6 +99,7 @@ esac
 # Two module builds in copies of the tree: the bench build (counters
 # compiled out, what is timed) and a counters build (the counters boot).
 BUILD=${BENCH_BUILD:-${RSLUB_CACHE:-$HOME/.cache/rslub}/bench-build}
+lock_build "$BUILD"
 build() {	# build DIR STATS [VARIANT]
 	copy_tree "$1"
 	echo "bench: building modules for $BKDIR (STATS=$2${3:+, VARIANT=$3}) in $1"

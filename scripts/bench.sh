@@ -119,6 +119,7 @@ fi
 # The modules are built for the bench kernel (with the counters compiled out)
 # in a copy of the tree, so the test build in the checkout stays as it is.
 BUILD=${BENCH_BUILD:-${RSLUB_CACHE:-$HOME/.cache/rslub}/bench-build}
+lock_build "$BUILD"
 copy_tree "$BUILD"
 echo "bench: building modules for $BKDIR (STATS=0) in $BUILD"
 make -s -C "$BUILD" KDIR="$BKDIR" STATS=0 modules

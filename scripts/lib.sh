@@ -40,3 +40,16 @@ model_qemu_opts() {
 	[ -n "$cn" ] || { echo "model: no cpu_number in $kdir/System.map" >&2; return 1; }
 	echo "-icount shift=0,sleep=off -plugin $ROOT/tools/costmodel/target/release/libcostmodel.so,out=$counts,cpu_number=0x$cn${extra:+,$extra}"
 }
+
+# lock_build DIR: holds DIR (a module build copy of make bench) for this
+# shell and its children, or stops with one line: two runs at once in one
+# build directory would delete each other's built programs (copy_tree
+# --delete). BENCH_BUILD gives a run a directory of its own.
+lock_build() {
+	mkdir -p "$(dirname "$1")"
+	exec 9>"$1.lock"
+	flock -n 9 || {
+		echo "bench: FAILED: another make bench is using $1; wait for it, or give this run BENCH_BUILD=/another/dir" >&2
+		exit 1
+	}
+}
