@@ -17,9 +17,10 @@
 //! - `chase-dram`, `chase-l1`: a pointer chase through four times the LLC
 //!   costs one DRAM access and its price per hop, through 8 KiB an L1 hit
 //!   (the cache hierarchy);
-//! - `repeat`: the same round run again in one boot gives the same counts
-//!   (determinism): the two quietest rounds of the bounce and of the DRAM
-//!   chase, within 0.5 % per field.
+//! - `repeat`: the same work counted again in one boot gives the same
+//!   counts (determinism): the closest two rounds of the bounce and of the
+//!   DRAM chase, within 0.5 % per field (a tick, or for the bounce another
+//!   interleaving of the two sides' tries, makes a round other work).
 
 use crate::counts::{Counts, Region, FIELDS};
 use crate::profile::Profile;
@@ -69,6 +70,20 @@ fn rounds(regions: &[Region], test: u64, p: &Profile) -> Vec<(u64, Counts)> {
 
 fn within(x: f64, want: f64, tol: f64) -> bool {
     (x - want).abs() <= tol * want.abs()
+}
+
+/// The largest relative difference of two rounds' fields, and its field.
+/// Fields with few events are judged against 1000: a difference of a
+/// handful is the boot's (a timer tick), not the model's.
+fn max_difference(x: &Counts, y: &Counts) -> (f64, &'static str) {
+    let mut worst = (0.0, "");
+    for ((f, u), v) in FIELDS.iter().zip(x.to_array()).zip(y.to_array()) {
+        let d = u.abs_diff(v) as f64 / (u.max(v).max(1000)) as f64;
+        if d > worst.0 {
+            worst = (d, *f);
+        }
+    }
+    worst
 }
 
 /// Runs every check on the regions of one calibration run.
@@ -166,30 +181,37 @@ pub fn check(regions: &[Region], p: &Profile) -> Vec<Outcome> {
         None => push("chase-l1", false, missing(CHASE_L1)),
     }
 
+    // The same work counted twice must give the same counts. A round's
+    // work is the same when nothing else ran in it (a tick lands in some)
+    // and, for the bounce, when QEMU handed the turns over at the same
+    // points (how many failed tries each side spins is the interleaving's,
+    // and it differs in some rounds): so the closest two rounds of each
+    // test are compared.
     let mut worst = (0.0f64, "");
-    let mut pairs = 0;
+    let mut tests = 0;
     for test in [BOUNCE, CHASE_DRAM] {
         let r = rounds(regions, test, p);
-        let [(_, x), (_, y), ..] = r[..] else {
-            continue;
-        };
-        pairs += 1;
-        for ((f, u), v) in FIELDS.iter().zip(x.to_array()).zip(y.to_array()) {
-            // Fields with few events: a difference of a handful is noise of
-            // the boot (a timer tick), not of the model; they are judged
-            // against 1000 events.
-            let d = u.abs_diff(v) as f64 / (u.max(v).max(1000)) as f64;
-            if d > worst.0 {
-                worst = (d, f);
+        let mut best: Option<(f64, &'static str)> = None;
+        for (i, (_, x)) in r.iter().enumerate() {
+            for (_, y) in &r[i + 1..] {
+                let d = max_difference(x, y);
+                if best.is_none_or(|b| d.0 < b.0) {
+                    best = Some(d);
+                }
             }
+        }
+        let Some(d) = best else { continue };
+        tests += 1;
+        if d.0 >= worst.0 {
+            worst = d;
         }
     }
     push(
         "repeat",
-        pairs == 2 && worst.0 <= REPEAT_TOLERANCE,
-        if pairs == 2 {
+        tests == 2 && worst.0 <= REPEAT_TOLERANCE,
+        if tests == 2 {
             format!(
-                "the two quietest rounds of the bounce and of the DRAM chase: largest difference {:.3} % ({})",
+                "the closest two rounds of the bounce and of the DRAM chase: largest difference {:.3} % ({})",
                 worst.0 * 100.0,
                 if worst.1.is_empty() { "none" } else { worst.1 }
             )
@@ -360,11 +382,24 @@ mod tests {
 
     #[test]
     fn rounds_that_differ_fail_the_repeat() {
-        // The two quietest bounce rounds 1 % apart.
+        // The two quiet bounce rounds 1 % apart (and the ticked one far).
         let mut r = good();
         let i = r.iter().rposition(|x| x.id >> 32 == BOUNCE).unwrap();
         r[i].counts.insns += r[i].counts.insns / 100;
         assert_eq!(failed(&r), ["repeat"]);
+        // A round whose sides spun fewer tries (another interleaving, seen
+        // in a guest: 32196 instructions against 44934 in three rounds) is
+        // other work: the two identical rounds still agree.
+        let mut r = good();
+        let i = r.iter().position(|x| x.id >> 32 == BOUNCE).unwrap();
+        r[i].counts = Counts {
+            insns: 25 * 2000,
+            l1: 6 * 2000,
+            xfer_local: 2000,
+            locked: 2 * 2000,
+            ..Default::default()
+        };
+        assert!(failed(&r).is_empty(), "{:#?}", check(&r, &profile()));
         // A difference of a few events in a small field is not one.
         let mut r = good();
         let i = r.iter().rposition(|x| x.id >> 32 == CHASE_DRAM).unwrap();
