@@ -10,7 +10,7 @@
  *          loaded is that build variant (scripts/guest-bench.sh loads it)
  *   served a kernel kmem_cache like slub's, served by rslub (rslub_serve,
  *          the slab backend hook): the kernel's entry points and the hook's
- *          glue in front of rslub; bulk calls are single calls in a loop
+ *          glue in front of rslub, the bulk calls too
  *   kmalloc kmalloc(size)/kfree() of the in-tree SLUB (the kernel's own
  *          kmalloc-<size> cache; sizes without one are skipped)
  *   kserved the same calls while rslub serves kmalloc-<size>: served in
@@ -57,7 +57,9 @@
  * the window's id, (the measurement's start in ns << 4) | the op's number.
  * Its result lines add n= (the operations the value is divided by) and
  * marks=ID[+ID] (the regions of the plugin's counts file the result is
- * made of, all vCPUs); rsbench prices them. remote is marked by bursts
+ * made of, all vCPUs); rsbench prices them. mode=model8 is the same on
+ * the model's 8-vCPU boot, named apart. parallel's phases are marked
+ * whole: their regions hold every CPU's work. remote is marked by bursts
  * (lockstep, forced in this mode): a burst's region also holds the ring's
  * few instructions per batch and the ring's lines passing between the two
  * CPUs, the same for every allocator.
@@ -134,6 +136,10 @@ MODULE_PARM_DESC(budget_kb, "memory held at once per thread and allocator (repea
 static unsigned int remote_batch = 16;
 module_param(remote_batch, uint, 0444);
 MODULE_PARM_DESC(remote_batch, "objects handed over at once in remote");
+
+static int remote_cpu = -1;
+module_param(remote_cpu, int, 0444);
+MODULE_PARM_DESC(remote_cpu, "remote: the freeing CPU (the allocating one is the first online); -1 = the next online");
 
 static int remote_lockstep = -1;
 module_param(remote_lockstep, int, 0444);
@@ -269,9 +275,8 @@ static void rslub_free_bulk(void *c, size_t nr, void **p)
 /*
  * served: a kmem_cache of the kernel's whose objects rslub serves (the
  * slab backend hook, patches/0001): the kernel's entry points, as for
- * slub, then the hook's glue into rslub. The hook leaves bulk allocations
- * to SLUB, so served's bulk calls are loops of single calls: what a bulk
- * row of served measures is rslub's objects, one call each.
+ * slub, then the hook's glue into rslub (kmem_cache_alloc_bulk() and
+ * kmem_cache_free_bulk() into rslub's bulk calls).
  */
 static void *served_create(const char *name, unsigned int size)
 {
@@ -289,28 +294,6 @@ static void *served_create(const char *name, unsigned int size)
 	return c;
 }
 
-static bool served_alloc_bulk(void *c, size_t nr, void **p)
-{
-	size_t i;
-
-	for (i = 0; i < nr; i++) {
-		p[i] = kmem_cache_alloc(c, GFP_KERNEL);
-		if (!p[i]) {
-			while (i--)
-				kmem_cache_free(c, p[i]);
-			return false;
-		}
-	}
-	return true;
-}
-
-static void served_free_bulk(void *c, size_t nr, void **p)
-{
-	size_t i;
-
-	for (i = 0; i < nr; i++)
-		kmem_cache_free(c, p[i]);
-}
 #endif /* !RSLUB_BENCH_NO_RSLUB */
 
 /*
@@ -523,7 +506,7 @@ static const struct ops rslub_ops = {
 /* kmem_cache_destroy() tells rslub, which lets its served cache go. */
 static const struct ops served_ops = {
 	"served", served_create, slub_destroy, slub_alloc, slub_free,
-	served_alloc_bulk, served_free_bulk,
+	slub_alloc_bulk, slub_free_bulk,
 };
 
 static const struct ops kserved_ops = {
@@ -695,13 +678,14 @@ static void destroy_caches(void)
 /* --- output -------------------------------------------------------------- */
 
 /*
- * One result line; with marks (mode=model, non-zero ids) it names the
- * regions of the cost model's counts that make it: m1, and m2 when set.
+ * One result line, value num / den; with marks (mode=model, non-zero ids)
+ * it names the regions of the cost model's counts that make it (m1, and m2
+ * when set) and the n operations they hold.
  */
 static void result_marked(const char *workload, const char *op, unsigned int size,
 			  unsigned int batch, unsigned int cpus, const char *alloc,
 			  const char *variant, const char *metric, unsigned int round,
-			  u64 num, u64 den, u64 m1, u64 m2)
+			  u64 num, u64 den, u64 n, u64 m1, u64 m2)
 {
 	u64 hundredths = div64_u64(num * 100, max(den, 1ull));
 	char marks[64] = "";
@@ -709,9 +693,9 @@ static void result_marked(const char *workload, const char *op, unsigned int siz
 	if (quiet)
 		return;
 	if (model && m2)
-		snprintf(marks, sizeof(marks), " n=%llu marks=%llu+%llu", den, m1, m2);
+		snprintf(marks, sizeof(marks), " n=%llu marks=%llu+%llu", n, m1, m2);
 	else if (model && m1)
-		snprintf(marks, sizeof(marks), " n=%llu marks=%llu", den, m1);
+		snprintf(marks, sizeof(marks), " n=%llu marks=%llu", n, m1);
 	pr_info("rslub_bench: %s mode=%s workload=%s op=%s size=%u batch=%u cpus=%u alloc=%s variant=%s metric=%s round=%u value=%llu.%02llu%s\n",
 		"result", mode, workload, op, size, batch, cpus, alloc, variant, metric,
 		round_base + round, div_u64(hundredths, 100), hundredths % 100, marks);
@@ -723,7 +707,7 @@ static void result(const char *workload, const char *op, unsigned int size,
 		   u64 num, u64 den)
 {
 	result_marked(workload, op, size, batch, cpus, alloc, variant, metric, round,
-		      num, den, 0, 0);
+		      num, den, 0, 0, 0);
 }
 
 static const char *cost_metric(void)
@@ -739,7 +723,7 @@ static void cost(const char *workload, const char *op, unsigned int size,
 		 u64 ticks, u64 n, u64 id)
 {
 	result_marked(workload, op, size, batch, 1, s->ops->name, s->variant,
-		      cost_metric(), r, ticks, n, id, 0);
+		      cost_metric(), r, ticks, n, n, id, 0);
 }
 
 static void note_oom(struct subject *s, const char *workload, unsigned int size)
@@ -998,7 +982,8 @@ static void run_remote(struct subject *s, unsigned int size, unsigned int r,
 		       struct remote *x)
 {
 	int c0 = cpumask_first(cpu_online_mask);
-	int c1 = cpumask_next(c0, cpu_online_mask);
+	int c1 = remote_cpu >= 0 && remote_cpu != c0 ? remote_cpu :
+		 cpumask_next(c0, cpu_online_mask);
 	struct task_struct *p, *q;
 	u64 n;
 
@@ -1038,12 +1023,12 @@ static void run_remote(struct subject *s, unsigned int size, unsigned int r,
 		return note_oom(s, "remote", size);
 	n = (u64)x->nbatches * x->batch;
 	result_marked("remote", "alloc", size, x->batch, 2, s->ops->name, s->variant,
-		      cost_metric(), r, x->alloc_ticks, n, x->id | 1, 0);
+		      cost_metric(), r, x->alloc_ticks, n, n, x->id | 1, 0);
 	result_marked("remote", "free", size, x->batch, 2, s->ops->name, s->variant,
-		      cost_metric(), r, x->free_ticks, n, x->id | 2, 0);
+		      cost_metric(), r, x->free_ticks, n, n, x->id | 2, 0);
 	result_marked("remote", "object", size, x->batch, 2, s->ops->name, s->variant,
-		      cost_metric(), r, x->alloc_ticks + x->free_ticks, n, x->id | 1,
-		      x->id | 2);
+		      cost_metric(), r, x->alloc_ticks + x->free_ticks, n, n,
+		      x->id | 1, x->id | 2);
 	if (use_ns)
 		result("remote", "object", size, x->batch, 2, s->ops->name,
 		       s->variant, "ops_per_s", r, n * NSEC_PER_SEC,
@@ -1134,19 +1119,27 @@ static void run_parallel(struct subject *s, unsigned int size, unsigned int r,
 		wake_up_process(tasks[i]);
 	wait_for_completion(&x->all);
 	for (ph = 0; ph < 2; ph++) {
+		u64 id = mark_ids(), n = (u64)k * (ph ? x->n : ops);
+
 		/* Nobody arrives again before go[ph]. */
 		reinit_completion(&x->all);
 		atomic_set(&x->left, k);
+		mark(0);
 		start = ktime_get_ns();
 		complete_all(&x->go[ph]);
 		wait_for_completion(&x->all);
+		mark(id | (ph + 1));
 		end = start;
 		for (i = 0; i < k; i++)
 			end = max(end, x->t[i].end_ns[ph]);
-		/* pair: pairs per second; repeat: objects allocated and freed per second. */
-		result("parallel", phase[ph], size, 1, k, s->ops->name, s->variant,
-		       "ops_per_s", r, (u64)k * (ph ? x->n : ops) * NSEC_PER_SEC,
-		       end - start);
+		/*
+		 * pair: pairs per second; repeat: objects allocated and freed
+		 * per second. Under the model, cycles per pair or object of
+		 * all the CPUs' cycles.
+		 */
+		result_marked("parallel", phase[ph], size, 1, k, s->ops->name,
+			      s->variant, "ops_per_s", r, n * NSEC_PER_SEC,
+			      end - start, n, id ? id | (ph + 1) : 0, 0);
 	}
 	for (i = 0; i < k; i++)
 		if (x->t[i].oom)
@@ -1389,12 +1382,17 @@ static int check_params(void)
 	int i;
 
 	if (strcmp(mode, "icount") && strcmp(mode, "cycles") && strcmp(mode, "wall") &&
-	    strcmp(mode, "model")) {
-		pr_err("rslub_bench: mode=%s: must be icount, model, cycles or wall\n", mode);
+	    strcmp(mode, "model") && strcmp(mode, "model8")) {
+		pr_err("rslub_bench: mode=%s: must be icount, model, model8, cycles or wall\n",
+		       mode);
 		return -EINVAL;
 	}
 	use_ns = !strcmp(mode, "wall");
-	model = !strcmp(mode, "model");
+	model = !strncmp(mode, "model", 5);
+	if (remote_cpu >= 0 && (remote_cpu >= nr_cpu_ids || !cpu_online(remote_cpu))) {
+		pr_err("rslub_bench: remote_cpu=%d: not an online CPU\n", remote_cpu);
+		return -EINVAL;
+	}
 	for (i = 0; i < nr_sizes; i++) {
 		if (!sizes[i] || sizes[i] > RSLUB_MAX_OBJECT_SIZE) {
 			pr_err("rslub_bench: sizes: %u is not in 1..%u\n", sizes[i],

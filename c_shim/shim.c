@@ -698,6 +698,12 @@ static unsigned int rslub_backend_alloc_bulk(struct kmem_cache *s, void *cache,
 					    nr, p);
 }
 
+static void rslub_backend_free_bulk(struct kmem_cache *s, void *cache,
+				    unsigned int nr, void **p)
+{
+	rslub_rust_served_free_bulk(s, cache, nr, p);
+}
+
 /*
  * The hot operations are rslub's Rust functions themselves (shim.h): the
  * kernel calls them through static calls, direct calls with no type check.
@@ -706,6 +712,7 @@ static const struct slab_backend_ops rslub_backend_ops = {
 	.alloc = rslub_rust_served_alloc,
 	.alloc_bulk = rslub_backend_alloc_bulk,
 	.free = rslub_rust_served_free,
+	.free_bulk = rslub_backend_free_bulk,
 	.object_start = rslub_backend_object_start,
 	.cache_destroy = rslub_backend_cache_destroy,
 };

@@ -276,8 +276,8 @@ bool rslub_shim_want_init_on_free(void);
  * base: the slab's start. cache_destroy: nonzero if objects are out.
  * alloc and free are the kernel's slab_backend_ops themselves (its types:
  * gfp_t is an unsigned int), so that the kernel's static calls land in
- * rslub's code directly; alloc_bulk, called through the ops pointer, has
- * a C wrapper of the kernel's exact type (kCFI).
+ * rslub's code directly; alloc_bulk and free_bulk, called through the ops
+ * pointer, have C wrappers of the kernel's exact types (kCFI).
  */
 struct kmem_cache;
 void *rslub_rust_served_alloc(void *cache, unsigned int gfp, int node,
@@ -287,6 +287,9 @@ unsigned int rslub_rust_served_alloc_bulk(struct kmem_cache *s, void *cache,
 					  unsigned int gfp, unsigned int nr,
 					  void **p);
 void rslub_rust_served_free(void *cache, void *obj, struct kmem_cache *s);
+/* The nr objects in p, each as rslub_rust_served_free() would. */
+void rslub_rust_served_free_bulk(struct kmem_cache *s, void *cache,
+				 unsigned int nr, void **p);
 void *rslub_rust_served_object_start(void *cache, void *base, const void *ptr);
 int rslub_rust_served_destroy(void *s);
 /* The running task (current), as an address only. */

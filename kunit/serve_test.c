@@ -154,6 +154,46 @@ static void every_free_goes_back_to_its_allocator(struct kunit *test)
 	kmem_cache_destroy(s);
 }
 
+/*
+ * kmem_cache_alloc_bulk() of a served cache takes every object from rslub,
+ * through SLUB's post-allocation hook (__GFP_ZERO); kmem_cache_free_bulk()
+ * hands rslub's back in one call and SLUB's, in the same array, to SLUB.
+ */
+static void bulk_calls_are_served(struct kunit *test)
+{
+	const char *name = "rslub_kt_bulk";
+	struct kmem_cache *s = kmem_cache_create(name, 80, 0, SLAB_NO_MERGE, NULL);
+	void *pre[4], *p[40];
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	KUNIT_ASSERT_TRUE(test, kmem_cache_alloc_bulk(s, GFP_KERNEL,
+						      ARRAY_SIZE(pre), pre));
+	serve(test, name);
+	KUNIT_ASSERT_TRUE(test, kmem_cache_alloc_bulk(s, GFP_KERNEL | __GFP_ZERO,
+						      36, p));
+	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), 36);
+	for (i = 0; i < 36; i++) {
+		KUNIT_EXPECT_NULL(test, memchr_inv(p[i], 0, 80));
+		memset(p[i], 0x5a, 80);
+	}
+	/* SLUB's objects among rslub's, first, in the middle and last. */
+	swap(pre[0], p[0]);
+	swap(pre[1], p[17]);
+	for (i = 0; i < ARRAY_SIZE(pre); i++)
+		p[36 + i] = pre[i];
+	kmem_cache_free_bulk(s, ARRAY_SIZE(p), p);
+	/* Each to its own allocator: rslub refused none of SLUB's. */
+	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), 0);
+	KUNIT_EXPECT_EQ(test, rslub_served_get(name, "errors"), 0);
+	KUNIT_ASSERT_TRUE(test, kmem_cache_alloc_bulk(s, GFP_KERNEL, 36, p));
+	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), 36);
+	kmem_cache_free_bulk(s, 36, p);
+	KUNIT_EXPECT_EQ(test, rslub_serve("-rslub_kt_bulk"), 0);
+	KUNIT_EXPECT_EQ(test, wait_gone(name), -ENOENT);
+	kmem_cache_destroy(s);
+}
+
 struct rcu_obj {
 	struct rcu_head rcu;
 	char data[48];
@@ -372,7 +412,7 @@ static void expect_slab_errors(struct kunit *test)
  * extensions, so nothing may ask for them. kmem_cache_charge() of a served
  * object from a child memory cgroup leaves it uncharged (before, it wrote
  * through a zero-sized vector: an oops); a request SLUB would charge goes
- * to SLUB. Issue 31: a SLAB_ACCOUNT cache is served too; its allocations
+ * to SLUB, a bulk one too. Issue 31: a SLAB_ACCOUNT cache is served too; its allocations
  * from the root cgroup (this kthread's), which SLUB does not charge
  * either, come from rslub, those from a child cgroup from SLUB.
  */
@@ -382,7 +422,8 @@ static void charge_one(struct kunit *test, const char *name, slab_flags_t flags)
 						 SLAB_NO_MERGE | flags, NULL);
 	struct mem_cgroup *old;
 	char stop[40];
-	void *x, *y;
+	void *x, *y, *z[3];
+	bool bulk;
 
 	KUNIT_ASSERT_NOT_NULL(test, s);
 	snprintf(stop, sizeof(stop), "-%s", name);
@@ -401,9 +442,13 @@ static void charge_one(struct kunit *test, const char *name, slab_flags_t flags)
 	KUNIT_EXPECT_TRUE(test, memcg_kmem_online());
 	KUNIT_EXPECT_TRUE(test, kmem_cache_charge(x, GFP_KERNEL));
 	y = kmem_cache_alloc(s, GFP_KERNEL | __GFP_ACCOUNT);
+	bulk = kmem_cache_alloc_bulk(s, GFP_KERNEL | __GFP_ACCOUNT,
+				     ARRAY_SIZE(z), z);
 	set_active_memcg(old);
 	KUNIT_ASSERT_NOT_NULL(test, y);
+	KUNIT_ASSERT_TRUE(test, bulk);
 	KUNIT_EXPECT_EQ_MSG(test, rslub_served_objects(name), 1, "%s", name);
+	kmem_cache_free_bulk(s, ARRAY_SIZE(z), z);
 	kmem_cache_free(s, y);
 	kmem_cache_free(s, x);
 	KUNIT_EXPECT_EQ(test, rslub_serve(stop), 0);
@@ -960,6 +1005,7 @@ static void a_cache_address_reused_before_serving(struct kunit *test)
 
 static struct kunit_case rslub_serve_cases[] = {
 	KUNIT_CASE(every_free_goes_back_to_its_allocator),
+	KUNIT_CASE(bulk_calls_are_served),
 	KUNIT_CASE(kfree_rcu_and_destroy),
 	KUNIT_CASE(kfree_nolock_is_deferred),
 	KUNIT_CASE(an_overflow_onto_a_served_slab_header_frees_nothing),

@@ -179,6 +179,33 @@ pub unsafe extern "C" fn rslub_rust_served_free(
     unsafe { (*cache.cast::<Cache>()).free(obj.cast()) }
 }
 
+/// The kernel's bulk free of served objects (`kmem_cache_free_bulk`, once
+/// their free hooks ran): each goes back as `rslub_rust_served_free` would
+/// take it, through rslub's bulk free (one cmpxchg16b for the objects of
+/// one slab). `p`'s entries are consumed.
+///
+/// # Safety
+/// As for `rslub_rust_served_free`, for each of the `nr` objects in `p`.
+#[no_mangle]
+pub unsafe extern "C" fn rslub_rust_served_free_bulk(
+    _s: *mut c_void,
+    cache: *mut c_void,
+    nr: c_uint,
+    p: *mut *mut c_void,
+) {
+    // SAFETY: per the caller, `nr` readable and writable slots.
+    let objs = unsafe { core::slice::from_raw_parts_mut(p.cast::<*mut u8>(), nr as usize) };
+    if cache.is_null() {
+        for &obj in objs.iter() {
+            no_cache(obj.cast());
+        }
+        return;
+    }
+    // SAFETY: per the caller, live, and each object handed back once;
+    // `free_bulk` refuses what is not a live object of this cache.
+    unsafe { (*cache.cast::<Cache>()).free_bulk(objs) }
+}
+
 /// A free of a served slab's object whose kernel cache holds no rslub
 /// cache: only a double free after the cache drained could get here.
 #[cold]
