@@ -275,6 +275,29 @@ kernel_key() {
 	} | sha256sum | cut -c1-12 | sed "s/^/$ver-$(label)-/"
 }
 
+# seed_tree KDIR KEY: a new key of a flavor whose build of the same source
+# is cached (only patches/ or a fragment changed) starts from a copy of
+# that build, with the patches it recorded (.rslub-patches) taken off: make
+# then rebuilds what changed, a few minutes instead of a cold build. Fails,
+# leaving no KDIR, when there is no such build or its patches do not come
+# off; the caller then extracts the source afresh.
+seed_tree() {
+	local kdir=$1 ver=${2%-"$(label)"-*} old hex=[0-9a-f]
+	for old in "$CACHE"/kernel/"$ver"-"$(label)"-$hex$hex$hex$hex$hex$hex$hex$hex$hex$hex$hex$hex; do
+		[ "$old" != "$kdir" ] && [ -f "$old/.rslub-built" ] && [ -f "$old/.rslub-patches" ] || continue
+		rm -rf "$kdir"
+		if cp -a "$old" "$kdir" && rm -f "$kdir/.rslub-built" "$kdir/.rslub-extracted" &&
+			{ [ ! -s "$kdir/.rslub-patches" ] ||
+				patch -d "$kdir" -p1 -R -E --fuzz=0 --batch --quiet <"$kdir/.rslub-patches" >/dev/null; }; then
+			say "start from the cached build $(basename "$old") (make rebuilds what changed)"
+			return 0
+		fi
+		rm -rf "$kdir"
+		say "the cached build $(basename "$old") cannot be reused: extract afresh"
+	done
+	return 1
+}
+
 build_kernel() {
 	local key kdir log
 	key=$(kernel_key)
@@ -295,10 +318,12 @@ build_kernel() {
 	[ -f "$tarball" ] || die "kernel source $tarball missing (package linux-source-$KVER_MAJOR)"
 	log=$LOGDIR/kernel-$key
 	if [ ! -f "$kdir/.rslub-extracted" ]; then
-		rm -rf "$kdir"
-		mkdir -p "$kdir"
-		run "extract kernel source" "$log-extract.log" \
-			tar -xf "$tarball" -C "$kdir" --strip-components=1
+		if ! seed_tree "$kdir" "$key"; then
+			rm -rf "$kdir"
+			mkdir -p "$kdir"
+			run "extract kernel source" "$log-extract.log" \
+				tar -xf "$tarball" -C "$kdir" --strip-components=1
+		fi
 		if [ "$CLASSIC" = 1 ]; then
 			say "no patches applied (the classic flavor has none)"
 		elif [ "$NO_PATCHES" = 1 ]; then
@@ -307,6 +332,8 @@ build_kernel() {
 			say "apply patches/ ($(ls "$ROOT"/patches/*.patch 2>/dev/null | wc -l) patch)"
 			apply_patches "$kdir"
 		fi
+		# What is applied, for seed_tree to take off for the next key.
+		if patched; then cat "$ROOT"/patches/*.patch; fi >"$kdir/.rslub-patches"
 		touch "$kdir/.rslub-extracted"
 	fi
 	export RUST_LIB_SRC=/usr/src/rustc-$RUSTC_VER/library
