@@ -15,9 +15,13 @@
 #   wall     REAL_CPUS (4) vCPUs, multi-threaded TCG: the same in wall
 #            time (ms), for contention
 #   model    (REAL_MODES=model) the icount boot under the cost model's
-#            plugin: each run's modeled cycles and events besides minstr
+#            plugin: each run's modeled cycles and events besides minstr,
+#            each program at a fifth of its size (MODEL_SIZES below)
 #   model8   the same on 8 vCPUs over 2 NUMA nodes (4 a node): transfers
-#            across nodes, more CPUs freeing each other's objects
+#            across nodes, more CPUs freeing each other's objects; the
+#            mmap programs run a task a CPU, perf bench 4 copies at once.
+#            MODES=model (make bench SUITE=real MODES=model) is both boots,
+#            run at the same time (each takes one host core)
 #   counters REAL_CPUS vCPUs, wall clock, a counters build of rslub.ko
 #            (the bench build compiles them out): rslub's counters over one
 #            run of each workload, with the locked and unlocked cmpxchg
@@ -62,9 +66,13 @@ export PATH=$HOME/.cargo/bin:$PATH
 ROUNDS=${ROUNDS:-5}
 REAL_MODES=${REAL_MODES:-icount wall counters}
 REAL_CPUS=${REAL_CPUS:-4}
+# make bench MODES=model: the cost model's boots, on 2 and on 8 vCPUs.
+if [ -n "${MODES:-}" ] && [ -z "${REAL_MODES:-}${QUICK_MODES:-}" ]; then
+	REAL_MODES=$(for m in $MODES; do if [ "$m" = model ]; then echo model model8; else echo "$m"; fi; done | tr '\n' ' ')
+fi
 if [ "${QUICK:-0}" = 1 ]; then
 	ROUNDS=2
-	REAL_MODES=${QUICK_MODES:-icount counters}
+	REAL_MODES=${QUICK_MODES:-${REAL_MODES:-icount counters}}
 fi
 fail() { echo "bench: FAILED: $*"; exit 1; }
 
@@ -129,10 +137,14 @@ T0=$(date +%s)
 GUEST_ENV="ROUNDS=$ROUNDS RSLUB_PARAMS='${RSLUB_PARAMS:-}'"
 for v in WORKLOADS SERVE HB_GROUPS HB_LOOPS IPERF_TCP_BYTES IPERF_TCP_LEN IPERF_UDP_BYTES \
 	IPERF_UDP_LEN NG_WORKERS NG_OPS PIN_SERVER PIN_CLIENT WARMUP COUNTER_ROUNDS \
-	PERF_FORK_LOOPS PERF_EXECVE_LOOPS MMAP_PROCS MMAP_ITERS MMAP_MIB MMAP_DIR \
+	PERF_FORK_LOOPS PERF_EXECVE_LOOPS PERF_COPIES MMAP_PROCS MMAP_ITERS MMAP_MIB MMAP_DIR \
 	XCPU_MSGS XCPU_BYTES XCPU_FROM XCPU_TO XCPU_SNDBUF; do
 	[ -z "${!v+x}" ] || GUEST_ENV="$GUEST_ENV $v='${!v}'"
 done
+
+MODEL_SIZES="HB_LOOPS=30 IPERF_TCP_BYTES=12M IPERF_UDP_BYTES=3M NG_OPS=12 PERF_FORK_LOOPS=30
+PERF_EXECVE_LOOPS=40 MMAP_ITERS=4000 XCPU_MSGS=16000"
+MODEL8_SIZES="MMAP_PROCS=8 PERF_COPIES=4 PERF_FORK_LOOPS=15 PERF_EXECVE_LOOPS=20"
 
 # run MODE CPUS QEMU_OPTS DIR [BUILD]: a boot of DIR's rslub.ko; with
 # BUILD (an experiment's build variant) its logs are named after it.
@@ -141,9 +153,20 @@ done
 run() {
 	local mode=$1 cpus=$2 qopts=$3 dir=$4 tag=${5:+-$5}
 	local log=$out/vm-$1$tag.log sides=$SIDES label=$BUILD_LABEL gmode=${1%8}
-	# The mmap programs run one task a CPU on the 8-vCPU boot.
-	local scale=
-	[ "$mode" != model8 ] || [ -n "${MMAP_PROCS:-}" ] || scale="MMAP_PROCS=$cpus"
+	local scale= v
+	# The model's boots run a fifth of each program (MODEL_SIZES; a size
+	# set in the environment wins): the plugin runs 4-8 times slower than
+	# icount. On 8 vCPUs the mmap programs run one task a CPU and perf
+	# bench 4 copies at once.
+	if [ "$gmode" = model ]; then
+		local sizes=$MODEL_SIZES n
+		[ "$mode" != model8 ] || sizes="$MODEL8_SIZES $sizes"
+		for v in $sizes; do
+			n=${v%%=*}
+			[ -z "${!n:-}" ] || continue
+			case " $scale " in *" $n="*) ;; *) scale="$scale $v" ;; esac
+		done
+	fi
 	[ -z "${5:-}" ] || { sides=$VARIANT_SIDES label=$5; }
 	echo "bench: [$(($(date +%s) - T0))s] $mode boot$tag, $cpus vCPUs (log: $log)"
 	# As in bench.sh: judged by its output (VM_STALL), a quiet console.
@@ -160,27 +183,47 @@ run() {
 	fi
 }
 
-# run_modes DIR [BUILD]: the boots of one build of rslub.ko.
+# run_mode MODE DIR [BUILD]: one boot of DIR's rslub.ko.
+run_mode() {
+	local mode=$1
+	shift
+	case $mode in
+	icount) run icount 2 "-icount shift=0,sleep=off" "$1" ${2:+"$2"} ;;
+	wall) run wall "$REAL_CPUS" "" "$1" ${2:+"$2"} ;;
+	model)
+		run model 2 "$(model_qemu_opts "$BKDIR" "$out/counts-model${2:+-$2}.txt")" "$1" ${2:+"$2"} ;;
+	model8)
+		# 3 GiB over 2 nodes: node 1's memory begins at 1.5 GiB.
+		VM_NUMA=2 run model8 8 "$(model_qemu_opts "$BKDIR" "$out/counts-model8${2:+-$2}.txt" \
+			cpu_nodes=0:0:0:0:1:1:1:1,mem_starts=0x60000000)" "$1" ${2:+"$2"} ;;
+	counters)
+		if grep -qs "^bench: no-serve:" "$out"/vm-*.log; then
+			echo "bench: counters boot skipped (no serving interface)"
+			return 0
+		fi
+		run counters "$REAL_CPUS" "" "$1-stats" ${2:+"$2"} ;;
+	*) fail "unknown mode '$mode' (icount, wall, counters, model, model8)" ;;
+	esac
+}
+
+# run_modes DIR [BUILD]: the boots of one build of rslub.ko. The model's
+# two boots run at once on a host of 2 cores or more: under -icount QEMU
+# runs all of a guest's vCPUs in one thread, so each takes one core.
 run_modes() {
-	local mode
+	local mode pids=() both=0
+	case " $REAL_MODES " in *" model "*" model8 "* | *" model8 "*" model "*)
+		[ "$(nproc)" -lt 2 ] || both=1 ;;
+	esac
 	for mode in $REAL_MODES; do
-		case $mode in
-		icount) run icount 2 "-icount shift=0,sleep=off" "$1" ${2:+"$2"} ;;
-		wall) run wall "$REAL_CPUS" "" "$1" ${2:+"$2"} ;;
-		model)
-			run model 2 "$(model_qemu_opts "$BKDIR" "$out/counts-model${2:+-$2}.txt")" "$1" ${2:+"$2"} ;;
-		model8)
-			# 3 GiB over 2 nodes: node 1's memory begins at 1.5 GiB.
-			VM_NUMA=2 run model8 8 "$(model_qemu_opts "$BKDIR" "$out/counts-model8${2:+-$2}.txt" \
-				cpu_nodes=0:0:0:0:1:1:1:1,mem_starts=0x60000000)" "$1" ${2:+"$2"} ;;
-		counters)
-			if grep -qs "^bench: no-serve:" "$out"/vm-*.log; then
-				echo "bench: counters boot skipped (no serving interface)"
-				continue
-			fi
-			run counters "$REAL_CPUS" "" "$1-stats" ${2:+"$2"} ;;
-		*) fail "unknown mode '$mode' (icount, wall, counters, model, model8)" ;;
-		esac
+		if [ "$both" = 1 ] && [ "${mode%8}" = model ]; then
+			run_mode "$mode" "$@" &
+			pids+=($!)
+		else
+			run_mode "$mode" "$@"
+		fi
+	done
+	for mode in "${pids[@]}"; do
+		wait "$mode" || fail "a model boot failed (above)"
 	done
 }
 run_modes "$BUILD"

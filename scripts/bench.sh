@@ -11,6 +11,10 @@
 #       model's QEMU plugin, tools/costmodel: modeled cycles and the cache,
 #       coherence and atomic events of each operation, priced by
 #       MODEL_PROFILE of tools/costmodel/profiles.toml, default server)
+#   model8 boot (with MODES=model, at the same time: 8 vCPUs over 2 NUMA
+#       nodes under the plugin): parallel over 1..8 CPUs and remote from
+#       CPU 0 to CPU 4, across the nodes (WORKLOADS_MODEL8, MODEL8_SIZES,
+#       MODEL8_OPS, MODEL8_BUDGET_KB)
 #
 # Results go to results/<timestamp>/: vm-<mode>.log, bench.json, table.txt,
 # PNG plots and report.md (tools/rsbench).
@@ -26,7 +30,8 @@
 #                  classic (6.12), sheaves (7.3's SLUB) and rslub (7.3), with
 #                  the floor measured on both kernels (icount only unless
 #                  MODES is given)
-#   MODES          "icount wall" (default), any of icount, wall, model;
+#   MODES          "icount wall" (default), any of icount, wall, model
+#                  (the 2- and 8-vCPU model boots; model8 alone: the 8);
 #                  KVM=1 runs one "cycles" boot on KVM
 #   RSLUB_PARAMS   module parameters for rslub.ko, e.g. "harden=0 max_empty=0"
 #   SIZES BATCHES OPS ROUNDS CHURN_ROUNDS BENCH_CPUS WORKLOADS_ICOUNT
@@ -53,6 +58,14 @@ WALL_SIZES=${WALL_SIZES:-$SIZES}
 WALL_ROUNDS=${WALL_ROUNDS:-7}	# wall mode is noisy: more rounds
 MODES_GIVEN=${MODES:-}
 MODES=${MODES:-icount wall}
+# MODES=model: the cost model's boots on 2 vCPUs (every workload) and on 8
+# over 2 nodes (model8: parallel and remote, WORKLOADS_MODEL8).
+MODES=$(for m in $MODES; do if [ "$m" = model ]; then echo model model8; else echo "$m"; fi; done |
+	awk '!seen[$0]++' | tr '\n' ' ')
+WORKLOADS_MODEL8=${WORKLOADS_MODEL8:-parallel remote}
+MODEL8_SIZES=${MODEL8_SIZES:-64 256}
+MODEL8_OPS=${MODEL8_OPS:-2000}
+MODEL8_BUDGET_KB=${MODEL8_BUDGET_KB:-512}
 note=""
 CLASSIC=0
 if [ "${QUICK:-0}" = 1 ]; then
@@ -100,7 +113,9 @@ classic)
 	# build=default) and as rslub.ko harden=0 (build=plain), the like of
 	# both in-tree kernels, built without SLAB_FREELIST_HARDENED.
 	CLASSIC=1 LOADS=plain=harden=0
-	MODES=${MODES_GIVEN:-icount} ;;
+	MODES=${MODES_GIVEN:-icount}
+	MODES=$(for m in $MODES; do if [ "$m" = model ]; then echo model model8; else echo "$m"; fi; done |
+		awk '!seen[$0]++' | tr '\n' ' ') ;;
 *)
 	echo "bench: unknown SUITE '$SUITE' (max-empty, cpu-partial, fill, cmpxchg, hardening, free-batch, real, classic)" >&2
 	exit 2 ;;
@@ -172,7 +187,7 @@ echo "bench: building tools/rsbench"
 (cd tools/rsbench && cargo build --release --quiet)
 RSBENCH=$ROOT/tools/rsbench/target/release/rsbench
 case " $MODES " in
-*" model "*)
+*" model "* | *" model8 "*)
 	echo "bench: building the cost model's plugin (tools/costmodel)"
 	make -s costmodel ;;
 esac
@@ -198,7 +213,7 @@ run() {
 	VM_CPUS=$cpus VM_MEM=${VM_MEM:-3G} VM_QEMU_OPTS=$qopts VM_STALL=${VM_STALL:-2400} \
 		VM_TIMEOUT=${VM_TIMEOUT:-7200} VM_APPEND=loglevel=4 VM_CONSOLE=$out/console-$RUN_TAG$1.log \
 		scripts/vm.sh "$RUN_KDIR" "cd $RUN_BUILD && MODE=$mode WORKLOADS='$workloads' SIZES='$sizes' \
-BATCHES='$BATCHES' ALLOCS='$RUN_ALLOCS' OPS=$OPS ROUNDS=$rounds CHURN_ROUNDS=$CHURN_ROUNDS \
+BATCHES='$BATCHES' ALLOCS='${RUN_ALLOCS_NOW:-$RUN_ALLOCS}' OPS=${RUN_OPS:-$OPS} ROUNDS=$rounds CHURN_ROUNDS=$CHURN_ROUNDS ${RUN_EXTRA:-} \
 MAX_CPUS=$cpus RSLUB_PARAMS='${RSLUB_PARAMS:-}' RSLUB_BUILDS='$RUN_BUILDS' \
 VARIANT_ALLOCS='${VARIANT_ALLOCS:-}' scripts/guest-bench.sh" 2>&1 |
 		tee "$log" | grep --line-buffered "^bench:" | sed -u 's/^/  /' || true
@@ -209,19 +224,48 @@ VARIANT_ALLOCS='${VARIANT_ALLOCS:-}' scripts/guest-bench.sh" 2>&1 |
 	fi
 }
 
+# run_mode MODE: one boot of RUN_KDIR.
+run_mode() {
+	case $1 in
+	icount) run icount 2 "-icount shift=0,sleep=off" "$WORKLOADS_ICOUNT" "$SIZES" "$ROUNDS" ;;
+	wall) run wall "$BENCH_CPUS" "" "$WORKLOADS_WALL" "$WALL_SIZES" "$WALL_ROUNDS" ;;
+	model)
+		# The icount boot's instructions, the plugin's events besides.
+		run model 2 "$(model_qemu_opts "$RUN_KDIR" "$out/counts-${RUN_TAG}model.txt")" \
+			"$WORKLOADS_ICOUNT" "$SIZES" "$ROUNDS" ;;
+	model8)
+		# 8 vCPUs over 2 nodes (4 a node; node 1's memory from 1.5 GiB):
+		# parallel on 1 to 8 CPUs, remote from CPU 0 to CPU 4 across the
+		# nodes; smaller (all 8 vCPUs run in one host thread), without
+		# the kmalloc rows.
+		VM_NUMA=2 RUN_OPS=$MODEL8_OPS RUN_EXTRA="REMOTE_CPU=4 BUDGET_KB=$MODEL8_BUDGET_KB" \
+			RUN_ALLOCS_NOW=$(echo "$RUN_ALLOCS" | tr , '\n' | grep -v '^kmalloc$\|^kserved$' | paste -sd,) \
+			run model8 8 "$(model_qemu_opts "$RUN_KDIR" "$out/counts-${RUN_TAG}model8.txt" \
+				cpu_nodes=0:0:0:0:1:1:1:1,mem_starts=0x60000000)" \
+			"$WORKLOADS_MODEL8" "$MODEL8_SIZES" "$ROUNDS" ;;
+	cycles) run cycles "$BENCH_CPUS" "" "$WORKLOADS_ICOUNT parallel" "$SIZES" "$WALL_ROUNDS" ;;
+	*) echo "bench: unknown mode '$1' (icount, wall, model, model8)" >&2; exit 2 ;;
+	esac
+}
+
+# run_modes: RUN_KDIR's boots. The model's two boots run at once on a host
+# of 2 cores or more: under -icount QEMU runs a guest's vCPUs in one
+# thread, so each takes one core.
 run_modes() {
-	local mode
+	local mode pids=() both=0
+	case " $MODES " in *" model "*" model8 "* | *" model8 "*" model "*)
+		[ "$(nproc)" -lt 2 ] || both=1 ;;
+	esac
 	for mode in $MODES; do
-		case $mode in
-		icount) run icount 2 "-icount shift=0,sleep=off" "$WORKLOADS_ICOUNT" "$SIZES" "$ROUNDS" ;;
-		wall) run wall "$BENCH_CPUS" "" "$WORKLOADS_WALL" "$WALL_SIZES" "$WALL_ROUNDS" ;;
-		model)
-			# The icount boot's instructions, the plugin's events besides.
-			run model 2 "$(model_qemu_opts "$RUN_KDIR" "$out/counts-${RUN_TAG}model.txt")" \
-				"$WORKLOADS_ICOUNT" "$SIZES" "$ROUNDS" ;;
-		cycles) run cycles "$BENCH_CPUS" "" "$WORKLOADS_ICOUNT parallel" "$SIZES" "$WALL_ROUNDS" ;;
-		*) echo "bench: unknown mode '$mode' (icount, wall, model)" >&2; exit 2 ;;
-		esac
+		if [ "$both" = 1 ] && [ "${mode%8}" = model ]; then
+			run_mode "$mode" &
+			pids+=($!)
+		else
+			run_mode "$mode"
+		fi
+	done
+	for mode in "${pids[@]}"; do
+		wait "$mode" || { echo "bench: FAILED: a model boot failed (above)"; exit 1; }
 	done
 }
 
@@ -241,7 +285,7 @@ if [ "$CLASSIC" = 1 ]; then
 	crel=$(kernel_release "$CKDIR") brel=$(kernel_release "$BKDIR")
 	for mode in $MODES; do
 		logs+=("$out/vm-classic-$mode.log")
-		[ "$mode" != model ] || counts+=(--counts "$out/vm-classic-$mode.log=$out/counts-classic-$mode.txt")
+		[ "${mode%8}" != model ] || counts+=(--counts "$out/vm-classic-$mode.log=$out/counts-classic-$mode.txt")
 		renames+=(--rename "$out/vm-classic-$mode.log:slub=classic"
 			--rename "$out/vm-classic-$mode.log:floor=floor-$crel"
 			--rename "$out/vm-$mode.log:slub=sheaves"
@@ -254,8 +298,8 @@ run_modes
 cpus_meta=""
 for mode in $MODES; do
 	logs+=("$out/vm-$mode.log")
-	[ "$mode" != model ] || counts+=(--counts "$out/vm-$mode.log=$out/counts-$mode.txt")
-	case $mode in icount | model) n=2 ;; *) n=$BENCH_CPUS ;; esac
+	[ "${mode%8}" != model ] || counts+=(--counts "$out/vm-$mode.log=$out/counts-$mode.txt")
+	case $mode in icount | model) n=2 ;; model8) n=8 ;; *) n=$BENCH_CPUS ;; esac
 	cpus_meta="${cpus_meta:+$cpus_meta, }$mode $n"
 done
 kernel_meta=$(basename "$BKDIR")

@@ -6,8 +6,9 @@
 # round; it stays loaded with its live objects while this script reads the
 # pages each cache holds from sysfs, before and after shrink.
 #
-# Environment: MODE (icount|wall), WORKLOADS, SIZES, BATCHES, ALLOCS, OPS,
-# ROUNDS, CHURN_ROUNDS, MAX_CPUS, REMOTE_BATCH, RSLUB_PARAMS (for rslub.ko),
+# Environment: MODE (icount|wall|model|model8), WORKLOADS, SIZES, BATCHES,
+# ALLOCS, OPS, ROUNDS, CHURN_ROUNDS, MAX_CPUS, REMOTE_BATCH, REMOTE_CPU (the
+# freeing CPU of remote), BUDGET_KB (the bench module's budget_kb), RSLUB_PARAMS (for rslub.ko),
 # RSLUB_BUILDS ("LABEL=PATH[?PARAM,PARAM] ...", default "default=rslub.ko"):
 # the builds of rslub.ko to measure in turn, each after rmmod of the one
 # before, loaded with RSLUB_PARAMS and its own PARAMs (a suite's LOADS). The
@@ -29,6 +30,7 @@ ROUNDS=${ROUNDS:-5}
 CHURN_ROUNDS=${CHURN_ROUNDS:-3}
 MAX_CPUS=${MAX_CPUS:-0}
 REMOTE_BATCH=${REMOTE_BATCH:-16}
+REMOTE_CPU=${REMOTE_CPU:--1}
 BENCH=bench/rslub_bench.ko
 # served, draining, rslub_dirs, sum_attr (assignments and functions only).
 . scripts/guest-real-lib.sh
@@ -46,7 +48,8 @@ rc=0
 # load ARGS...: one run of the bench module; prints its log lines.
 load() {
 	out=$(insmod $BENCH mode="$MODE" allocs="$ALLOCS" ops="$OPS" rounds="$ROUNDS" \
-		max_cpus="$MAX_CPUS" remote_batch="$REMOTE_BATCH" "$@" 2>&1)
+		max_cpus="$MAX_CPUS" remote_batch="$REMOTE_BATCH" remote_cpu="$REMOTE_CPU" \
+		${BUDGET_KB:+budget_kb="$BUDGET_KB"} "$@" 2>&1)
 	st=$?
 	dmesg -c | grep "rslub_bench:"
 	# Success is -EAGAIN ("Resource temporarily unavailable") or staying loaded.

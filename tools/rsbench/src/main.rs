@@ -9,6 +9,7 @@ mod model;
 mod parse;
 mod plot;
 mod table;
+mod verdict;
 
 use clap::{Parser, Subcommand};
 use std::collections::BTreeMap;
@@ -81,6 +82,35 @@ enum Cmd {
         a: PathBuf,
         /// The new run
         b: PathBuf,
+    },
+    /// Each modeled comparison priced again: the verdict and its sensitivity
+    ///
+    /// For every point with the cost model's events for both allocators:
+    /// the ratio of modeled cycles under the profile, with the transfer and
+    /// the atomic prices halved and doubled, under a second profile, the
+    /// factor on transfer and atomic prices at which the ratio crosses 1,
+    /// and the event groups that make the difference. From bench.json
+    /// alone (the model is linear in its events): no new run.
+    Verdict {
+        /// A results directory holding bench.json, or the json itself
+        #[arg(value_name = "DIR_OR_JSON")]
+        input: PathBuf,
+        /// The base allocator [default: slub, or sheaves when the run has no slub]
+        #[arg(long)]
+        base: Option<String>,
+        /// An allocator to judge against the base (repeatable) [default:
+        /// those of rslub, served and classic the run has]
+        #[arg(long)]
+        vs: Vec<String>,
+        /// The cost model's profiles [default: tools/costmodel/profiles.toml]
+        #[arg(long, value_name = "FILE")]
+        profiles: Option<PathBuf>,
+        /// The reference profile
+        #[arg(long, default_value = "server")]
+        profile: String,
+        /// The second profile
+        #[arg(long, default_value = "desktop")]
+        second: String,
     },
     /// Draw PNG plots and report.md into a results directory
     ///
@@ -187,6 +217,38 @@ fn run(cmd: Cmd) -> Result<(), String> {
         Cmd::Compare { a, b } => {
             let (ba, bb) = (model::load(&a)?, model::load(&b)?);
             print!("{}", table::compare(&ba, &name(&a), &bb, &name(&b)));
+        }
+        Cmd::Verdict {
+            input,
+            base,
+            vs,
+            profiles,
+            profile,
+            second,
+        } => {
+            let bench = model::load(&input)?;
+            let has = |a: &str| bench.results.iter().any(|m| m.series() == a);
+            let base = base.unwrap_or_else(|| if has("slub") { "slub" } else { "sheaves" }.into());
+            let vs: Vec<String> = if vs.is_empty() {
+                ["rslub", "served", "classic"]
+                    .iter()
+                    .filter(|a| has(a) && **a != base)
+                    .map(|a| a.to_string())
+                    .collect()
+            } else {
+                vs
+            };
+            let path = profiles.unwrap_or_else(|| PathBuf::from(parse::PROFILES));
+            let scen = verdict::scenarios(
+                &parse::load_profile(&path, &profile)?,
+                &parse::load_profile(&path, &second)?,
+            )?;
+            for (i, x) in vs.iter().enumerate() {
+                if i > 0 {
+                    println!();
+                }
+                print!("{}", verdict::verdict(&bench, &base, x, &scen)?);
+            }
         }
         Cmd::Plot { dir } => {
             if !dir.is_dir() {

@@ -134,6 +134,10 @@ pub fn mode_desc(mode: &str) -> &'static str {
             "model: instructions and modeled cache, coherence and atomic events, \
              priced by a profile; deterministic"
         }
+        "model8" => {
+            "model8: the cost model on 8 vCPUs over 2 NUMA nodes (remote frees across \
+             the nodes); deterministic"
+        }
         _ => "unknown mode",
     }
 }
