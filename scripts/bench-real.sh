@@ -64,15 +64,18 @@ cd "$ROOT"
 export PATH=$HOME/.cargo/bin:$PATH
 
 ROUNDS=${ROUNDS:-5}
+# make bench MODES=...: the boots, model meaning the cost model's two (on
+# 2 and on 8 vCPUs), unless REAL_MODES or QUICK_MODES say otherwise.
+if [ -n "${MODES:-}" ]; then
+	m=$(for m in $MODES; do if [ "$m" = model ]; then echo model model8; else echo "$m"; fi; done |
+		awk '!seen[$0]++' | tr '\n' ' ')
+	REAL_MODES=${REAL_MODES:-$m} QUICK_MODES=${QUICK_MODES:-$m}
+fi
 REAL_MODES=${REAL_MODES:-icount wall counters}
 REAL_CPUS=${REAL_CPUS:-4}
-# make bench MODES=model: the cost model's boots, on 2 and on 8 vCPUs.
-if [ -n "${MODES:-}" ] && [ -z "${REAL_MODES:-}${QUICK_MODES:-}" ]; then
-	REAL_MODES=$(for m in $MODES; do if [ "$m" = model ]; then echo model model8; else echo "$m"; fi; done | tr '\n' ' ')
-fi
 if [ "${QUICK:-0}" = 1 ]; then
 	ROUNDS=2
-	REAL_MODES=${QUICK_MODES:-${REAL_MODES:-icount counters}}
+	REAL_MODES=${QUICK_MODES:-icount counters}
 fi
 fail() { echo "bench: FAILED: $*"; exit 1; }
 

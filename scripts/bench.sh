@@ -75,8 +75,9 @@ fi
 case ${SUITE:-} in
 "") ;;
 real)
-	# The real-workload A/B: a script of its own (its own boots and guest).
-	exec scripts/bench-real.sh ;;
+	# The real-workload A/B: a script of its own (its own boots and guest),
+	# given the modes as the user gave them.
+	MODES=$MODES_GIVEN exec scripts/bench-real.sh ;;
 max-empty)
 	ALLOCS=rslub:max_empty=0,rslub:max_empty=1,rslub:max_empty=8
 	WORKLOADS_ICOUNT=remote WORKLOADS_WALL=remote ;;

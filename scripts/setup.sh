@@ -290,6 +290,7 @@ seed_tree() {
 			{ [ ! -s "$kdir/.rslub-patches" ] ||
 				patch -d "$kdir" -p1 -R -E --fuzz=0 --batch --quiet <"$kdir/.rslub-patches" >/dev/null; }; then
 			say "start from the cached build $(basename "$old") (make rebuilds what changed)"
+			SEEDED=1
 			return 0
 		fi
 		rm -rf "$kdir"
@@ -348,10 +349,11 @@ build_kernel() {
 	run "configure kernel ($(label), LLVM=$LLVM)" "$log-config.log" \
 		"$ROOT/scripts/kconfig.sh" "$kdir" "${files[@]}"
 	rm -rf "$frag"
-	local t0 cold="about 20 min"
-	[ "$CLASSIC" = 0 ] || cold="20 min beside VMs, 11 of CPU; no Rust"
+	local t0 cold="about 20 min cold on 2 cores"
+	[ "$CLASSIC" = 0 ] || cold="20 min cold beside VMs, 11 of CPU; no Rust"
+	[ "${SEEDED:-0}" = 0 ] || cold="only what changed: 1-5 min"
 	t0=$(date +%s)
-	run "build kernel $key with -j$JOBS ($cold cold on 2 cores)" "$log-build.log" \
+	run "build kernel $key with -j$JOBS ($cold)" "$log-build.log" \
 		make -C "$kdir" -j"$JOBS" all
 	say "kernel built in $((($(date +%s) - t0) / 60)) min $((($(date +%s) - t0) % 60)) s"
 	touch "$kdir/.rslub-built"
