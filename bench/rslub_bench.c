@@ -41,7 +41,8 @@
  *             (once trace_go is set) TRACE_PAIRS pairs with a call of
  *             rslub_bench_trace_mark() before the alloc, between alloc and
  *             free, and after the free (scripts/trace-pair.sh steps the
- *             instructions between the marks)
+ *             instructions between the marks); with trace_bulk=N each
+ *             alloc and free is a bulk call of N objects
  *
  * Rounds are interleaved (A B A B ...). Costs are in get_cycles() ticks,
  * which under QEMU's -icount shift=0 are executed instructions (mode=icount,
@@ -160,6 +161,9 @@ MODULE_PARM_DESC(hold, "after the run, stay loaded holding a cache with live obj
 static bool trace_go;
 module_param(trace_go, bool, 0644);
 MODULE_PARM_DESC(trace_go, "trace: set (through sysfs) once a debugger watches rslub_bench_trace_mark()");
+static unsigned int trace_bulk;
+module_param(trace_bulk, uint, 0444);
+MODULE_PARM_DESC(trace_bulk, "trace: bulk calls of this many objects (2..128) instead of pairs");
 #define TRACE_PAIRS 3
 #define TRACE_WARM 1000
 #define TRACE_WAIT_MS 300000
@@ -1233,7 +1237,16 @@ static int run_trace(struct subject *s, unsigned int size)
 	void *c = s->cache, *o;
 	unsigned int i, waited = 0;
 
+	static void *objs[MAX_BATCH];
+	unsigned int n = clamp(trace_bulk, 1u, (unsigned int)MAX_BATCH);
+
 	for (i = 0; i < TRACE_WARM; i++) {
+		if (trace_bulk) {
+			if (!s->ops->alloc_bulk(c, n, objs))
+				return -ENOMEM;
+			s->ops->free_bulk(c, n, objs);
+			continue;
+		}
 		o = s->ops->alloc(c);
 		if (!o)
 			return -ENOMEM;
@@ -1248,9 +1261,18 @@ static int run_trace(struct subject *s, unsigned int size)
 		msleep(100);
 		waited += 100;
 	}
-	pr_info("rslub_bench: trace alloc=%s size=%u pairs=%u\n", s->ops->name,
-		size, TRACE_PAIRS);
+	pr_info("rslub_bench: trace alloc=%s size=%u pairs=%u bulk=%u\n",
+		s->ops->name, size, TRACE_PAIRS, trace_bulk);
 	for (i = 0; i < TRACE_PAIRS; i++) {
+		if (trace_bulk) {
+			rslub_bench_trace_mark();
+			if (!s->ops->alloc_bulk(c, n, objs))
+				return -ENOMEM;
+			rslub_bench_trace_mark();
+			s->ops->free_bulk(c, n, objs);
+			rslub_bench_trace_mark();
+			continue;
+		}
 		rslub_bench_trace_mark();
 		o = s->ops->alloc(c);
 		rslub_bench_trace_mark();

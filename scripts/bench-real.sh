@@ -188,17 +188,19 @@ run() {
 
 # run_mode MODE DIR [BUILD]: one boot of DIR's rslub.ko.
 run_mode() {
-	local mode=$1
+	local mode=$1 q
 	shift
 	case $mode in
 	icount) run icount 2 "-icount shift=0,sleep=off" "$1" ${2:+"$2"} ;;
 	wall) run wall "$REAL_CPUS" "" "$1" ${2:+"$2"} ;;
 	model)
-		run model 2 "$(model_qemu_opts "$BKDIR" "$out/counts-model${2:+-$2}.txt")" "$1" ${2:+"$2"} ;;
+		q=$(model_qemu_opts "$BKDIR" "$out/counts-model${2:+-$2}.txt") || exit 1
+		run model 2 "$q" "$1" ${2:+"$2"} ;;
 	model8)
 		# 3 GiB over 2 nodes: node 1's memory begins at 1.5 GiB.
-		VM_NUMA=2 run model8 8 "$(model_qemu_opts "$BKDIR" "$out/counts-model8${2:+-$2}.txt" \
-			cpu_nodes=0:0:0:0:1:1:1:1,mem_starts=0x60000000)" "$1" ${2:+"$2"} ;;
+		q=$(model_qemu_opts "$BKDIR" "$out/counts-model8${2:+-$2}.txt" \
+			cpu_nodes=0:0:0:0:1:1:1:1,mem_starts=0x60000000) || exit 1
+		VM_NUMA=2 run model8 8 "$q" "$1" ${2:+"$2"} ;;
 	counters)
 		if grep -qs "^bench: no-serve:" "$out"/vm-*.log; then
 			echo "bench: counters boot skipped (no serving interface)"
@@ -214,8 +216,8 @@ run_mode() {
 # runs all of a guest's vCPUs in one thread, so each takes one core.
 run_modes() {
 	local mode pids=() both=0
-	case " $REAL_MODES " in *" model "*" model8 "* | *" model8 "*" model "*)
-		[ "$(nproc)" -lt 2 ] || both=1 ;;
+	case " $REAL_MODES " in *" model "*)
+		case " $REAL_MODES " in *" model8 "*) [ "$(nproc)" -lt 2 ] || both=1 ;; esac ;;
 	esac
 	for mode in $REAL_MODES; do
 		if [ "$both" = 1 ] && [ "${mode%8}" = model ]; then

@@ -227,23 +227,24 @@ VARIANT_ALLOCS='${VARIANT_ALLOCS:-}' scripts/guest-bench.sh" 2>&1 |
 
 # run_mode MODE: one boot of RUN_KDIR.
 run_mode() {
+	local q
 	case $1 in
 	icount) run icount 2 "-icount shift=0,sleep=off" "$WORKLOADS_ICOUNT" "$SIZES" "$ROUNDS" ;;
 	wall) run wall "$BENCH_CPUS" "" "$WORKLOADS_WALL" "$WALL_SIZES" "$WALL_ROUNDS" ;;
 	model)
 		# The icount boot's instructions, the plugin's events besides.
-		run model 2 "$(model_qemu_opts "$RUN_KDIR" "$out/counts-${RUN_TAG}model.txt")" \
-			"$WORKLOADS_ICOUNT" "$SIZES" "$ROUNDS" ;;
+		q=$(model_qemu_opts "$RUN_KDIR" "$out/counts-${RUN_TAG}model.txt") || exit 1
+		run model 2 "$q" "$WORKLOADS_ICOUNT" "$SIZES" "$ROUNDS" ;;
 	model8)
 		# 8 vCPUs over 2 nodes (4 a node; node 1's memory from 1.5 GiB):
 		# parallel on 1 to 8 CPUs, remote from CPU 0 to CPU 4 across the
 		# nodes; smaller (all 8 vCPUs run in one host thread), without
 		# the kmalloc rows.
+		q=$(model_qemu_opts "$RUN_KDIR" "$out/counts-${RUN_TAG}model8.txt" \
+			cpu_nodes=0:0:0:0:1:1:1:1,mem_starts=0x60000000) || exit 1
 		VM_NUMA=2 RUN_OPS=$MODEL8_OPS RUN_EXTRA="REMOTE_CPU=4 BUDGET_KB=$MODEL8_BUDGET_KB" \
 			RUN_ALLOCS_NOW=$(echo "$RUN_ALLOCS" | tr , '\n' | grep -v '^kmalloc$\|^kserved$' | paste -sd,) \
-			run model8 8 "$(model_qemu_opts "$RUN_KDIR" "$out/counts-${RUN_TAG}model8.txt" \
-				cpu_nodes=0:0:0:0:1:1:1:1,mem_starts=0x60000000)" \
-			"$WORKLOADS_MODEL8" "$MODEL8_SIZES" "$ROUNDS" ;;
+			run model8 8 "$q" "$WORKLOADS_MODEL8" "$MODEL8_SIZES" "$ROUNDS" ;;
 	cycles) run cycles "$BENCH_CPUS" "" "$WORKLOADS_ICOUNT parallel" "$SIZES" "$WALL_ROUNDS" ;;
 	*) echo "bench: unknown mode '$1' (icount, wall, model, model8)" >&2; exit 2 ;;
 	esac
@@ -254,8 +255,8 @@ run_mode() {
 # thread, so each takes one core.
 run_modes() {
 	local mode pids=() both=0
-	case " $MODES " in *" model "*" model8 "* | *" model8 "*" model "*)
-		[ "$(nproc)" -lt 2 ] || both=1 ;;
+	case " $MODES " in *" model "*)
+		case " $MODES " in *" model8 "*) [ "$(nproc)" -lt 2 ] || both=1 ;; esac ;;
 	esac
 	for mode in $MODES; do
 		if [ "$both" = 1 ] && [ "${mode%8}" = model ]; then

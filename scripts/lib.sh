@@ -37,7 +37,13 @@ copy_tree() {
 model_qemu_opts() {
 	local kdir=$1 counts=$2 extra=${3:-} cn
 	cn=$(awk '$3 == "cpu_number" { print $1; exit }' "$kdir/System.map" 2>/dev/null)
-	[ -n "$cn" ] || { echo "model: no cpu_number in $kdir/System.map" >&2; return 1; }
+	# Linux 6.2 to 6.14 (the classic flavor's 6.12) keep it in struct
+	# pcpu_hot, after the task pointer and preempt_count: at +12.
+	if [ -z "$cn" ]; then
+		cn=$(awk '$3 == "pcpu_hot" { print $1; exit }' "$kdir/System.map" 2>/dev/null)
+		[ -z "$cn" ] || cn=$(printf '%x' $((0x$cn + 12)))
+	fi
+	[ -n "$cn" ] || { echo "model: no cpu_number (nor pcpu_hot) in $kdir/System.map" >&2; return 1; }
 	echo "-icount shift=0,sleep=off -plugin $ROOT/tools/costmodel/target/release/libcostmodel.so,out=$counts,cpu_number=0x$cn${extra:+,$extra}"
 }
 

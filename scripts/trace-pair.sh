@@ -18,6 +18,7 @@
 # they were spent in; scripts/trace-pair-report.py).
 #
 # Environment: TRACE_ALLOCS (slub,rslub,served,kmalloc,kserved), TRACE_SIZE (64),
+#   TRACE_BULK (N: one bulk call of N objects for each alloc and free),
 #   RSLUB_PARAMS (for rslub.ko), BENCH_KDIR (as for make bench), TRACE_BUILD
 #   (where the modules are built), TRACE_PORT (gdb port, 1234).
 set -euo pipefail
@@ -53,7 +54,7 @@ trap 'rm -rf "$rw"' EXIT
 guest="cd $BUILD && dmesg -n 1 &&
 { [ ! -w /sys/module/kunit/parameters/filter_glob ] || printf none >/sys/module/kunit/parameters/filter_glob; } &&
 insmod rslub.ko ${RSLUB_PARAMS:-} &&
-{ insmod bench/rslub_bench.ko workloads=trace allocs=$ALLOCS sizes=$SIZE rounds=1 >$rw/insmod.log 2>&1; echo \$? >$rw/insmod.rc; } &
+{ insmod bench/rslub_bench.ko workloads=trace allocs=$ALLOCS sizes=$SIZE rounds=1 trace_bulk=${TRACE_BULK:-0} >$rw/insmod.log 2>&1; echo \$? >$rw/insmod.rc; } &
 while ! [ -e /sys/module/rslub_bench/parameters/trace_go ]; do sleep 0.2; done;
 cat /proc/kallsyms >$rw/kallsyms; grep -w rslub_bench_trace_mark $rw/kallsyms | cut -d' ' -f1 >$rw/mark.tmp && mv $rw/mark.tmp $rw/mark;
 while ! [ -e $rw/armed ]; do sleep 0.2; done;
