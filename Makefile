@@ -8,6 +8,8 @@
 #   make bench      A/B benchmark: in-tree SLUB vs rslub vs a floor allocator
 #                   (QUICK=1, SUITE=max-empty|cpu-partial|fill|cmpxchg|hardening|free-batch|real|classic, KVM=1)
 #   make bench-compare A=results/<x> B=results/<y>   compare two saved runs
+#   make bench-verdict R=results/<x>   a model run's verdicts priced again
+#                   (transfer and atomic prices halved and doubled, desktop)
 #   make trace-pair the instructions of one alloc+free pair, single-stepped
 #                   under gdb in the bench kernel, per function (slub, rslub,
 #                   served, kmalloc, kserved; TRACE_ALLOCS, TRACE_SIZE)
@@ -57,7 +59,7 @@ RUST_SRC := $(wildcard rust/*.rs rust/serve/*.rs rust/core/*.rs rust/core/slub/*
 # stress/modcycle.c and tools/realprogs/ are userspace too, but kernel style.
 C_SRC := $(filter-out %.mod.c c_shim/host_shim.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c kunit/*.h bench/*.c stress/*.c include/*.h tools/realprogs/*.c tools/costmodel/guest/*.c))
 
-.PHONY: all modules setup check bench bench-compare trace-pair stress lint fmt vm kdir clean host-test \
+.PHONY: all modules setup check bench bench-compare bench-verdict trace-pair stress lint fmt vm kdir clean host-test \
 	host-test-free-batch mutants costmodel
 
 all: modules
@@ -136,6 +138,11 @@ bench-compare:
 	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make bench-compare A=results/<run> B=results/<run>"; exit 2; }
 	@cd tools/rsbench && cargo build --release --quiet
 	@tools/rsbench/target/release/rsbench compare "$(A)" "$(B)"
+
+bench-verdict:
+	@test -n "$(R)" || { echo "usage: make bench-verdict R=results/<run> (a run with MODES=model)"; exit 2; }
+	@cd tools/rsbench && cargo build --release --quiet
+	@tools/rsbench/target/release/rsbench verdict "$(R)"
 
 stress:
 	@scripts/stress.sh

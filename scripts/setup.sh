@@ -360,8 +360,16 @@ build_kernel() {
 	# Drop stale builds of the same flavor so the cache does not grow without bound.
 	local old
 	local hex=[0-9a-f]
+	# One a VM is booted from (scripts/vm.sh holds its lock) stays until
+	# the next build.
 	for old in "$CACHE"/kernel/*-"$(label)"-$hex$hex$hex$hex$hex$hex$hex$hex$hex$hex$hex$hex; do
-		[ "$old" = "$kdir" ] || [ ! -d "$old" ] || rm -rf "$old"
+		[ "$old" = "$kdir" ] || [ ! -d "$old" ] || {
+			if [ -f "$old/.rslub-built" ] && ! flock -x -n "$old/.rslub-built" true; then
+				say "kept $(basename "$old"): a VM runs from it"
+				continue
+			fi
+			rm -rf "$old"
+		}
 	done
 	say "kernel ready: $kdir"
 }

@@ -30,6 +30,9 @@ limit=${VM_TIMEOUT:-3600}
 	echo "vm: no kernel image in $kdir (run 'make setup', or pass KDIR=)" >&2
 	exit 2
 }
+# Held (shared) while the VM runs: setup does not drop a cached kernel
+# build that a VM is booted from (a rebuild for new patches meanwhile).
+[ ! -f "$kdir/.rslub-built" ] || { exec 8<"$kdir/.rslub-built" && flock -s -n 8; } || true
 # tsc=unstable: the guests keep time with the HPET, never the TSC. Under
 # TCG the vCPUs' TSCs are the host's clock read at different moments; 7.3's
 # clocksource watchdog checks their skew by a ping-pong between two CPUs
