@@ -368,7 +368,7 @@ build_kernel() {
 				say "kept $(basename "$old"): a VM runs from it"
 				continue
 			fi
-			rm -rf "$old"
+			rm -rf "$old" 2>/dev/null || say "could not remove all of $(basename "$old"): left for the next build"
 		}
 	done
 	say "kernel ready: $kdir"
