@@ -67,8 +67,8 @@ ROUNDS=${ROUNDS:-5}
 # make bench MODES=...: the boots, model meaning the cost model's two (on
 # 2 and on 8 vCPUs), unless REAL_MODES or QUICK_MODES say otherwise.
 if [ -n "${MODES:-}" ]; then
-	m=$(for m in $MODES; do if [ "$m" = model ]; then echo model model8; else echo "$m"; fi; done |
-		awk '!seen[$0]++' | tr '\n' ' ')
+	# shellcheck disable=SC2086 # a list of modes
+	m=$(expand_modes $MODES)
 	REAL_MODES=${REAL_MODES:-$m} QUICK_MODES=${QUICK_MODES:-$m}
 fi
 REAL_MODES=${REAL_MODES:-icount wall counters}

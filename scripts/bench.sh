@@ -60,8 +60,8 @@ MODES_GIVEN=${MODES:-}
 MODES=${MODES:-icount wall}
 # MODES=model: the cost model's boots on 2 vCPUs (every workload) and on 8
 # over 2 nodes (model8: parallel and remote, WORKLOADS_MODEL8).
-MODES=$(for m in $MODES; do if [ "$m" = model ]; then echo model model8; else echo "$m"; fi; done |
-	awk '!seen[$0]++' | tr '\n' ' ')
+# shellcheck disable=SC2086 # a list of modes
+MODES=$(expand_modes $MODES)
 WORKLOADS_MODEL8=${WORKLOADS_MODEL8:-parallel remote}
 MODEL8_SIZES=${MODEL8_SIZES:-64 256}
 MODEL8_OPS=${MODEL8_OPS:-2000}
@@ -114,9 +114,8 @@ classic)
 	# build=default) and as rslub.ko harden=0 (build=plain), the like of
 	# both in-tree kernels, built without SLAB_FREELIST_HARDENED.
 	CLASSIC=1 LOADS=plain=harden=0
-	MODES=${MODES_GIVEN:-icount}
-	MODES=$(for m in $MODES; do if [ "$m" = model ]; then echo model model8; else echo "$m"; fi; done |
-		awk '!seen[$0]++' | tr '\n' ' ') ;;
+	# shellcheck disable=SC2086 # a list of modes
+	MODES=$(expand_modes ${MODES_GIVEN:-icount}) ;;
 *)
 	echo "bench: unknown SUITE '$SUITE' (max-empty, cpu-partial, fill, cmpxchg, hardening, free-batch, real, classic)" >&2
 	exit 2 ;;

@@ -30,6 +30,13 @@ copy_tree() {
 		"$ROOT/" "$1/"
 }
 
+# expand_modes MODE...: the modes with "model" standing for the cost
+# model's two boots, model (2 vCPUs) and model8 (8 over 2 nodes); each once.
+expand_modes() {
+	for m in "$@"; do if [ "$m" = model ]; then echo model model8; else echo "$m"; fi; done |
+		tr ' ' '\n' | awk 'NF && !seen[$0]++' | paste -sd' '
+}
+
 # model_qemu_opts KDIR COUNTS [ARG,...]: QEMU options for a boot under the
 # cost model's plugin (tools/costmodel, built by `make costmodel`): -icount,
 # the counts file, the kernel's per-CPU cpu_number (System.map; the plugin
