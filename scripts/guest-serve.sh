@@ -6,9 +6,10 @@
 # iperf3 TCP and UDP over loopback, stress-ng --sock in a child memory
 # cgroup; fork, exec, mmap and file load in the root one: stress-ng --fork
 # --mmap --vm --open --dentry and a loop of execs) beside
-# stress/rslub_stress.ko with CPU hotplug, for SECONDS. Then: validate on
-# every served cache must find nothing; the programs exit and serving
-# stops ('-*'): the programs run again with no allocation from rslub, a
+# stress/rslub_stress.ko with CPU hotplug, for SECONDS; meanwhile validate
+# on every served cache (three at a time) must find nothing. Then the
+# programs are stopped (the runs under way killed) and serving stops
+# ('-*'): the programs run again with no allocation from rslub, a
 # pipe made while serving is closed and its objects come back, every cache
 # whose objects are all back goes (the reaper), and rmmod is refused
 # exactly while caches drain (objects the kernel keeps: see step 6). The
@@ -130,12 +131,16 @@ grep -q "^rslub " /proc/modules && pass "rmmod refused while serving"
 
 # 3. The programs, in loops until $STOP, beside the stress module.
 # loop NAME CMD...: runs CMD until $STOP exists; counts runs and failures.
+# The stop kills the run under way (step 5): a run that fails once $STOP
+# exists is that kill, not a failure, and is not counted.
 loop() {
 	n=$1
 	shift
 	runs=0 fails=0
+	LOOPED=1
 	while [ ! -e "$STOP" ]; do
 		if ! "$@" >"$REAL_OUT/$n.last" 2>&1; then
+			[ -e "$STOP" ] && break
 			fails=$((fails + 1))
 			cp "$REAL_OUT/$n.last" "$REAL_OUT/$n.fail"
 		fi
@@ -146,13 +151,20 @@ loop() {
 hb_cycle() {
 	i=0
 	for w in hb-proc-pipe hb-proc-sock hb-thr-pipe hb-thr-sock; do
+		# In a loop, the stop ends the cycle (its hackbench was killed).
+		[ -n "${LOOPED:-}" ] && [ -e "$STOP" ] && return 1
 		run_workload $w || i=1
 	done
 	return $i
 }
 # Not pinned: CPUs go offline and online under them.
 PIN_SERVER="" PIN_CLIENT=""
-iperf_cycle() { iperf_run tcp "$IPERF_BYTES" 16K && iperf_run udp "$IPERF_BYTES" 1400; }
+iperf_cycle() {
+	iperf_run tcp "$IPERF_BYTES" 16K || return 1
+	# In a loop, the stop ends the cycle (as hb_cycle).
+	[ -n "${LOOPED:-}" ] && [ -e "$STOP" ] && return 1
+	iperf_run udp "$IPERF_BYTES" 1400
+}
 # Execs: stress-ng's exec stressor refuses to run as root; 50 of a small
 # program, each a fork and an exec of the shell's.
 exec_cycle() {
@@ -203,8 +215,55 @@ sampler &
 sm_pid=$!
 echo "serve: programs started: hackbench, iperf3 (TCP, UDP), execs, stress-ng --fork --mmap --vm --open --dentry, stress-ng --sock (memory cgroup ${MEMCG:-none}); rslub_stress for $secs s with CPU hotplug [$(up) s]"
 
+# 4. validate while still serving, the programs and the stress module
+# running (CPUs going offline and online under it): three at a time, as
+# each takes seconds under load on TCG, mostly waiting for the other CPUs.
+# The stress module's insmod returns when its run ends.
 t0=$(date +%s)
-insmod stress/rslub_stress.ko duration="$secs" serving=1 "$@"
+insmod stress/rslub_stress.ko duration="$secs" serving=1 "$@" &
+ins_pid=$!
+echo "serve: step: validate, the programs and rslub_stress running [$(up) s]"
+vdirs=$dirs
+# shellcheck disable=SC2086 # a list of names
+[ -n "${SERVE_VALIDATE:-}" ] && vdirs=$(rslub_dirs $SERVE_VALIDATE)
+: >"$REAL_OUT/validate.res"
+# validate_some DIR...: validates each cache, one line each (the host
+# judges the guest by its lines), "name errors" into validate.res.
+validate_some() {
+	for d in "$@"; do
+		if echo 1 >"$d/validate"; then
+			e=$(cat "$d/errors")
+		else
+			e="unwritable"
+		fi
+		echo "serve: validated $(basename "$d"): errors=$e [$(up) s]"
+		echo "$(basename "$d") $e" >>"$REAL_OUT/validate.res"
+	done
+}
+vpids=""
+for j in 1 2 3; do
+	# shellcheck disable=SC2086 # a list of directories
+	validate_some $(echo $vdirs | tr ' ' '\n' | awk -v j=$j 'NR % 3 == j % 3') &
+	vpids="$vpids $!"
+done
+# shellcheck disable=SC2086 # a list of pids
+wait $vpids
+errs=0
+while read -r c e; do
+	case $e in
+	0) ;;
+	unwritable) fail "validate of $c could not be written"; errs=$((errs + 1)) ;;
+	*) fail "$c: validate found errors=$e"; errs=$((errs + e)) ;;
+	esac
+done <"$REAL_OUT/validate.res"
+nval=$(grep -c . "$REAL_OUT/validate.res")
+nwant=$(echo "$vdirs" | wc -w)
+if [ "$nval" != "$nwant" ]; then
+	fail "validate: $nval results for $nwant caches"
+elif [ $errs = 0 ]; then
+	pass "validate: $nwant of $(echo "$dirs" | wc -w) served caches, 0 errors"
+fi
+wait $ins_pid
 ins=$?
 t1=$(date +%s)
 dmesg | grep "rslub_stress: " | sed 's/^\[[ 0-9.]*\] //' |
@@ -218,33 +277,29 @@ else
 	fail "rslub_stress: $(grep -m1 'rslub_stress: FAIL' "$REAL_OUT/stress.out" | sed 's/.*FAIL //') (insmod exited $ins)"
 fi
 
-# 4. validate while still serving, with the programs still running.
-echo "serve: step: validate, the programs still running [$(up) s]"
-errs=0
-vdirs=$dirs
-# shellcheck disable=SC2086 # a list of names
-[ -n "${SERVE_VALIDATE:-}" ] && vdirs=$(rslub_dirs $SERVE_VALIDATE)
-for d in $vdirs; do
-	echo 1 >"$d/validate" || fail "validate of $(basename "$d") could not be written"
-	e=$(cat "$d/errors")
-	# A line per cache: under load a validate takes seconds, all of them
-	# minutes, and the host judges the guest by its lines.
-	echo "serve: validated $(basename "$d"): errors=$e [$(up) s]"
-	[ "$e" = 0 ] || { fail "$(basename "$d"): validate found errors=$e"; errs=$((errs + e)); }
-done
-[ $errs = 0 ] && pass "validate: $(echo "$vdirs" | wc -w) of $(echo "$dirs" | wc -w) served caches, 0 errors"
-
 # 5. Stop the programs, then serving; the caches must drain and go.
 echo "serve: step: stopping the programs [$(up) s]"
+# Each loop has ended a run first: a fast guest may be here before that.
+for n in hackbench iperf3 execs; do
+	while [ ! -s "$REAL_OUT/$n.count" ]; do
+		sleep 1
+	done
+done
 touch "$STOP"
 # stress-ng ends at its --timeout (SIGINT makes it stop and report early);
-# the loops end after their current run. No clock here: each program's
+# the loops' runs under way are killed (a hackbench or iperf3 run takes
+# up to a minute on a loaded TCG guest). No clock here: each program's
 # end is a line, and a program that never ends leaves the guest silent,
 # which the host reports as stuck with the kernel's stacks (scripts/vm.sh).
 kill -INT "$ng_pid" "$nf_pid" 2>/dev/null
 t0=$(date +%s)
 for p in hackbench:$hb_pid iperf3:$ip_pid execs:$ex_pid stress-ng:$ng_pid stress-ng-fork:$nf_pid; do
 	while kill -0 "${p#*:}" 2>/dev/null; do
+		# Again each second: a loop between two runs starts one more
+		# before it sees the stop.
+		case ${p%%:*} in
+		hackbench | iperf3) pkill -x "${p%%:*}" ;;
+		esac
 		sleep 1
 	done
 	echo "serve: ${p%%:*} stopped $(($(date +%s) - t0)) s after the stop"
@@ -330,6 +385,8 @@ dirs_after=$(rslub_dirs $names)
 # objects may come from rslub.
 allocs_before_burst=$(( $(sum_attr alloc_fastpath $dirs_after) + $(sum_attr alloc_slowpath $dirs_after) ))
 echo "serve: step: serving stopped, the programs once more [$(up) s]"
+# A fifth of the loops' size: any allocation would show.
+HB_LOOPS=$(((HB_LOOPS + 4) / 5))
 hb_cycle >"$REAL_OUT/burst.out" 2>&1 && iperf_run tcp 1M 16K >>"$REAL_OUT/burst.out" 2>&1 ||
 	fail "the programs failed after serving stopped: $(tail -n 2 "$REAL_OUT/burst.out" | tr '\n' ' ')"
 # shellcheck disable=SC2086 # a list of names

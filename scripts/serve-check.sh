@@ -7,8 +7,8 @@
 # (15): rslub serves every cache it can ('*') from load while hackbench,
 # iperf3, execs and stress-ng (sockets in a child memory cgroup; fork,
 # mmap and files in the root one) run beside rslub_stress.ko with CPU
-# hotplug; then validate, serving stopped (the programs run again
-# with no rslub allocation), objects coming back, empty caches gone, and
+# hotplug, and validate meanwhile; then serving stopped (the programs run
+# again with no rslub allocation), objects coming back, empty caches gone, and
 # rmmod refused exactly while the kernel keeps served objects (the drain is
 # watched until it settles, CHECK_SERVE_DRAIN (30) seconds at most), and
 # last the KUnit suite rslub_serve_kept (it leaves rslub loaded).
