@@ -118,7 +118,7 @@ while IFS= read -r line; do
 		bad=$((bad + 1))
 	fi
 	say "$name: exit $rc ($verdict) after $((secs / 60)) min $((secs % 60)) s: $last"
-	rows="$rows| \`$cmd\` | $rc | $((secs / 60)) min $((secs % 60)) s | \`${last//|/\\|}\` |"$'\n'
+	rows="$rows| \`${cmd//|/\\|}\` | $rc | $((secs / 60)) min $((secs % 60)) s | \`${last//|/\\|}\` |"$'\n'
 done <<<"$COMMANDS"
 echo
 echo "| command | exit | time | last line |"
