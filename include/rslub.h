@@ -221,7 +221,9 @@ int rslub_cache_validate(struct rslub_cache *s);
  *   Return: 0; -ENOENT when no cache has the name (or none is served, for
  *   a stop); -EINVAL when a cache named (not globbed) cannot be served;
  *   -EOPNOTSUPP on a kernel without the hook; -ENOMEM. With several
- *   requests, every one is tried and the first error returned.
+ *   requests, every one is tried and the first error returned. Every
+ *   call (an empty @request too) makes the reaper look at once at the
+ *   caches that drain: those whose objects are all back go.
  *
  * rslub_served_objects - objects rslub handed out for the kernel cache
  *   @name and has not got back (flushes every CPU first; sleeps), or

@@ -139,7 +139,9 @@ fn debug_flag(c: &Cache, bit: u32) -> usize {
 }
 
 fn set_random_freelist(c: &Cache, v: u32) -> c_int {
-    if c.set_random_freelist(v == 1) {
+    // The shuffled sequence lives as long as the cache: from SLUB, never
+    // from a served cache (a served kmalloc cache would pin itself).
+    if crate::serve::unserved(|| c.set_random_freelist(v == 1)) {
         return 0;
     }
     pr_err!(

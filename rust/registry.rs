@@ -147,6 +147,8 @@ pub extern "C" fn rslub_rust_cpu_dead(cpu: c_uint) {
 /// every cache. 0 when the registry is busy.
 #[no_mangle]
 pub extern "C" fn rslub_rust_shrink_count(nid: c_int) -> c_ulong {
+    // Memory pressure: a cache whose objects the kernel kept may drain now.
+    crate::serve::wake_reaper();
     let _walk = SHRINK_WALK.lock();
     // Reclaim may run inside `rslub_cache_create`, whose GFP_KERNEL
     // allocations happen with `CACHES` held: never wait for it here.

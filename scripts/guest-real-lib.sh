@@ -156,7 +156,8 @@ rslub_dirs() {
 }
 
 # wait_gone SECONDS DROP NAME...: waits until nothing is served or draining
-# and none of the named rslub caches exist (the reaper looks every second);
+# and none of the named rslub caches exist (a write to serve each second
+# is a look of the reaper);
 # with DROP=1 it drops the kernel's reclaimable caches (dentries, inodes)
 # every 5 s meanwhile, so that what they hold of served objects comes back.
 # 0 when gone in time; WAITED holds the seconds waited.
@@ -169,6 +170,7 @@ wait_gone() {
 		[ "$WAITED" -ge "$_tmo" ] && return 1
 		[ "$_drop" = 1 ] && [ $((WAITED % 5)) = 0 ] && echo 3 >/proc/sys/vm/drop_caches
 		sleep 1
+		echo >"$SERVE_FILE" 2>/dev/null
 		WAITED=$((WAITED + 1))
 	done
 }

@@ -177,7 +177,8 @@ one() {
 		# shellcheck disable=SC2086 # a list of directories
 		[ "$MODE" = counters ] && snapshot "$REAL_OUT/after" $dirs
 		serve_stop
-		# The reaper takes each drained cache away within a second or so;
+		# The reaper takes each drained cache away at the next look (wait_gone
+		# asks for one each second);
 		# what still drains 2 s on is counted.
 		# shellcheck disable=SC2086 # a list of names
 		wait_gone 2 0 $names

@@ -129,6 +129,33 @@ if rmmod rslub 2>/dev/null; then
 fi
 grep -q "^rslub " /proc/modules && pass "rmmod refused while serving"
 
+# kunit_case NAME: the KTAP result line of case NAME since log line $n.
+kunit_ok() {
+	dmesg | tail -n "+$((n + 1))" | grep -qE "^\[[ 0-9.]*\] +ok [0-9]+ $1\$"
+}
+kunit_why() {
+	dmesg | tail -n "+$((n + 1))" | grep -E 'Expected|not ok|SKIP' | head -n 3 | tr '\n' ' '
+}
+# 2b. kvfree_rcu() and kfree_rcu() through their list path on served
+# kmalloc caches (KUnit suite rslub_serve_kmalloc): the kernel finds each
+# object's start from its rcu_head by asking rslub; no live neighbour
+# changes (this guest boots with init_on_free=1).
+printf rslub_serve_kmalloc >/sys/module/kunit/parameters/filter_glob
+n=$(dmesg | wc -l)
+if ! insmod kunit/rslub_kunit.ko 2>"$REAL_OUT/kmalloc.err"; then
+	fail "rslub_serve_kmalloc: insmod rslub_kunit.ko: $(cat "$REAL_OUT/kmalloc.err")"
+else
+	for c in kvfree_rcu_list_path_kmalloc_96 kfree_rcu_list_path_kmalloc_192; do
+		if kunit_ok $c; then
+			pass "rslub_serve_kmalloc: $c (KUnit): $(dmesg | tail -n "+$((n + 1))" | grep -m1 -o '[0-9]* objects by kfree_rcu(), [0-9]* of them by its list path' | head -n 1)"
+		else
+			fail "rslub_serve_kmalloc: $c: $(kunit_why)"
+		fi
+	done
+	rmmod rslub_kunit || fail "rmmod rslub_kunit failed"
+fi
+printf rslub-no-suites >/sys/module/kunit/parameters/filter_glob
+
 # 3. The programs, in loops until $STOP, beside the stress module.
 # loop NAME CMD...: runs CMD until $STOP exists; counts runs and failures.
 # The stop kills the run under way (step 5): a run that fails once $STOP
@@ -424,14 +451,15 @@ listed_empty() {
 		[ "${o:-0}" = 0 ] && EMPTY="$EMPTY $c"
 	done
 }
-# An empty cache goes at the reaper's next look (each second), after the
-# grace period of its last slabs for a SLAB_TYPESAFE_BY_RCU one; its last
-# object (a TIME_WAIT socket's, on a timer) may have come back just now.
-# It must be gone within the 10 looks that follow.
+# An empty cache goes at the reaper's next look, after the grace period
+# of its last slabs for a SLAB_TYPESAFE_BY_RCU one; its last object (a
+# TIME_WAIT socket's, on a timer) may have come back just now. A write to
+# serve is a look: the cache must be gone within the 10 that follow.
 listed_empty
 looks=0
 while [ -n "$EMPTY" ] && [ "$looks" -lt 10 ]; do
 	sleep 1
+	echo >"$SERVE_FILE"
 	looks=$((looks + 1))
 	listed_empty
 done
@@ -468,11 +496,29 @@ if [ "${SERVE_KEPT:-0}" = 1 ]; then
 	n=$(dmesg | wc -l)
 	if ! insmod kunit/rslub_kunit.ko run_kept=1 2>"$REAL_OUT/kept.err"; then
 		fail "rslub_serve_kept: insmod rslub_kunit.ko run_kept=1: $(cat "$REAL_OUT/kept.err")"
-	elif dmesg | tail -n "+$((n + 1))" | grep -qE "^\[[ 0-9.]*\] +ok [0-9]+ an_isolated_served_slab_keeps_its_cache$"; then
+	elif kunit_ok an_isolated_served_slab_keeps_its_cache; then
 		pass "rslub_serve_kept: an isolated served slab keeps its cache (KUnit)"
 	else
-		fail "rslub_serve_kept: $(dmesg | tail -n "+$((n + 1))" | grep -E 'Expected|not ok|skip' | head -n 3 | tr '\n' ' ')"
+		fail "rslub_serve_kept: $(kunit_why)"
 	fi
+fi
+# 7. The reaper: while caches drain, it looks at doubling intervals and,
+# after five looks without progress, sleeps with one line naming what the
+# kernel keeps (no wake-up at all from then on, until memory pressure or a
+# write to serve). Nothing draining: it has nothing to do.
+if [ -n "$(draining)" ]; then
+	waited=0
+	while ! dmesg | grep -q "serve: the reaper sleeps" && [ $waited -lt 60 ]; do
+		sleep 1
+		waited=$((waited + 1))
+	done
+	if dmesg | grep -q "serve: the reaper sleeps"; then
+		pass "the reaper sleeps while the kernel keeps objects: $(dmesg | grep "serve: the reaper sleeps" | tail -n 1 | sed 's/^\[[^]]*\] //' | cut -c1-200)"
+	else
+		fail "the reaper still looks ${waited} s after the drain settled: no 'the reaper sleeps' line"
+	fi
+else
+	pass "the reaper has nothing to watch: every served cache is gone"
 fi
 ops=$(grep -o "allocs=[0-9]* frees=[0-9]*" "$REAL_OUT/stress.out" | head -n 1)
 echo "serve: figures: served=$nserved objects_peak=$(cat "$REAL_OUT/peak") objects_at_stop=$objects_stop objects_kept=$objects_left caches_gone=$ngone served_allocs=$allocs_stop"

@@ -24,7 +24,10 @@ pub unsafe extern "C" fn rslub_serve(request: *const c_char) -> c_int {
     }
     // SAFETY: per the caller.
     let req = unsafe { CStr::from_char_ptr(request) }.to_bytes();
-    match apply(req) {
+    let res = apply(req);
+    // Any request (an empty one too) is a look of the reaper, now.
+    super::rslub_rust_serve_reap();
+    match res {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }
@@ -144,10 +147,17 @@ pub unsafe extern "C" fn rslub_served_get(name: *const c_char, attr: *const c_ch
     }
 }
 
-/// Page-sized sysfs buffer writer.
-struct Page<'a> {
-    buf: &'a mut [u8],
-    len: usize,
+/// A writer into a fixed buffer (a sysfs page, a log line's words).
+pub(super) struct Page<'a> {
+    pub(super) buf: &'a mut [u8],
+    pub(super) len: usize,
+}
+
+impl Page<'_> {
+    /// What was written.
+    pub(super) fn as_str(&self) -> &str {
+        core::str::from_utf8(&self.buf[..self.len]).unwrap_or("?")
+    }
 }
 
 impl Write for Page<'_> {
@@ -197,7 +207,10 @@ pub unsafe extern "C" fn rslub_rust_serve_show(buf: *mut c_char) -> c_long {
 pub unsafe extern "C" fn rslub_rust_serve_store(buf: *const c_char, len: c_ulong) -> c_long {
     // SAFETY: per the caller.
     let req = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), len as usize) };
-    match apply(req) {
+    let res = apply(req);
+    // Any write (an empty one too) is a look of the reaper, now.
+    super::rslub_rust_serve_reap();
+    match res {
         Ok(()) => len as c_long,
         Err(e) => c_long::from(e.to_errno()),
     }

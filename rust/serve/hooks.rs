@@ -38,7 +38,7 @@ const RARE_INTERNAL: usize = 2;
 /// Between `internal(true)` and `internal(false)`, the calling task's
 /// allocations from served caches come from SLUB: rslub's own bookkeeping
 /// for a served cache (its sysfs directory, say) must not live in a served
-/// cache, or that cache could never drain. One task at a time (`SERVED`).
+/// cache, or that cache could never drain. One task at a time (`INTERNAL`).
 pub(super) fn internal(on: bool) {
     if on {
         // SAFETY: reads the running task's pointer.

@@ -12,13 +12,25 @@
 //! States of a served cache (`Served`): *serving* (new objects come from
 //! rslub), then *draining* once serving stopped (`-NAME`; objects rslub
 //! handed out still come back to it), and gone once they are all back: the
-//! reaper (a work item, every second while something drains) destroys the
-//! rslub cache and tells the kernel (`slab_backend_drained`). While any
-//! served cache exists, rslub holds a reference on its own module, so
-//! rmmod is refused.
+//! reaper (a work item) tells the kernel (`slab_backend_drained`), then
+//! destroys the rslub cache. While any served cache exists, rslub holds a
+//! reference on its own module, so rmmod is refused.
+//!
+//! The reaper: when serving stops, the CPUs' slabs of the caches that
+//! stopped are flushed once (no allocation refills them: only frees come).
+//! Then it counts what the draining caches still have out, without
+//! flushing, first a second later, then at doubling intervals while the
+//! count does not fall (back to a second when it does), and after
+//! `REAP_IDLE_LOOKS` looks without progress it sleeps, with one log line
+//! naming each cache and what the kernel still keeps of it. Memory
+//! pressure (rslub's shrinker is asked for its count: `echo 2 >
+//! /proc/sys/vm/drop_caches` too) wakes it, and any write to
+//! /sys/kernel/rslub/serve (`echo > /sys/kernel/rslub/serve`) is a look. So the objects the kernel keeps for
+//! good (dentries, inodes, long-lived kmalloc objects) cost no wake-up.
 //!
 //! Lock order: `SERVED` → the kernel's slab_mutex (taken by
-//! `slab_backend_serve`); `SERVED` → `CACHES` (api.rs). The alloc and free
+//! `slab_backend_serve`); `SERVED` → `CACHES` (api.rs); `SERVED` →
+//! `INTERNAL` → `CACHES`; `SERVED` → `REAPER`. The alloc and free
 //! paths take neither: the kernel passes the rslub cache (alloc) or the
 //! slab (free), and SRCU in the kernel keeps both alive across the call.
 //!
@@ -34,6 +46,7 @@ use crate::api::{create_cache, rslub_cache_destroy, NAME_MAX};
 use crate::kplat::Cache;
 use crate::shim;
 use core::ffi::{c_int, c_uint, c_ulong, c_ulonglong, c_void, CStr};
+use core::fmt::Write;
 use core::ptr;
 use core::sync::atomic::{AtomicBool, Ordering};
 use hooks::internal;
@@ -41,9 +54,32 @@ use kernel::ffi::c_char;
 use kernel::prelude::*;
 use kernel::sync::global_lock;
 
-/// Milliseconds between two looks of the reaper at draining caches.
+/// Milliseconds to the reaper's first look after serving stopped, after
+/// the count of objects out fell, or after a wake-up; each look without
+/// progress doubles it.
 const REAP_MS: c_uint = 1000;
+/// Looks in a row without progress (1, 2, 4, 8 and 16 s apart) before the
+/// reaper sleeps until memory pressure or a write to `serve` wakes it.
+const REAP_IDLE_LOOKS: u32 = 5;
 
+/// The reaper's back-off, under `SERVED`.
+struct Reaper {
+    /// Milliseconds to the next look.
+    next_ms: c_uint,
+    /// Looks in a row that found no fewer objects out.
+    idle: u32,
+    /// Objects out at the last look, over every draining cache.
+    last_out: usize,
+}
+
+global_lock! {
+    // SAFETY: initialized by `init_list` in module init, before any use.
+    unsafe(uninit) static REAPER: Mutex<Reaper> = Reaper { next_ms: REAP_MS, idle: 0, last_out: usize::MAX };
+}
+
+/// The reaper sleeps (nothing scheduled) while caches still drain: the
+/// next wake-up (`wake_reaper`) schedules a look.
+static REAPER_ASLEEP: AtomicBool = AtomicBool::new(false);
 /// A kernel cache rslub serves or drains.
 struct Served {
     /// The kernel's `struct kmem_cache`.
@@ -74,6 +110,12 @@ global_lock! {
     unsafe(uninit) static SERVED: Mutex<ServedList> = ServedList(KVec::new());
 }
 
+global_lock! {
+    // SAFETY: initialized by `init_list` in module init, before any use.
+    // One task at a time in `hooks::internal`; taken after `SERVED`.
+    unsafe(uninit) static INTERNAL: Mutex<()> = ();
+}
+
 /// The kernel took rslub as its slab backend (it has the hook).
 static BACKEND: AtomicBool = AtomicBool::new(false);
 
@@ -85,6 +127,10 @@ static BACKEND: AtomicBool = AtomicBool::new(false);
 pub unsafe fn init_list() {
     // SAFETY: the caller guarantees a single call before first use.
     unsafe { SERVED.init() };
+    // SAFETY: as above.
+    unsafe { REAPER.init() };
+    // SAFETY: as above.
+    unsafe { INTERNAL.init() };
 }
 
 /// Registers the backend and serves the `serve=` parameter's caches. A
@@ -347,6 +393,16 @@ fn serve_one(list: &mut ServedList, c: &Candidate) -> Result {
         if e.serving {
             return Ok(());
         }
+        // A kept cache left rslub's registry if its destroy failed (no
+        // CPU-dead flush, no shrinker), and holds an isolated slab if not:
+        // neither serves again.
+        if e.kept {
+            pr_err!(
+                "serve {}: rslub keeps its cache of this name for good (a reported corruption or a failed destroy); not served again\n",
+                show(name)
+            );
+            return Err(EBUSY);
+        }
         // SAFETY: `e.s` is a live kernel cache (destroying it tells us
         // first) and `e.cache` its rslub cache.
         let err = unsafe { shim::rslub_shim_backend_serve(e.s, e.id, e.cache.cast()) };
@@ -400,7 +456,7 @@ fn serve_new(list: &mut ServedList, c: &Candidate, name: &[u8]) -> Result {
     // rslub's own memory for the cache (the list's slot, the cache, its
     // sysfs directory) comes from SLUB, not from a served cache: it lives
     // as long as the cache, which could then never drain.
-    // Under `SERVED`, so one task at a time.
+    let one = INTERNAL.lock();
     internal(true);
     let cache = list.0.reserve(1, GFP_KERNEL).map(|()| {
         // SAFETY: `cname` is NUL-terminated; the kernel cache's
@@ -418,6 +474,7 @@ fn serve_new(list: &mut ServedList, c: &Candidate, name: &[u8]) -> Result {
         }
     });
     internal(false);
+    drop(one);
     let cache = cache?;
     // An ERR_PTR (the last page of the address space): create said why.
     if cache.is_null() || cache as usize >= (-4095isize) as usize {
@@ -479,6 +536,8 @@ fn stop(pat: &[u8]) -> Result {
             // SAFETY: `e.s` is live while listed.
             unsafe { shim::rslub_shim_backend_unserve(e.s) };
             e.serving = false;
+            // SAFETY: as above.
+            flush_once(unsafe { &*e.cache });
             n += 1;
         }
     }
@@ -505,29 +564,38 @@ fn keep_isolated(e: &mut Served, cache: &Cache) -> bool {
     true
 }
 
-/// Destroys the draining caches whose objects are all back; schedules
-/// another look while some drain. A cache with an isolated slab is kept
-/// for good: the kernel may still hold objects of that slab and free them
-/// (to rslub, through the cache), so neither may go.
+/// Serving of `cache` just stopped (allocations in flight are done): its
+/// CPUs' slabs go to the node lists once, where the reaper's count and
+/// the shrinker see them. Only frees follow, which never make a CPU slab.
+fn flush_once(cache: &Cache) {
+    cache.flush_all();
+}
+
+/// Destroys the draining caches whose objects are all back, and schedules
+/// the next look (`Reaper`) while some drain. A cache with an isolated
+/// slab is kept for good: the kernel may still hold objects of that slab
+/// and free them (to rslub, through the cache), so neither may go.
 fn reap_locked(list: &mut ServedList) {
+    let mut out = 0usize;
     let mut i = 0;
     while i < list.0.len() {
         let e = &mut list.0[i];
         // SAFETY: `e.cache` is live while listed.
         let cache = unsafe { &*e.cache };
-        if e.serving || e.kept {
+        if e.serving || e.kept || keep_isolated(e, cache) {
             i += 1;
             continue;
         }
+        // Counted where the objects are; no CPU is disturbed.
+        let live = cache.totals().live_objects;
+        if live != 0 {
+            out += live;
+            i += 1;
+            continue;
+        }
+        // All back: the slabs frees put on CPU partial lists since the
+        // stop go to the node lists, where destroy frees them.
         cache.flush_all();
-        if keep_isolated(e, cache) {
-            i += 1;
-            continue;
-        }
-        if cache.totals().live_objects != 0 {
-            i += 1;
-            continue;
-        }
         // No allocation is in flight (unserved); this waits for the frees
         // in flight, the last of which may still be in rslub.
         // SAFETY: `e.s` is live (or kept by the kernel) while listed.
@@ -538,30 +606,107 @@ fn reap_locked(list: &mut ServedList) {
             i += 1;
             continue;
         }
-        // SAFETY: unserved and drained: no call on it runs or follows,
-        // unless an object came back to life, which destroy refuses.
-        if unsafe { rslub_cache_destroy(e.cache) } != 0 {
-            // rslub_cache_destroy said what it leaked; the cache stays
-            // listed, the kernel keeps its hooks on, rslub stays loaded.
-            e.kept = true;
-            i += 1;
-            continue;
-        }
         let Ok(e) = list.0.remove(i) else { break };
+        // The kernel lets go of rslub's cache before it goes: from here on
+        // no free can reach it through `s->backend_cache`.
         for _ in 0..e.serves {
             // SAFETY: one per `slab_backend_serve` of this cache, whose
             // objects are all back.
             unsafe { shim::rslub_shim_backend_drained(e.s) };
         }
+        // SAFETY: unserved, drained and let go by the kernel: no call on
+        // it runs or follows. A failed destroy (objects came back to
+        // life: a corruption) leaks the cache and says so.
+        unsafe { rslub_cache_destroy(e.cache) };
         if list.0.is_empty() {
             // SAFETY: the reference taken for the first served cache.
             unsafe { shim::rslub_shim_module_put() };
         }
     }
-    if list.0.iter().any(|e| !e.serving && !e.kept) {
-        // SAFETY: the work only calls `rslub_rust_serve_reap`.
+    schedule_reap(list, out);
+}
+
+/// The next look of the reaper, after one that found `out` objects out
+/// over the draining caches: a second after progress, twice the last
+/// interval without, none after `REAP_IDLE_LOOKS` looks without (the
+/// reaper sleeps, saying why, until `wake_reaper`).
+fn schedule_reap(list: &ServedList, out: usize) {
+    let mut r = REAPER.lock();
+    if !list.0.iter().any(|e| !e.serving && !e.kept) {
+        *r = Reaper {
+            next_ms: REAP_MS,
+            idle: 0,
+            last_out: usize::MAX,
+        };
+        REAPER_ASLEEP.store(false, Ordering::Relaxed);
+        return;
+    }
+    if out < r.last_out {
+        r.next_ms = REAP_MS;
+        r.idle = 0;
+    } else {
+        r.idle += 1;
+        r.next_ms = r.next_ms.saturating_mul(2);
+    }
+    r.last_out = out;
+    if r.idle >= REAP_IDLE_LOOKS {
+        r.next_ms = REAP_MS;
+        r.idle = 0;
+        r.last_out = usize::MAX;
+        REAPER_ASLEEP.store(true, Ordering::Relaxed);
+        report_asleep(list, out);
+        return;
+    }
+    REAPER_ASLEEP.store(false, Ordering::Relaxed);
+    // SAFETY: the work only calls `rslub_rust_serve_reap`.
+    unsafe { shim::rslub_shim_reap_schedule(r.next_ms) };
+}
+
+/// The reaper goes to sleep: one line naming what the kernel keeps.
+fn report_asleep(list: &ServedList, out: usize) {
+    let mut words = [0u8; 400];
+    let mut names = control::Page {
+        buf: &mut words,
+        len: 0,
+    };
+    for e in list.0.iter().filter(|e| !e.serving && !e.kept) {
+        // SAFETY: `e.cache` is live while listed.
+        let c = unsafe { &*e.cache };
+        if write!(names, " {}({})", c.name_str(), c.totals().live_objects).is_err() {
+            let _ = write!(names, " ...");
+            break;
+        }
+    }
+    pr_info!(
+        "serve: the reaper sleeps: {} objects of draining caches are still out (the kernel keeps them):{}; memory pressure or a write to /sys/kernel/rslub/serve wakes it\n",
+        out,
+        names.as_str()
+    );
+}
+
+/// Wakes the sleeping reaper for a look (memory pressure: rslub's shrinker
+/// was asked for its count). Cheap when it is not asleep.
+pub fn wake_reaper() {
+    if REAPER_ASLEEP.load(Ordering::Relaxed) && REAPER_ASLEEP.swap(false, Ordering::Relaxed) {
+        // SAFETY: the work only calls `rslub_rust_serve_reap`; a sleeping
+        // reaper means caches drain, so rslub holds its module and is not
+        // being unloaded.
         unsafe { shim::rslub_shim_reap_schedule(REAP_MS) };
     }
+}
+
+/// Runs `f` with the running task's allocations from served caches made
+/// by SLUB (`hooks::internal`): for rslub's own memory that lives as long
+/// as one of its caches.
+pub fn unserved<T>(f: impl FnOnce() -> T) -> T {
+    // Not `SERVED`: a sysfs write (which comes here) may run while the
+    // reaper, under `SERVED`, removes that cache's directory and waits for
+    // the write.
+    let _one = INTERNAL.lock();
+    internal(true);
+    let r = f();
+    internal(false);
+    r
 }
 
 /// The reaper's work item.
@@ -588,6 +733,8 @@ pub unsafe extern "C" fn rslub_rust_served_destroy(s: *mut c_void) -> c_int {
         // SAFETY: `s` is live.
         unsafe { shim::rslub_shim_backend_unserve(s) };
         e.serving = false;
+        // SAFETY: `e.cache` is live while listed.
+        flush_once(unsafe { &*e.cache });
     }
     reap_locked(&mut list);
     let Some(e) = list.0.iter_mut().find(|e| e.s == s) else {
