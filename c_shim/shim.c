@@ -587,7 +587,7 @@ int rslub_shim_debug_param(char *buf, unsigned long size)
 
 /*
  * Serving the kernel's own caches (rust/serve/ decides; the kernel's
- * hook is patches/0001, include/linux/slab_backend.h).
+ * hook is patches/, include/linux/slab_backend.h).
  */
 static char *serve_patterns;
 module_param_named(serve, serve_patterns, charp, 0444);

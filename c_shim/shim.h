@@ -241,7 +241,7 @@ int rslub_shim_debug_param(char *buf, unsigned long size);
 
 /*
  * --- serving the kernel's own caches (a kernel with CONFIG_SLAB_BACKEND,
- * patches/0001; include/linux/slab_backend.h) ---
+ * patches/; include/linux/slab_backend.h) ---
  *
  * Registers rslub as the slab backend: 0, or -EOPNOTSUPP on a kernel
  * without the hook, or -EBUSY. Unregister waits for calls in flight.

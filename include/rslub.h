@@ -209,7 +209,7 @@ int rslub_cache_validate(struct rslub_cache *s);
 
 /*
  * Serving the kernel's own caches (a test kernel with CONFIG_SLAB_BACKEND,
- * rslub's patches/0001; see docs/design.md, "Serving kernel caches").
+ * rslub's patches/; see docs/design.md, "Serving kernel caches").
  *
  * rslub_serve - serve kernel kmem_caches from rslub, or stop. @request is
  *   what /sys/kernel/rslub/serve takes: a cache name or shell glob starts

@@ -384,7 +384,8 @@ static void kt_rcu_list_path_on(struct kunit *test, const char *name,
 	kt_kfree_rcu_barrier(test);
 	KUNIT_EXPECT_GE(test, r.listed, KT_RCU_LISTED);
 	KUNIT_EXPECT_EQ(test, rslub_served_get(name, "errors"), 0);
-	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), 2 * KT_RCU_PAIRS - r.pairs);
+	KUNIT_EXPECT_EQ(test, rslub_served_objects(name),
+			(long)(2 * KT_RCU_PAIRS - r.pairs));
 	KUNIT_EXPECT_EQ(test, kt_rcu_damaged(&r, size), 0);
 	kt_rcu_free_rest(s, &r);
 	snprintf(stop, sizeof(stop), "-%s", name);
@@ -1025,7 +1026,7 @@ static void prefilled_sheaves_come_from_rslub(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wait_gone(name), -ENOENT);
 	kmem_cache_destroy(s);
 #else
-	/* Only patches/0001 exports the sheaf API to modules. */
+	/* Only patches/0005 exports the sheaf API to modules. */
 	kunit_skip(test, "kernel without the slab backend hook");
 #endif
 }

@@ -334,11 +334,11 @@ rsync -a --exclude /.git --exclude /results --exclude target --exclude '*.o' --e
 	cp tools/rslabinfo/target/release/rslabinfo "$TREE/tools/rslabinfo/target/release/" ||
 	fail "snapshot of the built tree into $TREE"
 
-# The served-cache VM needs the slab backend hook (patches/0001); a KDIR=
+# The served-cache VM needs the slab backend hook (patches/); a KDIR=
 # kernel without it skips it: serving is refused there, the API works.
 check_serve=${CHECK_SERVE:-1}
 if [ "$check_serve" = 1 ] && ! grep -q '^CONFIG_SLAB_BACKEND=y' "$KDIR/.config"; then
-	step "VM serve: skipped ($SERVE_CHECKS checks): $KDIR has no slab backend hook (patches/0001)"
+	step "VM serve: skipped ($SERVE_CHECKS checks): $KDIR has no slab backend hook (patches/)"
 	total_skip=$((total_skip + SERVE_CHECKS))
 	check_serve=0
 fi

@@ -35,7 +35,7 @@ mem_available() {	# KiB
 	awk '/^MemAvailable:/ { print $2 }' /proc/meminfo
 }
 rc=0
-# The serving checks need the kernel's slab backend hook (patches/0001).
+# The serving checks need the kernel's slab backend hook (patches/).
 hook=0
 grep -q " slab_backend_register$" /proc/kallsyms 2>/dev/null && hook=1
 echo "lifecycle: plan $((10 + 2 * hook))"

@@ -275,20 +275,35 @@ kernel_key() {
 	} | sha256sum | cut -c1-12 | sed "s/^/$ver-$(label)-/"
 }
 
+# unpatch KDIR: takes off the patches KDIR recorded, the last first
+# (.rslub-patches.d/; a build of an older setup recorded them as one file,
+# .rslub-patches, of one patch).
+unpatch() {
+	local kdir=$1 p
+	if [ -d "$kdir/.rslub-patches.d" ]; then
+		for p in $(ls "$kdir/.rslub-patches.d" | sort -r); do
+			patch -d "$kdir" -p1 -R -E --fuzz=0 --batch --quiet \
+				<"$kdir/.rslub-patches.d/$p" >/dev/null || return 1
+		done
+	elif [ -s "$kdir/.rslub-patches" ]; then
+		patch -d "$kdir" -p1 -R -E --fuzz=0 --batch --quiet <"$kdir/.rslub-patches" >/dev/null
+	fi
+}
+
 # seed_tree KDIR KEY: a new key of a flavor whose build of the same source
 # is cached (only patches/ or a fragment changed) starts from a copy of
-# that build, with the patches it recorded (.rslub-patches) taken off: make
+# that build, with the patches it recorded (unpatch) taken off: make
 # then rebuilds what changed, a few minutes instead of a cold build. Fails,
 # leaving no KDIR, when there is no such build or its patches do not come
 # off; the caller then extracts the source afresh.
 seed_tree() {
 	local kdir=$1 ver=${2%-"$(label)"-*} old hex=[0-9a-f]
 	for old in "$CACHE"/kernel/"$ver"-"$(label)"-$hex$hex$hex$hex$hex$hex$hex$hex$hex$hex$hex$hex; do
-		[ "$old" != "$kdir" ] && [ -f "$old/.rslub-built" ] && [ -f "$old/.rslub-patches" ] || continue
+		[ "$old" != "$kdir" ] && [ -f "$old/.rslub-built" ] &&
+			{ [ -f "$old/.rslub-patches" ] || [ -d "$old/.rslub-patches.d" ]; } || continue
 		rm -rf "$kdir"
 		if cp -a "$old" "$kdir" && rm -f "$kdir/.rslub-built" "$kdir/.rslub-extracted" &&
-			{ [ ! -s "$kdir/.rslub-patches" ] ||
-				patch -d "$kdir" -p1 -R -E --fuzz=0 --batch --quiet <"$kdir/.rslub-patches" >/dev/null; }; then
+			unpatch "$kdir"; then
 			say "start from the cached build $(basename "$old") (make rebuilds what changed)"
 			SEEDED=1
 			return 0
@@ -334,7 +349,9 @@ build_kernel() {
 			apply_patches "$kdir"
 		fi
 		# What is applied, for seed_tree to take off for the next key.
-		if patched; then cat "$ROOT"/patches/*.patch; fi >"$kdir/.rslub-patches"
+		rm -rf "$kdir/.rslub-patches" "$kdir/.rslub-patches.d"
+		mkdir "$kdir/.rslub-patches.d"
+		if patched; then cp "$ROOT"/patches/*.patch "$kdir/.rslub-patches.d/"; fi
 		touch "$kdir/.rslub-extracted"
 	fi
 	export RUST_LIB_SRC=/usr/src/rustc-$RUSTC_VER/library

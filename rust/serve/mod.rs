@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Serving the kernel's own caches: rslub as the slab backend of named
-//! kmem_caches (patches/0001, include/linux/slab_backend.h in the test
+//! kmem_caches (patches/, include/linux/slab_backend.h in the test
 //! kernel), so that real workloads run on the classic design.
 //!
 //! A served kernel cache gets an rslub cache of its name, object size,
@@ -188,7 +188,7 @@ pub fn exit() {
 
 fn why_no_backend(err: c_int) -> &'static str {
     if err == EOPNOTSUPP.to_errno() {
-        "this kernel has no slab backend hook (CONFIG_SLAB_BACKEND, patches/0001)"
+        "this kernel has no slab backend hook (CONFIG_SLAB_BACKEND, patches/)"
     } else {
         "another slab backend is registered"
     }
