@@ -11,7 +11,10 @@
 # again with no rslub allocation), objects coming back, empty caches gone, and
 # rmmod refused exactly while the kernel keeps served objects (the drain is
 # watched until it settles, CHECK_SERVE_DRAIN (30) seconds at most), and
-# last the KUnit suite rslub_serve_kept (it leaves rslub loaded).
+# last the KUnit suite rslub_serve_kept (it leaves rslub loaded) and the
+# reaper going to sleep. The guest wipes freed memory (init_on_free=1), and
+# the KUnit suite rslub_serve_kmalloc frees through kfree_rcu()'s list
+# path on the served kmalloc-96 and kmalloc-192 while '*' is served.
 # CHECK_SERVE=0 leaves it out. Validated under load: the caches of fork,
 # exec, mmap, files and TCP, a few kmalloc ones and skbuff_head_cache
 # (SERVE_VALIDATE; make stress SERVE=1 validates all 121).
@@ -20,13 +23,13 @@
 #   judge_serve   afterwards: its checks, kernel log and figures
 
 # The "serve: PASS" lines of scripts/guest-serve.sh (also make stress SERVE=1).
-SERVE_CHECKS=16
+SERVE_CHECKS=19
 SERVE_VALIDATE="task_struct mm_struct vm_area_struct maple_node anon_vma anon_vma_chain sighand_cache signal_cache files_cache filp TCP skbuff_head_cache kmalloc-64 kmalloc-512 kmalloc-1k"
 
 run_serve() {
 	local log=$OUT/vm-serve.log secs=${CHECK_SERVE_SECONDS:-15} drain=${CHECK_SERVE_DRAIN:-30}
 	cd "$TREE" || return 2
-	VM_CPUS=3 VM_NUMA=0 VM_MEM=1G VM_APPEND=log_buf_len=4M VM_TIMEOUT=$(vm_limit $((secs + drain))) \
+	VM_CPUS=3 VM_NUMA=0 VM_MEM=1G VM_APPEND='log_buf_len=4M init_on_free=1' VM_TIMEOUT=$(vm_limit $((secs + drain))) \
 		VM_CONSOLE=$OUT/console-serve.log \
 		scripts/vm.sh "$KDIR" "DRAIN_SECONDS=$drain SERVE_KEPT=1 SERVE_VALIDATE='$SERVE_VALIDATE' scripts/guest-serve.sh --dmesg $secs" 2>&1 |
 		cat >"$log"
