@@ -5,6 +5,7 @@
 #                   (VARIANT=locked_cmpxchg|fill_ge|free_batch: a build variant,
 #                   one of the bench's experiments, never the default module)
 #   make check      setup if needed, host tests, lint, build, KUnit in VMs
+#                   (DEBUG=1: on the debug kernel flavor, KASAN and friends)
 #   make bench      A/B benchmark: in-tree SLUB vs rslub vs a floor allocator
 #                   (QUICK=1, SUITE=max-empty|cpu-partial|fill|cmpxchg|hardening|free-batch|real|classic, KVM=1)
 #   make bench-compare A=results/<x> B=results/<y>   compare two saved runs
@@ -30,6 +31,11 @@
 
 ROOT := $(CURDIR)
 export PATH := $(HOME)/.cargo/bin:$(PATH)
+# DEBUG=1: every target on the debug kernel flavor (config/debug.config:
+# KASAN, KFENCE, kmemleak, DEBUG_VM, ...), built and cached apart.
+ifeq ($(DEBUG),1)
+export RSLUB_FLAVOR := debug
+endif
 export LIBCLANG_PATH ?= /usr/lib/llvm-22/lib
 
 # Which kernel: the user's KDIR= (command line or environment), or the

@@ -341,6 +341,10 @@ if [ "$check_serve" = 1 ] && ! grep -q '^CONFIG_SLAB_BACKEND=y' "$KDIR/.config";
 	step "VM serve: skipped ($SERVE_CHECKS checks): $KDIR has no slab backend hook (patches/)"
 	total_skip=$((total_skip + SERVE_CHECKS))
 	check_serve=0
+elif [ "$check_serve" = 1 ] && grep -q '^CONFIG_KASAN=y' "$KDIR/.config"; then
+	step "VM serve: skipped ($SERVE_CHECKS checks): $KDIR has KASAN, under which the kernel serves no cache"
+	total_skip=$((total_skip + SERVE_CHECKS))
+	check_serve=0
 fi
 
 # The guests, longest first: NAME:VCPUS:COMMAND. The hang test is idle

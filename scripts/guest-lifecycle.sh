@@ -35,9 +35,11 @@ mem_available() {	# KiB
 	awk '/^MemAvailable:/ { print $2 }' /proc/meminfo
 }
 rc=0
-# The serving checks need the kernel's slab backend hook (patches/).
+# The serving checks need the kernel's slab backend hook (patches/), and
+# a kernel without KASAN (under which it serves no cache).
 hook=0
-grep -q " slab_backend_register$" /proc/kallsyms 2>/dev/null && hook=1
+grep -q " slab_backend_register$" /proc/kallsyms 2>/dev/null &&
+	! grep -q " kasan_report$" /proc/kallsyms && hook=1
 echo "lifecycle: plan $((10 + 2 * hook))"
 result() {	# result CHECK PROBLEM: PASS when PROBLEM is empty
 	if [ -z "$2" ]; then

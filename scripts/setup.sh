@@ -3,7 +3,7 @@
 # Rust-enabled test kernel. Idempotent: every step checks first and skips what
 # is already there, so a second run finishes in seconds.
 #
-# Usage: scripts/setup.sh [--flavor test|bench|classic] [--no-patches] [--print-kdir]
+# Usage: scripts/setup.sh [--flavor test|bench|classic|debug] [--no-patches] [--print-kdir]
 #                         [--tools-only] [--dry-run]
 #                         [--apply-patches KERNEL_SOURCE_DIR]
 # Environment: RSLUB_CACHE (default ~/.cache/rslub), JOBS (default nproc+1).
@@ -33,7 +33,9 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export PATH=$HOME/.cargo/bin:$PATH
 CACHE=${RSLUB_CACHE:-$HOME/.cache/rslub}
-FLAVOR=test
+# RSLUB_FLAVOR=debug (make ... DEBUG=1): the test flavor with the memory
+# debuggers (config/debug.config), cached apart.
+FLAVOR=${RSLUB_FLAVOR:-test}
 NO_PATCHES=0
 PRINT_KDIR=0
 TOOLS_ONLY=0
@@ -257,7 +259,13 @@ fragment() {
 # the bench flavor's (the same bench-relevant options on both kernels)
 # plus its own.
 fragment_names() {
-	if [ "$CLASSIC" = 1 ]; then echo "base bench classic"; else echo "base $FLAVOR"; fi
+	if [ "$CLASSIC" = 1 ]; then
+		echo "base bench classic"
+	elif [ "$FLAVOR" = debug ]; then
+		echo "base test debug"
+	else
+		echo "base $FLAVOR"
+	fi
 }
 # The cache's name for the flavor (its stale builds are dropped).
 label() {
