@@ -50,8 +50,9 @@
 
 use costmodel_model::cache::{parse_size, Geometry};
 use costmodel_model::counts::{Counts, Record};
-use costmodel_model::decode::{classify, pack_rep, unpack_rep, Kind};
-use costmodel_model::machine::{Access, Config, Machine};
+use costmodel_model::decode::{pack_rep, unpack_rep, Kind};
+use costmodel_model::feed::Feed;
+use costmodel_model::machine::{Config, Machine};
 use qemu_plugin::sys::{
     qemu_plugin_cb_flags, qemu_plugin_id_t, qemu_plugin_insn, qemu_plugin_mem_rw,
     qemu_plugin_meminfo_t, qemu_plugin_tb, GByteArray,
@@ -116,11 +117,8 @@ struct State {
 struct Options {
     out: String,
     cfg: Config,
-    atomics: bool,
-    /// `strings=fold`: a rep string instruction counts once.
-    fold_strings: bool,
-    /// `rmw=whole`: an atomic priced by the state of its line.
-    rmw_whole: bool,
+    /// `atomics=`, `strings=`, `rmw=`: what the model is fed.
+    feed: Feed,
     /// `model=on`: caches and coherence; off: instructions only.
     model: bool,
     /// The address of the guest kernel's per-CPU `cpu_number` (System.map).
@@ -156,9 +154,7 @@ static CPU_OF_GS: OnceLock<Mutex<HashMap<u64, u32>>> = OnceLock::new();
 fn parse_options(args: &Args, vcpus: usize) -> Result<Options, String> {
     let mut cfg = Config::server(vcpus);
     let mut out = None;
-    let mut atomics = true;
-    let mut fold_strings = true;
-    let mut rmw_whole = true;
+    let mut feed = Feed::default();
     let mut model = true;
     let mut cpu_number = None;
     let on_off = |k: &str, v: &str| match v {
@@ -194,16 +190,16 @@ fn parse_options(args: &Args, vcpus: usize) -> Result<Options, String> {
             "l2" => cfg.l2 = Geometry::parse(v)?,
             "llc" => cfg.llc = Geometry::parse(v)?,
             "coherence" => cfg.coherence = on_off(k, v)?,
-            "atomics" => atomics = on_off(k, v)?,
+            "atomics" => feed.atomics = on_off(k, v)?,
             "strings" => {
-                fold_strings = match v {
+                feed.fold_strings = match v {
                     "fold" => true,
                     "iter" => false,
                     _ => return Err(format!("strings={v}: expected fold or iter")),
                 }
             }
             "rmw" => {
-                rmw_whole = match v {
+                feed.rmw_whole = match v {
                     "whole" => true,
                     "access" => false,
                     _ => return Err(format!("rmw={v}: expected whole or access")),
@@ -221,9 +217,7 @@ fn parse_options(args: &Args, vcpus: usize) -> Result<Options, String> {
     Ok(Options {
         out,
         cfg,
-        atomics,
-        fold_strings,
-        rmw_whole,
+        feed,
         model,
         cpu_number,
     })
@@ -248,9 +242,9 @@ fn header(o: &Options) -> String {
         g(&c.l2),
         g(&c.llc),
         if c.coherence { "on" } else { "off" },
-        if o.atomics { "on" } else { "off" },
-        if o.fold_strings { "fold" } else { "iter" },
-        if o.rmw_whole { "whole" } else { "access" },
+        if o.feed.atomics { "on" } else { "off" },
+        if o.feed.fold_strings { "fold" } else { "iter" },
+        if o.feed.rmw_whole { "whole" } else { "access" },
         if o.model { "on" } else { "off" },
         o.cpu_number.map_or("-".into(), |a| format!("{a:#x}")),
     )
@@ -329,7 +323,8 @@ fn totals(s: &State, by: u32, less: u64) -> Vec<Counts> {
         .map(|i| {
             let m = s.machine.counts[i];
             let v = i as u32;
-            let insns = counter(SB_INSNS, v) - s.machine.folded[i] - if v == by { less } else { 0 };
+            let insns =
+                Feed::insns(&s.machine, i, counter(SB_INSNS, v)) - if v == by { less } else { 0 };
             if !model {
                 return Counts {
                     insns,
@@ -488,29 +483,18 @@ extern "C" fn on_mem(vcpu: u32, info: qemu_plugin_meminfo_t, vaddr: u64, userdat
     if cpu >= s.prev.len() {
         return;
     }
-    let size = 1u64 << shift;
-    let kind = Kind::from_code(userdata as u64);
-    if let Kind::Rep(_) = kind {
-        s.machine.rep_access(cpu, vaddr, paddr, size, store, io);
-        return;
-    }
-    if io {
-        s.machine.counts[cpu].io += 1;
-        return;
-    }
-    let rmw_whole = OPTIONS.get().is_some_and(|o| o.rmw_whole);
-    if kind.rmw() && rmw_whole {
-        s.machine.rmw(cpu, paddr, size, kind, store);
-        return;
-    }
-    let how = if store {
-        Access::Write
-    } else if kind.rmw() {
-        Access::ReadForOwnership
-    } else {
-        Access::Read
-    };
-    s.machine.access(cpu, paddr, size, how);
+    let Some(opts) = OPTIONS.get() else { return };
+    let feed = opts.feed;
+    feed.mem(
+        &mut s.machine,
+        cpu,
+        userdata as u64,
+        vaddr,
+        paddr,
+        1 << shift,
+        store,
+        io,
+    );
 }
 
 /// A rep string instruction's execute callback, at each of its executions
@@ -567,13 +551,9 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
                 bytes.as_mut_ptr().cast(),
                 bytes.len(),
             );
-            let mut kind = classify(&bytes[..len.min(16)]);
-            if (!opts.atomics && kind.rmw()) || (!opts.fold_strings && matches!(kind, Kind::Rep(_)))
-            {
-                kind = Kind::Plain;
-            }
+            let kind = opts.feed.kind(&bytes[..len.min(16)]);
             let field = match kind {
-                _ if opts.rmw_whole => None,
+                _ if !opts.feed.counts_at_execution(kind) => None,
                 Kind::Locked => Some(SB_LOCKED),
                 Kind::Unlocked => Some(SB_UNLOCKED),
                 Kind::Cx16Locked => Some(SB_CX16_LOCKED),

@@ -3,7 +3,8 @@
 //! (`cache`), the machine with its coherence directory (`machine`), rep
 //! string instructions folded as the CPU runs them (`strings`), the
 //! decoding of atomics, string instructions and marks (`decode`), the
-//! counts and their file format (`counts`) and the prices (`profile`). The plugin (the crate one
+//! counts and their file format (`counts`), the prices (`profile`), and
+//! what the plugin does with each of QEMU's callbacks (`feed`). The plugin (the crate one
 //! level up) feeds it guest accesses; `cargo test` checks it on the host.
 #![deny(missing_docs)]
 
@@ -11,6 +12,7 @@ pub mod cache;
 pub mod calib;
 pub mod counts;
 pub mod decode;
+pub mod feed;
 pub mod machine;
 pub mod profile;
 pub mod strings;
