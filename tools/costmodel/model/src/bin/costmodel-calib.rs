@@ -3,7 +3,7 @@
 //! against a profile (`costmodel_model::calib`), one line per check:
 //!
 //! ```text
-//! model: plan 6
+//! model: plan 7
 //! model: PASS cx16: locked - unlocked cmpxchg16b: 9.00 cycles/op (profile: 9.00); ...
 //! ```
 //!
