@@ -37,10 +37,11 @@
 //! a rep string instruction gets an execute callback that folds its
 //! executions, the mark one that reads %rax, with `rmw=access` atomics one
 //! that counts them, and every instruction a memory callback with its kind
-//! (QEMU calls it only for instructions that access memory). Instructions are counted per
-//! translation block by an execute callback at its start; a mark
-//! takes off the instructions after it in its block, so that they count in
-//! the next region. Counting happens at execution. The model is one global
+//! (QEMU calls it only for instructions that access memory); what each
+//! callback does with the model is `costmodel_model::feed`. Instructions
+//! are counted per translation block by an execute callback at its start;
+//! a mark takes off the instructions after it in its block, so that they
+//! count in the next region. Counting happens at execution. The model is one global
 //! state behind a mutex: under `-icount` the vCPUs run round-robin on one
 //! thread, so its order of accesses is the same from run to run.
 //!
