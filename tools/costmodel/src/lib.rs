@@ -8,7 +8,7 @@
 //! -icount shift=0,sleep=off -plugin libcostmodel.so,out=FILE[,cpu_nodes=0:0:1:1]
 //!     [,mem_starts=0x40000000][,l1=48K:12][,l2=2M:16][,llc=16M:16]
 //!     [,coherence=off][,atomics=off][,cpu_number=0xADDR]
-//!     [,strings=fold|iter][,rmw=whole|access][,model=on|off]
+//!     [,strings=fold|iter][,rmw=whole|access][,model=on|off][,start=mark|boot]
 //! ```
 //!
 //! How instructions are counted (issue 51; the defaults first):
@@ -32,6 +32,8 @@
 //! commas). The model starts at the first mark of the boot: until then the
 //! memory callback returns at once (a boot costs far less), and the counts
 //! of the region the first mark ends hold instructions and atomics only.
+//! `start=boot` starts it at once (a guest without marks: the firmware
+//! alone, to see the plugin at work).
 //!
 //! At translation each instruction is decoded once (`decode::classify`):
 //! a rep string instruction gets an execute callback that folds its
@@ -207,6 +209,11 @@ fn parse_options(args: &Args, vcpus: usize) -> Result<Options, String> {
                 }
             }
             "model" => model = on_off(k, v)?,
+            "start" => match v {
+                "mark" => {}
+                "boot" => ARMED.store(true, Ordering::Relaxed),
+                _ => return Err(format!("start={v}: expected mark or boot")),
+            },
             "cpu_number" => cpu_number = Some(parse_size(v)?),
             _ => return Err(format!("unknown argument '{k}'")),
         }

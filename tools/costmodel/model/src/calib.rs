@@ -271,9 +271,144 @@ pub fn check(regions: &[Region], p: &Profile) -> Vec<Outcome> {
     out
 }
 
+/// What each region of guest/selftest.S must count, every field (one
+/// vCPU, interrupts off: nothing else runs), by the id of the mark that
+/// ends it: (id, name, what it does, counts).
+pub fn selftest_expected() -> Vec<(u64, &'static str, &'static str, Counts)> {
+    // Each region holds its instructions, the next mark's `mov $id,%eax`
+    // and the mark itself.
+    let string = |insns, reps, bytes| Counts {
+        insns,
+        str_insns: reps,
+        str_bytes: bytes,
+        ..Default::default()
+    };
+    vec![
+        (
+            1,
+            "stosb-cold",
+            "rep stosb of 4 KiB, cold: one instruction, 64 lines from DRAM",
+            Counts {
+                dram_local: 64,
+                ..string(6, 1, 4096)
+            },
+        ),
+        (
+            2,
+            "movsb",
+            "rep movsb of 4 KiB: 64 lines from DRAM, 64 in the L1",
+            Counts {
+                dram_local: 64,
+                l1_in_insn: 64,
+                ..string(6, 1, 4096)
+            },
+        ),
+        (
+            3,
+            "stosb-warm",
+            "rep stosb of 4 KiB, warm: 64 lines in the L1",
+            Counts {
+                l1_in_insn: 64,
+                ..string(6, 1, 4096)
+            },
+        ),
+        (
+            4,
+            "stosl-loop",
+            "100 rep stosl of 256 bytes: 100 instructions, 4 lines each",
+            Counts {
+                l1_in_insn: 400,
+                ..string(5 * 100 + 3, 100, 25_600)
+            },
+        ),
+        (
+            5,
+            "cmpxchg",
+            "cmpxchg and lock cmpxchg in the L1: their kinds, no l1",
+            Counts {
+                insns: 8,
+                locked: 1,
+                unlocked: 1,
+                l1_in_insn: 4,
+                ..Default::default()
+            },
+        ),
+        (
+            6,
+            "cmpsb",
+            "repe cmpsb of 256 bytes: one instruction, 256 elements, 4 lines twice",
+            Counts {
+                insns: 6,
+                str_insns: 1,
+                str_elems: 256,
+                l1_in_insn: 8,
+                ..Default::default()
+            },
+        ),
+    ]
+}
+
+/// Checks a counts file of guest/selftest.S: one outcome per region.
+pub fn selftest(regions: &[Region]) -> Vec<Outcome> {
+    selftest_expected()
+        .into_iter()
+        .map(|(id, name, what, want)| {
+            let got: Vec<&Region> = regions.iter().filter(|r| r.id == id).collect();
+            let (pass, detail) = match got[..] {
+                [r] if r.counts == want => (true, what.to_string()),
+                [r] => {
+                    let diff: Vec<String> = FIELDS
+                        .iter()
+                        .zip(r.counts.to_array().iter().zip(want.to_array()))
+                        .filter(|(_, (g, w))| **g != *w)
+                        .map(|(f, (g, w))| format!("{f}={g} (want {w})"))
+                        .collect();
+                    (false, format!("{what}: {}", diff.join(" ")))
+                }
+                _ => (false, format!("{what}: {} regions of id {id}", got.len())),
+            };
+            Outcome { name, pass, detail }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // The worked-out counts pass (the plugin wrote exactly these for
+    // guest/selftest.S under QEMU 10.0.2, 2026-12-04); a region counted as
+    // before issue 51 (strings=iter, as seen then) fails, and says how.
+    #[test]
+    fn selftest_judges_every_field() {
+        let fold: Vec<Region> = selftest_expected()
+            .into_iter()
+            .map(|(id, _, _, c)| Region {
+                seq: id + 1,
+                id,
+                counts: c,
+            })
+            .collect();
+        assert!(selftest(&fold).iter().all(|o| o.pass));
+        // strings=iter,rmw=access, as seen: 4102 instructions and 4096
+        // accesses for 4 KiB of rep stosb.
+        let mut old = fold.clone();
+        old[0].counts = Counts {
+            insns: 4102,
+            l1: 4032,
+            dram_local: 64,
+            ..Default::default()
+        };
+        let out = selftest(&old);
+        assert!(!out[0].pass && out.iter().skip(1).all(|o| o.pass));
+        assert!(
+            out[0].detail.contains("insns=4102 (want 6)"),
+            "{}",
+            out[0].detail
+        );
+        // A region missing.
+        assert!(!selftest(&fold[1..])[0].pass);
+    }
 
     fn profile() -> Profile {
         let text =
