@@ -24,6 +24,8 @@
 #   make costmodel  the cost model: its QEMU plugin, costmodel-price and
 #                   costmodel-calib (tools/costmodel), the calibration
 #                   program its make check guest runs and `mark`
+#   make costmodel-selftest  the plugin under QEMU without a kernel: rep
+#                   string instructions and atomics counted as worked out
 #   make mutants    mutation testing of the core's host tests (cargo-mutants;
 #                   FILE='slub/*.rs' RE=regex JOBS=1 LIST=1; not part of check)
 #
@@ -66,7 +68,7 @@ RUST_SRC := $(wildcard rust/*.rs rust/serve/*.rs rust/core/*.rs rust/core/slub/*
 C_SRC := $(filter-out %.mod.c c_shim/host_shim.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c kunit/*.h bench/*.c stress/*.c include/*.h tools/realprogs/*.c tools/costmodel/guest/*.c))
 
 .PHONY: all modules setup check bench bench-compare bench-verdict trace-pair stress lint fmt vm kdir clean host-test \
-	host-test-free-batch mutants costmodel
+	host-test-free-batch mutants costmodel costmodel-selftest
 
 all: modules
 
@@ -84,6 +86,11 @@ setup:
 # the guest runs it from the host's filesystem over 9p).
 costmodel: tools/costmodel/guest/calib tools/costmodel/guest/mark
 	cd tools/costmodel && cargo build --release --quiet
+
+# The plugin under QEMU without a kernel: a multiboot guest of rep string
+# instructions and atomics, every field of its counts checked (2 s).
+costmodel-selftest: costmodel
+	tools/costmodel/selftest.sh
 
 tools/costmodel/guest/calib: tools/costmodel/guest/calib.c include/rslub_mark.h
 	$(CC) -O2 -Wall -Wextra -Werror -static -pthread -o $@ $<

@@ -40,7 +40,9 @@ expand_modes() {
 # model_qemu_opts KDIR COUNTS [ARG,...]: QEMU options for a boot under the
 # cost model's plugin (tools/costmodel, built by `make costmodel`): -icount,
 # the counts file, the kernel's per-CPU cpu_number (System.map; the plugin
-# finds the running vCPU with it) and any further plugin arguments.
+# finds the running vCPU with it) and any further plugin arguments, then
+# MODEL_ARGS from the environment (e.g. MODEL_ARGS=strings=iter,rmw=access:
+# the counting before issue 51, for comparison).
 model_qemu_opts() {
 	local kdir=$1 counts=$2 extra=${3:-} cn
 	cn=$(awk '$3 == "cpu_number" { print $1; exit }' "$kdir/System.map" 2>/dev/null)
@@ -51,7 +53,7 @@ model_qemu_opts() {
 		[ -z "$cn" ] || cn=$(printf '%x' $((0x$cn + 12)))
 	fi
 	[ -n "$cn" ] || { echo "model: no cpu_number (nor pcpu_hot) in $kdir/System.map" >&2; return 1; }
-	echo "-icount shift=0,sleep=off -plugin $ROOT/tools/costmodel/target/release/libcostmodel.so,out=$counts,cpu_number=0x$cn${extra:+,$extra}"
+	echo "-icount shift=0,sleep=off -plugin $ROOT/tools/costmodel/target/release/libcostmodel.so,out=$counts,cpu_number=0x$cn${extra:+,$extra}${MODEL_ARGS:+,$MODEL_ARGS}"
 }
 
 # lock_build DIR: holds DIR (a module build copy of make bench) for this

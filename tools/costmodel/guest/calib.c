@@ -17,6 +17,8 @@
  *   5 BOUNCE_X  the same between vCPU 0 and vCPU 2 (two nodes)
  *   6 CHASE_DRAM N hops of a pointer chase through 4x the LLC
  *   7 CHASE_L1  N hops through 8 KiB
+ *   8 STR_STOS  N rep stosb of 4 KiB on a buffer in the L1
+ *   9 STR_MOVS  N rep movsb of 4 KiB between two buffers in the L1
  * A hand-over: each side spins on a locked compare-and-swap that succeeds
  * only on its turn, with `pause` between tries (under TCG, pause hands the
  * host thread to the next vCPU). Each successful swap takes the line from
@@ -38,7 +40,7 @@
 
 #define ID(test, n) (((unsigned long long)(test) << 32) | (n))
 
-enum { CX16 = 1, CX16_LOCK, BOUNCE, BOUNCE_X = 5, CHASE_DRAM, CHASE_L1 };
+enum { CX16 = 1, CX16_LOCK, BOUNCE, BOUNCE_X = 5, CHASE_DRAM, CHASE_L1, STR_STOS, STR_MOVS };
 
 #define ROUNDS 5
 
@@ -234,6 +236,51 @@ static void chase(int test, size_t bytes, unsigned int n)
 	munmap(b, bytes);
 }
 
+/* --- rep string instructions -------------------------------------------- */
+
+/*
+ * Under -icount QEMU runs a rep one element per execution; the model folds
+ * them into one instruction and its lines (model/src/strings.rs): each
+ * operation here is one instruction (and the loop's few), 4096 bytes, 64
+ * line accesses for stosb and 128 for movsb.
+ */
+static void rep_stosb(void *dst, size_t n)
+{
+	asm volatile("rep stosb" : "+D"(dst), "+c"(n) : "a"(0) : "memory");
+}
+
+static void rep_movsb(void *dst, const void *src, size_t n)
+{
+	asm volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+}
+
+static void strings(unsigned int n)
+{
+	unsigned char *src = aligned_alloc(4096, 4096);
+	unsigned char *dst = aligned_alloc(4096, 4096);
+	unsigned int i;
+	int r;
+
+	if (!src || !dst) {
+		fprintf(stderr, "calib: no memory\n");
+		exit(2);
+	}
+	/* Warm: both buffers in the L1 (8 KiB of its 48). */
+	memset(src, 1, 4096);
+	memset(dst, 0, 4096);
+	for (r = 0; r < ROUNDS; r++) {
+		rslub_mark(0);
+		for (i = 0; i < n; i++)
+			rep_stosb(dst, 4096);
+		rslub_mark(ID(STR_STOS, n));
+		for (i = 0; i < n; i++)
+			rep_movsb(dst, src, 4096);
+		rslub_mark(ID(STR_MOVS, n));
+	}
+	free(src);
+	free(dst);
+}
+
 int main(int argc, char **argv)
 {
 	size_t llc = argc > 1 ? strtoull(argv[1], NULL, 0) : 16u << 20;
@@ -246,6 +293,7 @@ int main(int argc, char **argv)
 	bounce(BOUNCE_X, 0, 2, 2000);
 	chase(CHASE_DRAM, 4 * llc, 40000);
 	chase(CHASE_L1, 8 << 10, 40000);
+	strings(200);
 	printf("calib: done (llc %zu bytes)\n", llc);
 	return chase_buf ? 0 : 1;
 }

@@ -8,7 +8,21 @@
 //! -icount shift=0,sleep=off -plugin libcostmodel.so,out=FILE[,cpu_nodes=0:0:1:1]
 //!     [,mem_starts=0x40000000][,l1=48K:12][,l2=2M:16][,llc=16M:16]
 //!     [,coherence=off][,atomics=off][,cpu_number=0xADDR]
+//!     [,strings=fold|iter][,rmw=whole|access][,model=on|off][,start=mark|boot]
 //! ```
+//!
+//! How instructions are counted (issue 51; the defaults first):
+//! - `strings=fold`: a rep string instruction is one instruction, priced by
+//!   its bytes, its lines one access each (`costmodel_model::strings`);
+//!   `strings=iter`: as QEMU runs it, one instruction and one access per
+//!   element (the counts before issue 51).
+//! - `rmw=whole`: an atomic is priced once, by the state of its line
+//!   (`Machine::rmw`); `rmw=access`: its kind's price plus its load and its
+//!   store as plain accesses (before issue 51).
+//! - `model=off`: instructions only (rep folded), for an icount boot that
+//!   wants the instruction count the CPU would retire: no memory callback
+//!   but a rep instruction's, and every field but `insns` and `str_insns`
+//!   written as 0.
 //!
 //! `cpu_number=` is the address of the guest kernel's per-CPU `cpu_number`
 //! (System.map): without it, under round-robin TCG, every access counts on
@@ -18,14 +32,18 @@
 //! commas). The model starts at the first mark of the boot: until then the
 //! memory callback returns at once (a boot costs far less), and the counts
 //! of the region the first mark ends hold instructions and atomics only.
+//! `start=boot` starts it at once (a guest without marks: the firmware
+//! alone, to see the plugin at work).
 //!
 //! At translation each instruction is decoded once (`decode::classify`):
-//! atomics get an execute callback that counts them, the mark one that
-//! reads %rax, every instruction a memory callback (QEMU calls it only for
-//! instructions that access memory). Instructions are counted per
-//! translation block by an execute callback at its start; a mark
-//! takes off the instructions after it in its block, so that they count in
-//! the next region. Counting happens at execution. The model is one global
+//! a rep string instruction gets an execute callback that folds its
+//! executions, the mark one that reads %rax, with `rmw=access` atomics one
+//! that counts them, and every instruction a memory callback with its kind
+//! (QEMU calls it only for instructions that access memory); what each
+//! callback does with the model is `costmodel_model::feed`. Instructions
+//! are counted per translation block by an execute callback at its start;
+//! a mark takes off the instructions after it in its block, so that they
+//! count in the next region. Counting happens at execution. The model is one global
 //! state behind a mutex: under `-icount` the vCPUs run round-robin on one
 //! thread, so its order of accesses is the same from run to run.
 //!
@@ -35,8 +53,9 @@
 
 use costmodel_model::cache::{parse_size, Geometry};
 use costmodel_model::counts::{Counts, Record};
-use costmodel_model::decode::{classify, Kind};
-use costmodel_model::machine::{Access, Config, Machine};
+use costmodel_model::decode::{pack_rep, unpack_rep, Kind};
+use costmodel_model::feed::Feed;
+use costmodel_model::machine::{Config, Machine};
 use qemu_plugin::sys::{
     qemu_plugin_cb_flags, qemu_plugin_id_t, qemu_plugin_insn, qemu_plugin_mem_rw,
     qemu_plugin_meminfo_t, qemu_plugin_tb, GByteArray,
@@ -54,7 +73,9 @@ use std::io::{BufWriter, Write};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-/// The counters kept outside the model, one u64 each per vCPU.
+/// The counters kept outside the model, one u64 each per vCPU: QEMU's
+/// instruction count (every execution of a rep instruction), and with
+/// `rmw=access` the atomics by kind.
 const SB_INSNS: usize = 0;
 const SB_LOCKED: usize = 1;
 const SB_UNLOCKED: usize = 2;
@@ -99,7 +120,10 @@ struct State {
 struct Options {
     out: String,
     cfg: Config,
-    atomics: bool,
+    /// `atomics=`, `strings=`, `rmw=`: what the model is fed.
+    feed: Feed,
+    /// `model=on`: caches and coherence; off: instructions only.
+    model: bool,
     /// The address of the guest kernel's per-CPU `cpu_number` (System.map).
     cpu_number: Option<u64>,
 }
@@ -133,7 +157,8 @@ static CPU_OF_GS: OnceLock<Mutex<HashMap<u64, u32>>> = OnceLock::new();
 fn parse_options(args: &Args, vcpus: usize) -> Result<Options, String> {
     let mut cfg = Config::server(vcpus);
     let mut out = None;
-    let mut atomics = true;
+    let mut feed = Feed::default();
+    let mut model = true;
     let mut cpu_number = None;
     let on_off = |k: &str, v: &str| match v {
         "on" | "true" | "yes" => Ok(true),
@@ -168,7 +193,27 @@ fn parse_options(args: &Args, vcpus: usize) -> Result<Options, String> {
             "l2" => cfg.l2 = Geometry::parse(v)?,
             "llc" => cfg.llc = Geometry::parse(v)?,
             "coherence" => cfg.coherence = on_off(k, v)?,
-            "atomics" => atomics = on_off(k, v)?,
+            "atomics" => feed.atomics = on_off(k, v)?,
+            "strings" => {
+                feed.fold_strings = match v {
+                    "fold" => true,
+                    "iter" => false,
+                    _ => return Err(format!("strings={v}: expected fold or iter")),
+                }
+            }
+            "rmw" => {
+                feed.rmw_whole = match v {
+                    "whole" => true,
+                    "access" => false,
+                    _ => return Err(format!("rmw={v}: expected whole or access")),
+                }
+            }
+            "model" => model = on_off(k, v)?,
+            "start" => match v {
+                "mark" => {}
+                "boot" => ARMED.store(true, Ordering::Relaxed),
+                _ => return Err(format!("start={v}: expected mark or boot")),
+            },
             "cpu_number" => cpu_number = Some(parse_size(v)?),
             _ => return Err(format!("unknown argument '{k}'")),
         }
@@ -180,7 +225,8 @@ fn parse_options(args: &Args, vcpus: usize) -> Result<Options, String> {
     Ok(Options {
         out,
         cfg,
-        atomics,
+        feed,
+        model,
         cpu_number,
     })
 }
@@ -196,7 +242,7 @@ fn header(o: &Options) -> String {
     };
     let g = |g: &Geometry| format!("{}K:{}", g.bytes >> 10, g.ways);
     format!(
-        "# costmodel counts v1 vcpus={} cpu_nodes={} mem_starts={} l1={} l2={} llc={} coherence={} atomics={} cpu_number={}",
+        "# costmodel counts v2 vcpus={} cpu_nodes={} mem_starts={} l1={} l2={} llc={} coherence={} atomics={} strings={} rmw={} model={} cpu_number={}",
         c.cpu_nodes.len(),
         list(c.cpu_nodes.iter().map(|n| n.to_string()).collect()),
         list(c.mem_starts.iter().map(|a| format!("{a:#x}")).collect()),
@@ -204,7 +250,10 @@ fn header(o: &Options) -> String {
         g(&c.l2),
         g(&c.llc),
         if c.coherence { "on" } else { "off" },
-        if o.atomics { "on" } else { "off" },
+        if o.feed.atomics { "on" } else { "off" },
+        if o.feed.fold_strings { "fold" } else { "iter" },
+        if o.feed.rmw_whole { "whole" } else { "access" },
+        if o.model { "on" } else { "off" },
         o.cpu_number.map_or("-".into(), |a| format!("{a:#x}")),
     )
 }
@@ -274,18 +323,31 @@ qemu_plugin::register!(CostModel);
 
 /// Each vCPU's totals now: the model's events and the scoreboard's counts;
 /// `less` instructions taken off vCPU `by` (those of its block after the
-/// mark, which have been counted already but not run).
+/// mark, which have been counted already but not run). The instructions
+/// are QEMU's less the rep executions the model folded.
 fn totals(s: &State, by: u32, less: u64) -> Vec<Counts> {
+    let model = OPTIONS.get().is_none_or(|o| o.model);
     (0..s.prev.len())
-        .map(|v| {
-            let mut c = s.machine.counts[v];
-            let v = v as u32;
-            c.insns = counter(SB_INSNS, v) - if v == by { less } else { 0 };
-            c.locked = counter(SB_LOCKED, v);
-            c.unlocked = counter(SB_UNLOCKED, v);
-            c.cx16_locked = counter(SB_CX16_LOCKED, v);
-            c.cx16_unlocked = counter(SB_CX16_UNLOCKED, v);
-            c
+        .map(|i| {
+            let m = s.machine.counts[i];
+            let v = i as u32;
+            let insns =
+                Feed::insns(&s.machine, i, counter(SB_INSNS, v)) - if v == by { less } else { 0 };
+            if !model {
+                return Counts {
+                    insns,
+                    str_insns: m.str_insns,
+                    ..Counts::default()
+                };
+            }
+            Counts {
+                insns,
+                locked: m.locked + counter(SB_LOCKED, v),
+                unlocked: m.unlocked + counter(SB_UNLOCKED, v),
+                cx16_locked: m.cx16_locked + counter(SB_CX16_LOCKED, v),
+                cx16_unlocked: m.cx16_unlocked + counter(SB_CX16_UNLOCKED, v),
+                ..m
+            }
         })
         .collect()
 }
@@ -403,8 +465,7 @@ extern "C" fn on_mark(vcpu: u32, userdata: *mut c_void) {
     ARMED.store(true, Ordering::Relaxed);
 }
 
-/// The memory callback; `userdata` is 1 for an atomic read-modify-write
-/// (its load asks for ownership), else 0.
+/// The memory callback; `userdata` is the instruction's `Kind::code`.
 extern "C" fn on_mem(vcpu: u32, info: qemu_plugin_meminfo_t, vaddr: u64, userdata: *mut c_void) {
     if !ARMED.load(Ordering::Relaxed) {
         return;
@@ -430,18 +491,36 @@ extern "C" fn on_mem(vcpu: u32, info: qemu_plugin_meminfo_t, vaddr: u64, userdat
     if cpu >= s.prev.len() {
         return;
     }
-    if io {
-        s.machine.counts[cpu].io += 1;
+    let Some(opts) = OPTIONS.get() else { return };
+    let feed = opts.feed;
+    feed.mem(
+        &mut s.machine,
+        cpu,
+        userdata as u64,
+        vaddr,
+        paddr,
+        1 << shift,
+        store,
+        io,
+    );
+}
+
+/// A rep string instruction's execute callback, at each of its executions
+/// (one per element under -icount); `userdata` is `pack_rep` of its
+/// address and operation.
+extern "C" fn on_rep(vcpu: u32, userdata: *mut c_void) {
+    if !ARMED.load(Ordering::Relaxed) {
         return;
     }
-    let how = if store {
-        Access::Write
-    } else if !userdata.is_null() {
-        Access::ReadForOwnership
-    } else {
-        Access::Read
-    };
-    s.machine.access(cpu, paddr, 1 << shift, how);
+    let Some(state) = STATE.get() else { return };
+    let (pc, op) = unpack_rep(userdata as u64);
+    let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+    let cpu = running(vcpu);
+    if cpu as usize >= s.prev.len() {
+        return;
+    }
+    let count = counter(SB_INSNS, cpu);
+    s.machine.rep_exec(cpu as usize, pc, op, count);
 }
 
 /// A block's execute callback; `userdata` is its number of instructions.
@@ -480,16 +559,14 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
                 bytes.as_mut_ptr().cast(),
                 bytes.len(),
             );
-            let mut kind = classify(&bytes[..len.min(16)]);
-            if !opts.atomics && kind != Kind::Mark {
-                kind = Kind::Plain;
-            }
+            let kind = opts.feed.kind(&bytes[..len.min(16)]);
             let field = match kind {
+                _ if !opts.feed.counts_at_execution(kind) => None,
                 Kind::Locked => Some(SB_LOCKED),
                 Kind::Unlocked => Some(SB_UNLOCKED),
                 Kind::Cx16Locked => Some(SB_CX16_LOCKED),
                 Kind::Cx16Unlocked => Some(SB_CX16_UNLOCKED),
-                Kind::Plain | Kind::Mark => None,
+                _ => None,
             };
             if let Some(f) = field {
                 qemu_plugin::sys::qemu_plugin_register_vcpu_insn_exec_cb(
@@ -507,12 +584,23 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
                     (n - i - 1) as *mut c_void,
                 );
             }
+            if let Kind::Rep(op) = kind {
+                let pc = qemu_plugin::sys::qemu_plugin_insn_vaddr(insn);
+                qemu_plugin::sys::qemu_plugin_register_vcpu_insn_exec_cb(
+                    insn,
+                    Some(on_rep),
+                    qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
+                    pack_rep(pc, op) as *mut c_void,
+                );
+            } else if !opts.model {
+                continue;
+            }
             qemu_plugin::sys::qemu_plugin_register_vcpu_mem_cb(
                 insn,
                 Some(on_mem),
                 qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
                 qemu_plugin_mem_rw::QEMU_PLUGIN_MEM_RW,
-                kind.rmw() as usize as *mut c_void,
+                kind.code() as *mut c_void,
             );
         }
     }

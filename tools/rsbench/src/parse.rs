@@ -432,6 +432,7 @@ mod tests {
         assert_eq!(m.len(), 1 + FIELDS.len());
         assert_eq!(m[0].0, "cycles_per_op");
         assert_eq!(m[15].0, "ev_io_per_op");
+        assert_eq!(m[FIELDS.len()].0, "ev_rmw_xfer_per_op");
         assert_eq!(model_measures(&by_id, &[3, 7, 9], 4, &p), Err(vec![7, 9]));
     }
 }

@@ -292,7 +292,9 @@ const EVENTS: [(&str, &[&str]); 5] = [
     ),
     ("xfer", &["xfer_local", "xfer_remote"]),
     ("dram", &["dram_local", "dram_remote"]),
-    ("locked", &["locked", "cx16_locked"]),
+    // An atomic whose line came by a transfer counts in rmw_xfer, not in
+    // its kind (the transfer prices it); nearly all are locked ones.
+    ("locked", &["locked", "cx16_locked", "rmw_xfer"]),
 ];
 
 /// An event count per operation: whole numbers as they are, small
@@ -382,7 +384,8 @@ fn events(b: &Bench, mode: &str, workload: &str, series: &[String], legend: bool
         "instr = instructions; cyc/instr = modeled cycles per instruction; \
          L1miss = accesses L1 did not serve (l2+llc+dram+xfer);\n\
          xfer = cache-to-cache transfers (local+remote); dram = DRAM accesses \
-         (local+remote); locked = locked atomics (incl. lock cmpxchg16b)\n"
+         (local+remote); locked = locked atomics (incl. lock cmpxchg16b, and any \
+         atomic whose line came by a transfer)\n"
     } else {
         ""
     };

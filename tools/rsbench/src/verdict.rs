@@ -13,13 +13,14 @@
 //! which event groups make the difference in cycles.
 
 use crate::model::{Bench, Measure};
-use costmodel_model::counts::FIELDS;
+use costmodel_model::counts::{FIELDS, N_FIELDS};
 use costmodel_model::profile::Profile;
 use std::collections::BTreeMap;
 
 /// The event groups a difference is told in, by field.
-const GROUPS: [(&str, &[&str]); 5] = [
+const GROUPS: [(&str, &[&str]); 6] = [
     ("instr", &["insns"]),
+    ("strings", &["str_insns", "str_bytes", "str_elems"]),
     ("hits", &["l1", "l2", "llc"]),
     ("dram", &["dram_local", "dram_remote"]),
     ("xfer", &["xfer_local", "xfer_remote"]),
@@ -91,7 +92,7 @@ fn point(m: &Measure) -> Point {
 
 /// Each round's events per operation of one series at each point, in
 /// `FIELDS` order; rounds missing a field are dropped.
-fn events(bench: &Bench, series: &str) -> BTreeMap<Point, Vec<[f64; 15]>> {
+fn events(bench: &Bench, series: &str) -> BTreeMap<Point, Vec<[f64; N_FIELDS]>> {
     let mut by: BTreeMap<Point, Vec<Option<&Measure>>> = BTreeMap::new();
     for m in bench.results.iter().filter(|m| m.series() == series) {
         let Some(field) = m
@@ -115,7 +116,7 @@ fn events(bench: &Bench, series: &str) -> BTreeMap<Point, Vec<[f64; 15]>> {
             let n = fields.iter().map(|m| m.rounds.len()).min()?;
             let rounds = (0..n)
                 .map(|r| {
-                    let mut e = [0.0; 15];
+                    let mut e = [0.0; N_FIELDS];
                     for (i, m) in fields.iter().enumerate() {
                         e[i] = m.rounds[r];
                     }
@@ -127,7 +128,7 @@ fn events(bench: &Bench, series: &str) -> BTreeMap<Point, Vec<[f64; 15]>> {
         .collect()
 }
 
-fn price(p: &Profile, e: &[f64; 15]) -> f64 {
+fn price(p: &Profile, e: &[f64; N_FIELDS]) -> f64 {
     e.iter().zip(p.cycles).map(|(n, c)| n * c).sum()
 }
 
@@ -141,8 +142,8 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-fn mean(rounds: &[[f64; 15]]) -> [f64; 15] {
-    let mut m = [0.0; 15];
+fn mean(rounds: &[[f64; N_FIELDS]]) -> [f64; N_FIELDS] {
+    let mut m = [0.0; N_FIELDS];
     for e in rounds {
         for (a, b) in m.iter_mut().zip(e) {
             *a += b / rounds.len() as f64;
@@ -153,8 +154,8 @@ fn mean(rounds: &[[f64; 15]]) -> [f64; 15] {
 
 /// The factor on the transfer and atomic prices of `p` at which the
 /// cycles of `x` and `b` (mean events) are equal, if a positive one.
-pub fn flip(p: &Profile, x: &[f64; 15], b: &[f64; 15]) -> Option<f64> {
-    let split = |e: &[f64; 15]| {
+pub fn flip(p: &Profile, x: &[f64; N_FIELDS], b: &[f64; N_FIELDS]) -> Option<f64> {
+    let split = |e: &[f64; N_FIELDS]| {
         let (mut fixed, mut scaled) = (0.0, 0.0);
         for (i, f) in FIELDS.iter().enumerate() {
             let c = e[i] * p.cycles[i];
@@ -173,7 +174,7 @@ pub fn flip(p: &Profile, x: &[f64; 15], b: &[f64; 15]) -> Option<f64> {
 
 /// The groups that make most of the difference in cycles of `x` over `b`
 /// under `p`: the two largest, signed, in cycles per operation.
-fn drivers(p: &Profile, x: &[f64; 15], b: &[f64; 15]) -> String {
+fn drivers(p: &Profile, x: &[f64; N_FIELDS], b: &[f64; N_FIELDS]) -> String {
     let mut d: Vec<(&str, f64)> = GROUPS
         .iter()
         .map(|(name, fields)| {
@@ -244,7 +245,7 @@ pub fn verdict(bench: &Bench, base: &str, vs: &str, scen: &[Scenario]) -> Result
     let mut rows = vec![head];
     for p in points {
         let (rb, rx) = (&eb[p], &ex[p]);
-        let cost = |s: &Scenario, r: &[[f64; 15]]| {
+        let cost = |s: &Scenario, r: &[[f64; N_FIELDS]]| {
             median(r.iter().map(|e| price(&s.profile, e)).collect())
         };
         let mut row = vec![
@@ -305,7 +306,7 @@ mod tests {
     }
 
     /// A bench with `alloc`'s events at one point, one round per vector.
-    fn add(bench: &mut Bench, alloc: &str, rounds: &[[f64; 15]]) {
+    fn add(bench: &mut Bench, alloc: &str, rounds: &[[f64; N_FIELDS]]) {
         for (i, f) in FIELDS.iter().enumerate() {
             let v: Vec<f64> = rounds.iter().map(|e| e[i]).collect();
             bench.results.push(Measure {
@@ -330,10 +331,10 @@ mod tests {
     fn flip_is_where_the_prices_equal_the_costs() {
         let p = profile();
         // x: 100 instructions and one transfer; b: 200 instructions.
-        let mut x = [0.0; 15];
+        let mut x = [0.0; N_FIELDS];
         x[field("insns")] = 100.0;
         x[field("xfer_local")] = 1.0;
-        let mut b = [0.0; 15];
+        let mut b = [0.0; N_FIELDS];
         b[field("insns")] = 200.0;
         // 100 + f * xfer_local = 200 at f = 100 / xfer_local's price.
         let f = flip(&p, &x, &b).unwrap();
@@ -352,7 +353,7 @@ mod tests {
         let mut second = p.clone();
         second.name = "other".into();
         let scen = scenarios(&p, &second).unwrap();
-        let mut e = [0.0; 15];
+        let mut e = [0.0; N_FIELDS];
         e[field("insns")] = 100.0;
         let mut x = e;
         x[field("cx16_locked")] = 1.0;

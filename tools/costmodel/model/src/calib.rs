@@ -17,6 +17,10 @@
 //! - `chase-dram`, `chase-l1`: a pointer chase through four times the LLC
 //!   costs one DRAM access and its price per hop, through 8 KiB an L1 hit
 //!   (the cache hierarchy);
+//! - `strings`: a 4 KiB `rep stosb` and a 4 KiB `rep movsb` on buffers in
+//!   the L1 are one instruction each (with the loop's few: at most 16 per
+//!   operation), 4096 bytes, and 64 and 128 line accesses (the folding of
+//!   model/src/strings.rs; `strings=iter` counts 4097 and 4096);
 //! - `repeat`: the same work counted again in one boot gives the same
 //!   counts (determinism): the closest two rounds of the DRAM chase within
 //!   0.5 % in every field, and of the bounce in its transfers (a tick makes
@@ -38,6 +42,14 @@ pub const BOUNCE_X: u64 = 5;
 pub const CHASE_DRAM: u64 = 6;
 /// A pointer chase through 8 KiB.
 pub const CHASE_L1: u64 = 7;
+/// 4 KiB rep stosb.
+pub const STR_STOS: u64 = 8;
+/// 4 KiB rep movsb.
+pub const STR_MOVS: u64 = 9;
+
+/// The most instructions a string operation of the program may count: the
+/// rep instruction and its loop's (6 in all as GCC builds it), with room.
+pub const STR_MAX_INSNS: f64 = 16.0;
 
 /// The relative tolerance of a count or price.
 pub const TOLERANCE: f64 = 0.05;
@@ -56,7 +68,7 @@ pub struct Outcome {
 }
 
 /// The number of checks `check` reports.
-pub const PLAN: usize = 6;
+pub const PLAN: usize = 7;
 
 /// The rounds of a test, quietest first: (operations, counts).
 fn rounds(regions: &[Region], test: u64, p: &Profile) -> Vec<(u64, Counts)> {
@@ -185,6 +197,36 @@ pub fn check(regions: &[Region], p: &Profile) -> Vec<Outcome> {
         None => push("chase-l1", false, missing(CHASE_L1)),
     }
 
+    let mut details = Vec::new();
+    let mut pass = true;
+    for (name, test, lines) in [("stosb", STR_STOS, 64.0), ("movsb", STR_MOVS, 128.0)] {
+        let Some((n, c)) = find(test) else {
+            pass = false;
+            details.push(missing(test));
+            continue;
+        };
+        let n = n as f64;
+        let per = |x: u64| x as f64 / n;
+        let accesses = per(c.l1
+            + c.l2
+            + c.llc
+            + c.dram_local
+            + c.dram_remote
+            + c.xfer_local
+            + c.xfer_remote
+            + c.l1_in_insn);
+        let (insns, reps, bytes) = (per(c.insns), per(c.str_insns), per(c.str_bytes));
+        pass &= insns <= STR_MAX_INSNS
+            && within(reps, 1.0, TOLERANCE)
+            && within(bytes, 4096.0, TOLERANCE)
+            && within(accesses, lines, TOLERANCE);
+        details.push(format!(
+            "4 KiB {name}: {insns:.2} instructions ({reps:.3} rep), {bytes:.0} bytes, \
+             {accesses:.2} accesses per op (want <= {STR_MAX_INSNS}, 1, 4096, {lines})"
+        ));
+    }
+    push("strings", pass, details.join("; "));
+
     // The same work counted twice must give the same counts. A round's
     // work is the same when nothing else ran in it (a tick lands in some),
     // so the closest two rounds of each test are compared. The bounce's
@@ -229,9 +271,144 @@ pub fn check(regions: &[Region], p: &Profile) -> Vec<Outcome> {
     out
 }
 
+/// What each region of guest/selftest.S must count, every field (one
+/// vCPU, interrupts off: nothing else runs), by the id of the mark that
+/// ends it: (id, name, what it does, counts).
+pub fn selftest_expected() -> Vec<(u64, &'static str, &'static str, Counts)> {
+    // Each region holds its instructions, the next mark's `mov $id,%eax`
+    // and the mark itself.
+    let string = |insns, reps, bytes| Counts {
+        insns,
+        str_insns: reps,
+        str_bytes: bytes,
+        ..Default::default()
+    };
+    vec![
+        (
+            1,
+            "stosb-cold",
+            "rep stosb of 4 KiB, cold: one instruction, 64 lines from DRAM",
+            Counts {
+                dram_local: 64,
+                ..string(6, 1, 4096)
+            },
+        ),
+        (
+            2,
+            "movsb",
+            "rep movsb of 4 KiB: 64 lines from DRAM, 64 in the L1",
+            Counts {
+                dram_local: 64,
+                l1_in_insn: 64,
+                ..string(6, 1, 4096)
+            },
+        ),
+        (
+            3,
+            "stosb-warm",
+            "rep stosb of 4 KiB, warm: 64 lines in the L1",
+            Counts {
+                l1_in_insn: 64,
+                ..string(6, 1, 4096)
+            },
+        ),
+        (
+            4,
+            "stosl-loop",
+            "100 rep stosl of 256 bytes: 100 instructions, 4 lines each",
+            Counts {
+                l1_in_insn: 400,
+                ..string(5 * 100 + 3, 100, 25_600)
+            },
+        ),
+        (
+            5,
+            "cmpxchg",
+            "cmpxchg and lock cmpxchg in the L1: their kinds, no l1",
+            Counts {
+                insns: 8,
+                locked: 1,
+                unlocked: 1,
+                l1_in_insn: 4,
+                ..Default::default()
+            },
+        ),
+        (
+            6,
+            "cmpsb",
+            "repe cmpsb of 256 bytes: one instruction, 256 elements, 4 lines twice",
+            Counts {
+                insns: 6,
+                str_insns: 1,
+                str_elems: 256,
+                l1_in_insn: 8,
+                ..Default::default()
+            },
+        ),
+    ]
+}
+
+/// Checks a counts file of guest/selftest.S: one outcome per region.
+pub fn selftest(regions: &[Region]) -> Vec<Outcome> {
+    selftest_expected()
+        .into_iter()
+        .map(|(id, name, what, want)| {
+            let got: Vec<&Region> = regions.iter().filter(|r| r.id == id).collect();
+            let (pass, detail) = match got[..] {
+                [r] if r.counts == want => (true, what.to_string()),
+                [r] => {
+                    let diff: Vec<String> = FIELDS
+                        .iter()
+                        .zip(r.counts.to_array().iter().zip(want.to_array()))
+                        .filter(|(_, (g, w))| **g != *w)
+                        .map(|(f, (g, w))| format!("{f}={g} (want {w})"))
+                        .collect();
+                    (false, format!("{what}: {}", diff.join(" ")))
+                }
+                _ => (false, format!("{what}: {} regions of id {id}", got.len())),
+            };
+            Outcome { name, pass, detail }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // The worked-out counts pass (the plugin wrote exactly these for
+    // guest/selftest.S under QEMU 10.0.2, 2026-12-04); a region counted as
+    // before issue 51 (strings=iter, as seen then) fails, and says how.
+    #[test]
+    fn selftest_judges_every_field() {
+        let fold: Vec<Region> = selftest_expected()
+            .into_iter()
+            .map(|(id, _, _, c)| Region {
+                seq: id + 1,
+                id,
+                counts: c,
+            })
+            .collect();
+        assert!(selftest(&fold).iter().all(|o| o.pass));
+        // strings=iter,rmw=access, as seen: 4102 instructions and 4096
+        // accesses for 4 KiB of rep stosb.
+        let mut old = fold.clone();
+        old[0].counts = Counts {
+            insns: 4102,
+            l1: 4032,
+            dram_local: 64,
+            ..Default::default()
+        };
+        let out = selftest(&old);
+        assert!(!out[0].pass && out.iter().skip(1).all(|o| o.pass));
+        assert!(
+            out[0].detail.contains("insns=4102 (want 6)"),
+            "{}",
+            out[0].detail
+        );
+        // A region missing.
+        assert!(!selftest(&fold[1..])[0].pass);
+    }
 
     fn profile() -> Profile {
         let text =
@@ -292,6 +469,16 @@ mod tests {
             l1: hops,
             ..Default::default()
         };
+        // 200 string operations: 6 instructions, one rep, 4096 bytes and
+        // 64 (stosb) or 128 (movsb) lines in the L1 each.
+        let ops = 200;
+        let string = |lines| Counts {
+            insns: 6 * ops,
+            str_insns: ops,
+            str_bytes: 4096 * ops,
+            l1_in_insn: lines * ops,
+            ..Default::default()
+        };
         let mut v = Vec::new();
         for (test, n, c) in [
             (CX16, n, cx(false)),
@@ -300,6 +487,8 @@ mod tests {
             (BOUNCE_X, moves, bounce(true)),
             (CHASE_DRAM, hops, dram),
             (CHASE_L1, hops, l1),
+            (STR_STOS, ops, string(64)),
+            (STR_MOVS, ops, string(128)),
         ] {
             v.push(region(test, n, tick(c)));
             v.push(region(test, n, c));
@@ -385,6 +574,23 @@ mod tests {
             c.l1 = 0;
         });
         assert_eq!(failed(&r), ["chase-l1"]);
+        // No folding (strings=iter): an instruction per execution, an
+        // access per byte (a tick's worth of string work is not one).
+        let mut r = good();
+        for t in [STR_STOS, STR_MOVS] {
+            quiet(&mut r, t, |c| {
+                c.insns = 4101 * 200;
+                c.str_insns = 0;
+                c.str_bytes = 0;
+                c.l1 = c.l1_in_insn * 64;
+                c.l1_in_insn = 0;
+            });
+        }
+        assert_eq!(failed(&r), ["strings"]);
+        // Folded instructions but one access per element.
+        let mut r = good();
+        quiet(&mut r, STR_MOVS, |c| c.l1_in_insn = 8192 * 200);
+        assert_eq!(failed(&r), ["strings"]);
     }
 
     #[test]
@@ -432,7 +638,8 @@ mod tests {
             .filter(|x| x.id >> 32 != CHASE_DRAM || x.counts.insns > 3 * 40_000)
             .collect();
         let out = check(&r, &profile());
-        assert!(!out[5].pass && out[5].detail.contains("fewer than two rounds"));
+        let repeat = out.iter().find(|o| o.name == "repeat").unwrap();
+        assert!(!repeat.pass && repeat.detail.contains("fewer than two rounds"));
     }
 
     #[test]

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The events the model counts, per vCPU, and the counts file's lines.
 //!
-//! Each memory access has exactly one source (`l1` .. `xfer_remote`); the
-//! other fields are events beside it. The plugin writes one line per vCPU
+//! Each memory access has exactly one source (`l1` .. `xfer_remote`, or
+//! `l1_in_insn`); the other fields are events beside it. A rep string
+//! instruction's accesses are its lines (one access per line per operand),
+//! not its elements. The plugin writes one line per vCPU
 //! at each mark (docs/benchmarks.md, "The cost model"):
 //!
 //! ```text
@@ -11,105 +13,92 @@
 //!
 //! `parse_line` reads one back, so that a run can be priced again later.
 
-/// The names of the counted events, in the counts file's order.
-pub const FIELDS: [&str; 15] = [
-    "insns",
-    "l1",
-    "l2",
-    "llc",
-    "dram_local",
-    "dram_remote",
-    "xfer_local",
-    "xfer_remote",
-    "inval",
-    "writeback",
-    "locked",
-    "unlocked",
-    "cx16_locked",
-    "cx16_unlocked",
-    "io",
-];
+/// Declares the counted events once: `FIELDS`, `Counts` and the array
+/// conversions follow the same list, in the counts file's order.
+macro_rules! counted_events {
+    ($($(#[$doc:meta])* $name:ident,)*) => {
+        /// The names of the counted events, in the counts file's order.
+        pub const FIELDS: [&str; N_FIELDS] = [$(stringify!($name)),*];
 
-/// One vCPU's counts over a region. The fields follow `FIELDS`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Counts {
-    /// Guest instructions executed.
-    pub insns: u64,
+        /// One vCPU's counts over a region. The fields follow `FIELDS`.
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+        pub struct Counts {
+            $($(#[$doc])* pub $name: u64,)*
+        }
+
+        impl Counts {
+            /// The fields as an array, in `FIELDS` order.
+            pub fn to_array(&self) -> [u64; N_FIELDS] {
+                [$(self.$name),*]
+            }
+
+            /// Counts from an array in `FIELDS` order.
+            pub fn from_array(a: [u64; N_FIELDS]) -> Self {
+                let mut it = a.into_iter();
+                Counts {
+                    $($name: it.next().expect("N_FIELDS values"),)*
+                }
+            }
+        }
+    };
+}
+
+/// The number of counted events.
+pub const N_FIELDS: usize = 20;
+
+counted_events! {
+    /// Guest instructions executed, a rep string instruction once (with
+    /// `strings=fold`; with `strings=iter`, once per iteration QEMU runs).
+    insns,
     /// Accesses that hit the vCPU's L1D.
-    pub l1: u64,
+    l1,
     /// Accesses that missed L1 and hit its L2.
-    pub l2: u64,
+    l2,
     /// Accesses served by the node's shared LLC.
-    pub llc: u64,
+    llc,
     /// Accesses served by DRAM of the vCPU's own node.
-    pub dram_local: u64,
+    dram_local,
     /// Accesses served by DRAM of another node.
-    pub dram_remote: u64,
+    dram_remote,
     /// Cache-to-cache transfers from a vCPU of the same node: a read of a
     /// line another holds Modified, or a write to a line others hold.
-    pub xfer_local: u64,
+    xfer_local,
     /// The same from a vCPU of another node.
-    pub xfer_remote: u64,
+    xfer_remote,
     /// Copies invalidated in other vCPUs' caches by this vCPU's writes.
-    pub inval: u64,
+    inval,
     /// Modified lines written back (evicted or downgraded).
-    pub writeback: u64,
+    writeback,
     /// Locked read-modify-writes other than cmpxchg16b: the lock prefix,
-    /// and xchg with a memory operand.
-    pub locked: u64,
-    /// Unlocked cmpxchg, xadd and cmpxchg8b on memory.
-    pub unlocked: u64,
-    /// lock cmpxchg16b.
-    pub cx16_locked: u64,
-    /// cmpxchg16b without the lock prefix.
-    pub cx16_unlocked: u64,
+    /// and xchg with a memory operand (with `rmw=whole`, those whose line
+    /// did not come by a transfer: `rmw_xfer` has the others).
+    locked,
+    /// Unlocked cmpxchg, xadd and cmpxchg8b on memory (the same).
+    unlocked,
+    /// lock cmpxchg16b (the same).
+    cx16_locked,
+    /// cmpxchg16b without the lock prefix (the same).
+    cx16_unlocked,
     /// Accesses to MMIO (not modeled, only counted).
-    pub io: u64,
+    io,
+    /// Rep string instructions, each once however many iterations it ran.
+    str_insns,
+    /// Bytes moved or stored by rep movs and rep stos.
+    str_bytes,
+    /// Elements compared, scanned or loaded by rep cmps, scas and lods.
+    str_elems,
+    /// Accesses served by the L1 whose latency is inside their own
+    /// instruction's price: an atomic's load with its line in the L1, an
+    /// atomic's store (its line is owned once its load is done), a rep
+    /// string instruction's lines in the L1 (its byte rate covers them).
+    l1_in_insn,
+    /// Atomics whose line came from another vCPU (the load's source is a
+    /// transfer): the transfer's price is the whole instruction's, so they
+    /// are not counted in their kind (`rmw=whole` only).
+    rmw_xfer,
 }
 
 impl Counts {
-    /// The fields as an array, in `FIELDS` order.
-    pub fn to_array(&self) -> [u64; 15] {
-        [
-            self.insns,
-            self.l1,
-            self.l2,
-            self.llc,
-            self.dram_local,
-            self.dram_remote,
-            self.xfer_local,
-            self.xfer_remote,
-            self.inval,
-            self.writeback,
-            self.locked,
-            self.unlocked,
-            self.cx16_locked,
-            self.cx16_unlocked,
-            self.io,
-        ]
-    }
-
-    /// Counts from an array in `FIELDS` order.
-    pub fn from_array(a: [u64; 15]) -> Self {
-        Counts {
-            insns: a[0],
-            l1: a[1],
-            l2: a[2],
-            llc: a[3],
-            dram_local: a[4],
-            dram_remote: a[5],
-            xfer_local: a[6],
-            xfer_remote: a[7],
-            inval: a[8],
-            writeback: a[9],
-            locked: a[10],
-            unlocked: a[11],
-            cx16_locked: a[12],
-            cx16_unlocked: a[13],
-            io: a[14],
-        }
-    }
-
     /// Field-wise difference, `self - earlier` (counters only grow).
     pub fn since(&self, earlier: &Counts) -> Counts {
         let (a, b) = (self.to_array(), earlier.to_array());
@@ -182,7 +171,7 @@ pub fn parse_line(line: &str) -> Option<Result<Record, String>> {
         by: 0,
         counts: Counts::default(),
     };
-    let mut a = [0u64; 15];
+    let mut a = [0u64; N_FIELDS];
     for w in words {
         let Some((k, v)) = w.split_once('=') else {
             return Some(Err(format!("'{w}': expected key=value")));

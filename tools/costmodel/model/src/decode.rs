@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 //! What the model needs to know of an x86-64 instruction, from its bytes:
 //! whether it is a locked or unlocked atomic read-modify-write, a
-//! cmpxchg16b, or the region mark of include/rslub_mark.h.
+//! cmpxchg16b, a rep-prefixed string instruction, or the region mark of
+//! include/rslub_mark.h.
 //!
 //! The plugin decodes each instruction once, at translation, and counts the
 //! kinds at execution. Only the legacy prefixes, REX and the opcode map
-//! 0x0f are read; VEX and EVEX instructions are never atomics.
+//! 0x0f are read; VEX and EVEX instructions are never atomics nor string
+//! instructions.
 
 /// The bytes of the mark instruction, `xchg %bx,%bx` (a no-op: it swaps a
 /// register with itself; Bochs' "magic breakpoint", never emitted by a
@@ -28,14 +30,107 @@ pub enum Kind {
     Cx16Unlocked,
     /// The region mark.
     Mark,
+    /// A string instruction with a rep prefix (`f3` or `f2`: QEMU and the
+    /// CPU repeat every string instruction under either).
+    Rep(StrOp),
+}
+
+/// The string instructions a rep prefix repeats (`ins`/`outs` are port
+/// I/O, left out: they stay plain instructions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StrOp {
+    /// movs: a load from [rsi], a store to [rdi] per element.
+    Movs,
+    /// stos: a store to [rdi] per element.
+    Stos,
+    /// cmps: a load from [rdi], then one from [rsi] per element (QEMU's
+    /// order); repe/repne stop at a (mis)match.
+    Cmps,
+    /// scas: a load from [rdi] per element; repe/repne stop at a (mis)match.
+    Scas,
+    /// lods: a load from [rsi] per element.
+    Lods,
+}
+
+impl StrOp {
+    /// Whether the CPU runs it as a fast string operation (movs, stos: wide
+    /// moves at a byte rate), or element by element (cmps, scas, lods).
+    pub fn fast(self) -> bool {
+        matches!(self, StrOp::Movs | StrOp::Stos)
+    }
+
+    /// Whether a repe/repne condition can end it before its count does.
+    pub fn conditional(self) -> bool {
+        matches!(self, StrOp::Cmps | StrOp::Scas)
+    }
+
+    const ALL: [StrOp; 5] = [
+        StrOp::Movs,
+        StrOp::Stos,
+        StrOp::Cmps,
+        StrOp::Scas,
+        StrOp::Lods,
+    ];
+
+    fn index(self) -> u64 {
+        StrOp::ALL.iter().position(|o| *o == self).expect("listed") as u64
+    }
 }
 
 impl Kind {
     /// Whether the instruction's load asks for the line's ownership (a
     /// read for ownership): every atomic read-modify-write.
     pub fn rmw(self) -> bool {
-        !matches!(self, Kind::Plain | Kind::Mark)
+        matches!(
+            self,
+            Kind::Locked | Kind::Unlocked | Kind::Cx16Locked | Kind::Cx16Unlocked
+        )
     }
+
+    /// A small number for the plugin's callback data (`from_code` reads it
+    /// back): 0 plain, 1-4 the atomics, 5 the mark, 8 + n a rep string
+    /// instruction.
+    pub fn code(self) -> u64 {
+        match self {
+            Kind::Plain => 0,
+            Kind::Locked => 1,
+            Kind::Unlocked => 2,
+            Kind::Cx16Locked => 3,
+            Kind::Cx16Unlocked => 4,
+            Kind::Mark => 5,
+            Kind::Rep(op) => 8 + op.index(),
+        }
+    }
+
+    /// The kind of a `code`; an unknown code is `Plain`.
+    pub fn from_code(code: u64) -> Kind {
+        match code {
+            1 => Kind::Locked,
+            2 => Kind::Unlocked,
+            3 => Kind::Cx16Locked,
+            4 => Kind::Cx16Unlocked,
+            5 => Kind::Mark,
+            8..=12 => Kind::Rep(StrOp::ALL[(code - 8) as usize]),
+            _ => Kind::Plain,
+        }
+    }
+}
+
+/// A rep string instruction's address and operation in one u64, for the
+/// plugin's execute callback data (a pointer-sized value; nothing to free):
+/// the address shifted left by 3 over the operation. x86-64 addresses are
+/// canonical (the bits above 47, or 56 with 5-level paging, copy bit 47 or
+/// 56), so the 3 top bits dropped come back by sign extension.
+pub fn pack_rep(pc: u64, op: StrOp) -> u64 {
+    (pc << 3) | op.index()
+}
+
+/// The address and operation of `pack_rep`.
+pub fn unpack_rep(v: u64) -> (u64, StrOp) {
+    (
+        ((v as i64) >> 3) as u64,
+        StrOp::ALL[((v & 7) as usize).min(StrOp::ALL.len() - 1)],
+    )
 }
 
 /// Decodes an instruction's bytes.
@@ -44,12 +139,14 @@ pub fn classify(bytes: &[u8]) -> Kind {
         return Kind::Mark;
     }
     let mut lock = false;
+    let mut rep = false;
     let mut rex_w = false;
     let mut i = 0;
     while let Some(&b) = bytes.get(i) {
         match b {
             0xf0 => lock = true,
-            0xf2 | 0xf3 | 0x2e | 0x36 | 0x3e | 0x26 | 0x64 | 0x65 | 0x66 | 0x67 => {}
+            0xf2 | 0xf3 => rep = true,
+            0x2e | 0x36 | 0x3e | 0x26 | 0x64 | 0x65 | 0x66 | 0x67 => {}
             // REX counts only right before the opcode; a later legacy
             // prefix would cancel it, which the loop gets by resetting.
             0x40..=0x4f => {
@@ -91,6 +188,11 @@ pub fn classify(bytes: &[u8]) -> Kind {
         };
     }
     match op {
+        0xa4 | 0xa5 if rep => Kind::Rep(StrOp::Movs),
+        0xa6 | 0xa7 if rep => Kind::Rep(StrOp::Cmps),
+        0xaa | 0xab if rep => Kind::Rep(StrOp::Stos),
+        0xac | 0xad if rep => Kind::Rep(StrOp::Lods),
+        0xae | 0xaf if rep => Kind::Rep(StrOp::Scas),
         0x86 | 0x87 if modrm_mem(i + 1) => Kind::Locked,
         _ if lock => Kind::Locked,
         _ => Kind::Plain,
@@ -148,5 +250,65 @@ mod tests {
         assert_eq!(classify(&[0x87, 0xdb]), Kind::Plain);
         assert!(!Kind::Mark.rmw());
         assert!(Kind::Cx16Unlocked.rmw() && Kind::Locked.rmw());
+    }
+
+    #[test]
+    fn rep_string_instructions() {
+        // rep movsb; rep stosb; rep movsq (f3 48 a5); rep stosq (f3 48 ab)
+        assert_eq!(classify(&[0xf3, 0xa4]), Kind::Rep(StrOp::Movs));
+        assert_eq!(classify(&[0xf3, 0xaa]), Kind::Rep(StrOp::Stos));
+        assert_eq!(classify(&[0xf3, 0x48, 0xa5]), Kind::Rep(StrOp::Movs));
+        assert_eq!(classify(&[0xf3, 0x48, 0xab]), Kind::Rep(StrOp::Stos));
+        // rep stosl with a segment prefix: rep %es? (26 f3 ab)
+        assert_eq!(classify(&[0x26, 0xf3, 0xab]), Kind::Rep(StrOp::Stos));
+        // repe cmpsb; repne scasb; rep lodsb; repz cmpsq (f3 48 a7)
+        assert_eq!(classify(&[0xf3, 0xa6]), Kind::Rep(StrOp::Cmps));
+        assert_eq!(classify(&[0xf2, 0xae]), Kind::Rep(StrOp::Scas));
+        assert_eq!(classify(&[0xf3, 0xac]), Kind::Rep(StrOp::Lods));
+        assert_eq!(classify(&[0xf3, 0x48, 0xa7]), Kind::Rep(StrOp::Cmps));
+        // Without the prefix, one element: a plain instruction.
+        assert_eq!(classify(&[0xa4]), Kind::Plain);
+        assert_eq!(classify(&[0x48, 0xab]), Kind::Plain);
+        // rep insb / rep outsb (port I/O), rep ret, pause (f3 90),
+        // popcnt (f3 0f b8): not string memory instructions.
+        assert_eq!(classify(&[0xf3, 0x6c]), Kind::Plain);
+        assert_eq!(classify(&[0xf3, 0x6e]), Kind::Plain);
+        assert_eq!(classify(&[0xf3, 0xc3]), Kind::Plain);
+        assert_eq!(classify(&[0xf3, 0x90]), Kind::Plain);
+        assert_eq!(classify(&[0xf3, 0x0f, 0xb8, 0xc1]), Kind::Plain);
+        assert!(!Kind::Rep(StrOp::Movs).rmw());
+        assert!(StrOp::Stos.fast() && !StrOp::Scas.fast());
+        assert!(StrOp::Cmps.conditional() && !StrOp::Movs.conditional());
+    }
+
+    #[test]
+    fn codes_round_trip() {
+        let mut kinds = vec![
+            Kind::Plain,
+            Kind::Locked,
+            Kind::Unlocked,
+            Kind::Cx16Locked,
+            Kind::Cx16Unlocked,
+            Kind::Mark,
+        ];
+        kinds.extend(StrOp::ALL.iter().map(|&o| Kind::Rep(o)));
+        for k in kinds {
+            assert_eq!(Kind::from_code(k.code()), k);
+        }
+        assert_eq!(Kind::from_code(99), Kind::Plain);
+    }
+
+    #[test]
+    fn rep_address_packs_into_a_u64() {
+        for pc in [
+            0xffff_ffff_8100_1234u64, // kernel text, 4-level paging
+            0xff11_0000_0000_0010,    // 5-level paging's upper half
+            0x0000_7fff_ffff_f000,    // user space
+            0x40_1000,
+        ] {
+            for op in StrOp::ALL {
+                assert_eq!(unpack_rep(pack_rep(pc, op)), (pc, op));
+            }
+        }
     }
 }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The cost model of tools/costmodel, without QEMU: caches with LRU
-//! (`cache`), the machine with its coherence directory (`machine`), the
-//! decoding of atomics and marks (`decode`), the counts and their file
-//! format (`counts`) and the prices (`profile`). The plugin (the crate one
+//! (`cache`), the machine with its coherence directory (`machine`), rep
+//! string instructions folded as the CPU runs them (`strings`), the
+//! decoding of atomics, string instructions and marks (`decode`), the
+//! counts and their file format (`counts`), the prices (`profile`), and
+//! what the plugin does with each of QEMU's callbacks (`feed`). The plugin (the crate one
 //! level up) feeds it guest accesses; `cargo test` checks it on the host.
 #![deny(missing_docs)]
 
@@ -10,5 +12,7 @@ pub mod cache;
 pub mod calib;
 pub mod counts;
 pub mod decode;
+pub mod feed;
 pub mod machine;
 pub mod profile;
+pub mod strings;

@@ -24,9 +24,20 @@
 //! With coherence off (`Config::coherence`), the private caches never see
 //! each other (QEMU's contrib cache plugin's model): no transfers, no
 //! invalidations, stale copies hit.
+//!
+//! Three ways in, one per kind of instruction (the plugin picks by the
+//! instruction's decoded kind):
+//! - `access`: a plain load or store, one access per line it touches;
+//! - `rmw`: an atomic read-modify-write priced once, as a whole
+//!   instruction, by the state of its line (`rmw=whole`; with `rmw=access`
+//!   the plugin sends atomics through `access` as plain accesses);
+//! - `rep_exec` and `rep_access` (in `strings`): a rep string instruction
+//!   folded into one instruction and the lines it touches.
 
 use crate::cache::{Cache, Geometry, State, LINE_BYTES};
 use crate::counts::Counts;
+use crate::decode::Kind;
+use crate::strings::RepState;
 use std::collections::HashMap;
 
 /// The model's shape.
@@ -96,8 +107,45 @@ pub struct Machine {
     llcs: Vec<Cache>,
     dir: HashMap<u64, u64>,
     /// Each vCPU's counts since the start (the model's events only; the
-    /// plugin adds instructions and atomics from its scoreboards).
+    /// plugin adds instructions, and with `rmw=access` atomics, from its
+    /// scoreboards).
     pub counts: Vec<Counts>,
+    /// Each vCPU's executions of rep string instructions folded into the
+    /// instruction they continue (`rep_exec`): the plugin takes them off
+    /// the instructions QEMU counted.
+    pub folded: Vec<u64>,
+    /// Each vCPU's rep string instruction in progress (`strings`).
+    pub(crate) reps: Vec<RepState>,
+    /// Each vCPU's last atomic load: its lines (first, last), so that the
+    /// store of the same instruction is known as part of it.
+    rmw_lines: Vec<Option<(u64, u64)>>,
+}
+
+/// Where an access's line came from: one per access, counted in the
+/// field of the same name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The vCPU's L1.
+    L1,
+    /// Its L2.
+    L2,
+    /// Its node's LLC.
+    Llc,
+    /// DRAM of its node.
+    DramLocal,
+    /// DRAM of another node.
+    DramRemote,
+    /// Another vCPU of its node.
+    XferLocal,
+    /// A vCPU of another node.
+    XferRemote,
+}
+
+impl Source {
+    /// Whether another vCPU's cache gave the line (or gave up its copies).
+    pub fn transfer(self) -> bool {
+        matches!(self, Source::XferLocal | Source::XferRemote)
+    }
 }
 
 /// How an access uses its line.
@@ -129,13 +177,30 @@ impl Machine {
             })
             .collect();
         let llcs = (0..cfg.nodes()).map(|_| Cache::new(cfg.llc)).collect();
-        let counts = vec![Counts::default(); cfg.cpu_nodes.len()];
+        let n = cfg.cpu_nodes.len();
         Machine {
             cfg,
             cores,
             llcs,
             dir: HashMap::new(),
-            counts,
+            counts: vec![Counts::default(); n],
+            folded: vec![0; n],
+            reps: vec![RepState::default(); n],
+            rmw_lines: vec![None; n],
+        }
+    }
+
+    /// Counts one access from `src` on `cpu`.
+    pub(crate) fn count(&mut self, cpu: usize, src: Source) {
+        let c = &mut self.counts[cpu];
+        match src {
+            Source::L1 => c.l1 += 1,
+            Source::L2 => c.l2 += 1,
+            Source::Llc => c.llc += 1,
+            Source::DramLocal => c.dram_local += 1,
+            Source::DramRemote => c.dram_remote += 1,
+            Source::XferLocal => c.xfer_local += 1,
+            Source::XferRemote => c.xfer_remote += 1,
         }
     }
 
@@ -147,14 +212,72 @@ impl Machine {
     /// One access of `size` bytes at physical address `paddr` by `cpu`; an
     /// access that crosses a line boundary touches each line.
     pub fn access(&mut self, cpu: usize, paddr: u64, size: u64, how: Access) {
-        let first = paddr / LINE_BYTES;
-        let last = (paddr + size.max(1) - 1) / LINE_BYTES;
+        let (first, last) = lines(paddr, size);
         for line in first..=last {
-            self.access_line(cpu, line, how);
+            let src = self.access_line(cpu, line, how);
+            self.count(cpu, src);
         }
     }
 
-    fn access_line(&mut self, cpu: usize, line: u64, how: Access) {
+    /// One access of an atomic read-modify-write of `kind` (`Kind::rmw`),
+    /// priced once, as a whole instruction, by the state of its line:
+    /// - in this vCPU's L1: the kind's price alone (a whole-instruction
+    ///   latency, measured with the line in the L1); the load counts in
+    ///   `l1_in_insn`, not `l1`;
+    /// - in its L2, the LLC or DRAM: the kind's price and that source's
+    ///   (no measurement of an atomic on such a line was found: the sum);
+    /// - held by another vCPU (Modified there, or copies to invalidate): a
+    ///   transfer alone, counted in `rmw_xfer` instead of the kind: the
+    ///   published core-to-core figures are whole compare-and-swaps.
+    ///
+    /// QEMU reports an atomic as its load, then its store: the store of the
+    /// lines just loaded is part of the instruction (`l1_in_insn`). A store
+    /// with no load before it is the atomic's only access, priced the same
+    /// way.
+    pub fn rmw(&mut self, cpu: usize, paddr: u64, size: u64, kind: Kind, store: bool) {
+        let span = lines(paddr, size);
+        if store && self.rmw_lines[cpu] == Some(span) {
+            self.rmw_lines[cpu] = None;
+            for line in span.0..=span.1 {
+                // Owned since the load: an L1 hit on a Modified line.
+                match self.access_line(cpu, line, Access::Write) {
+                    Source::L1 => self.counts[cpu].l1_in_insn += 1,
+                    src => self.count(cpu, src),
+                }
+            }
+            return;
+        }
+        self.rmw_lines[cpu] = (!store).then_some(span);
+        let how = if store {
+            Access::Write
+        } else {
+            Access::ReadForOwnership
+        };
+        let mut by_transfer = false;
+        for line in span.0..=span.1 {
+            match self.access_line(cpu, line, how) {
+                Source::L1 => self.counts[cpu].l1_in_insn += 1,
+                src => {
+                    by_transfer |= src.transfer();
+                    self.count(cpu, src);
+                }
+            }
+        }
+        let c = &mut self.counts[cpu];
+        match kind {
+            _ if by_transfer => c.rmw_xfer += 1,
+            Kind::Locked => c.locked += 1,
+            Kind::Unlocked => c.unlocked += 1,
+            Kind::Cx16Locked => c.cx16_locked += 1,
+            Kind::Cx16Unlocked => c.cx16_unlocked += 1,
+            _ => {}
+        }
+    }
+
+    /// One line's access: updates the caches and the directory, counts
+    /// the invalidations and write-backs it causes, and returns its source
+    /// (the caller counts it).
+    pub(crate) fn access_line(&mut self, cpu: usize, line: u64, how: Access) -> Source {
         let wants_ownership = how != Access::Read;
         let core = &mut self.cores[cpu];
         // The fast path: an L1 hit that needs no other cache.
@@ -164,17 +287,14 @@ impl Machine {
                     core.l1.set_state(line, State::Modified);
                     core.l2.set_state(line, State::Modified);
                 }
-                self.counts[cpu].l1 += 1;
-                return;
+                return Source::L1;
             }
             // A write to a Shared line: an upgrade.
-            self.upgrade(cpu, line, true);
-            return;
+            return self.upgrade(cpu, line, true);
         }
         if let Some(state) = core.l2.touch(line) {
             if wants_ownership && state == State::Shared && self.cfg.coherence {
-                self.upgrade(cpu, line, false);
-                return;
+                return self.upgrade(cpu, line, false);
             }
             let state = if wants_ownership {
                 State::Modified
@@ -183,27 +303,26 @@ impl Machine {
             };
             core.l2.set_state(line, state);
             self.fill_l1(cpu, line, state);
-            self.counts[cpu].l2 += 1;
-            return;
+            return Source::L2;
         }
-        self.miss(cpu, line, wants_ownership);
+        self.miss(cpu, line, wants_ownership)
     }
 
     /// `cpu` writes a line it holds Shared: the other copies are
     /// invalidated; a transfer when there were any, else a hit.
-    fn upgrade(&mut self, cpu: usize, line: u64, in_l1: bool) {
+    fn upgrade(&mut self, cpu: usize, line: u64, in_l1: bool) -> Source {
         let me = 1u64 << cpu;
         let others = self.dir.get(&line).copied().unwrap_or(me) & !me;
-        if others == 0 {
+        let src = if others == 0 {
             if in_l1 {
-                self.counts[cpu].l1 += 1;
+                Source::L1
             } else {
-                self.counts[cpu].l2 += 1;
+                Source::L2
             }
         } else {
-            self.count_transfer(cpu, others);
             self.invalidate(cpu, line, others);
-        }
+            self.transfer_from(cpu, others)
+        };
         self.dir.insert(line, me);
         let core = &mut self.cores[cpu];
         core.l2.set_state(line, State::Modified);
@@ -212,16 +331,19 @@ impl Machine {
         } else {
             self.fill_l1(cpu, line, State::Modified);
         }
+        src
     }
 
-    fn count_transfer(&mut self, cpu: usize, from: u64) {
+    /// A transfer to `cpu` from the vCPUs in `from`: remote when one of
+    /// them is on another node.
+    fn transfer_from(&self, cpu: usize, from: u64) -> Source {
         let node = self.cores[cpu].node;
         let remote =
             (0..self.cores.len()).any(|o| from & (1 << o) != 0 && self.cores[o].node != node);
         if remote {
-            self.counts[cpu].xfer_remote += 1;
+            Source::XferRemote
         } else {
-            self.counts[cpu].xfer_local += 1;
+            Source::XferLocal
         }
     }
 
@@ -241,7 +363,7 @@ impl Machine {
     }
 
     /// A miss in `cpu`'s private caches.
-    fn miss(&mut self, cpu: usize, line: u64, wants_ownership: bool) {
+    fn miss(&mut self, cpu: usize, line: u64, wants_ownership: bool) -> Source {
         let me = 1u64 << cpu;
         let node = self.cores[cpu].node;
         let holders = if self.cfg.coherence {
@@ -252,16 +374,16 @@ impl Machine {
         let owner = (holders.count_ones() == 1)
             .then(|| holders.trailing_zeros() as usize)
             .filter(|&o| self.cores[o].l2.peek(line) == Some(State::Modified));
-        let state;
+        let (state, src);
         if wants_ownership && holders != 0 {
             // A write (or read for ownership) to a line others hold.
-            self.count_transfer(cpu, holders);
+            src = self.transfer_from(cpu, holders);
             self.invalidate(cpu, line, holders);
             state = State::Modified;
         } else if let Some(o) = owner {
             // A read of a line another vCPU holds Modified: it forwards the
             // line and keeps a Shared copy; the dirty data is written back.
-            self.count_transfer(cpu, holders);
+            src = self.transfer_from(cpu, holders);
             let oc = &mut self.cores[o];
             oc.l1.set_state(line, State::Shared);
             oc.l2.set_state(line, State::Shared);
@@ -275,13 +397,13 @@ impl Machine {
             let near_holder = (0..self.cores.len())
                 .any(|o| holders & (1 << o) != 0 && self.cores[o].node == node);
             if self.llcs[node].touch(line).is_some() || near_holder {
-                self.counts[cpu].llc += 1;
+                src = Source::Llc;
             } else {
-                if self.cfg.home(line * LINE_BYTES) == node {
-                    self.counts[cpu].dram_local += 1;
+                src = if self.cfg.home(line * LINE_BYTES) == node {
+                    Source::DramLocal
                 } else {
-                    self.counts[cpu].dram_remote += 1;
-                }
+                    Source::DramRemote
+                };
                 self.llcs[node].insert(line, State::Shared);
             }
             for o in 0..self.cores.len() {
@@ -304,6 +426,7 @@ impl Machine {
         }
         self.fill_l2(cpu, line, state);
         self.fill_l1(cpu, line, state);
+        src
     }
 
     fn fill_l1(&mut self, cpu: usize, line: u64, state: State) {
@@ -336,6 +459,11 @@ impl Machine {
     pub fn holders(&self, paddr: u64) -> u64 {
         self.dir.get(&(paddr / LINE_BYTES)).copied().unwrap_or(0)
     }
+}
+
+/// The first and last line an access of `size` bytes at `paddr` touches.
+pub(crate) fn lines(paddr: u64, size: u64) -> (u64, u64) {
+    (paddr / LINE_BYTES, (paddr + size.max(1) - 1) / LINE_BYTES)
 }
 
 #[cfg(test)]
@@ -558,5 +686,118 @@ mod tests {
         let (k0, k1) = (c(&m, 0), c(&m, 1));
         assert_eq!(k0.xfer_local + k1.xfer_local + k0.inval + k1.inval, 0);
         assert_eq!(k0.l1 + k1.l1, 18);
+    }
+
+    fn server() -> crate::profile::Profile {
+        let text = include_str!("../../profiles.toml");
+        crate::profile::Profile::from_toml(text, "server").unwrap()
+    }
+
+    /// vCPU `cpu`'s counts over `f`.
+    fn over(m: &mut Machine, cpu: usize, f: impl FnOnce(&mut Machine)) -> Counts {
+        let before = m.counts[cpu];
+        f(m);
+        m.counts[cpu].since(&before)
+    }
+
+    // The double count: an unlocked cmpxchg16b with its line in the
+    // L1 costs the profile's whole-instruction price, not that plus its
+    // load and its store (as `rmw=access` counts it: 23 + 5 + 5).
+    #[test]
+    fn unlocked_cx16_in_l1_costs_its_whole_price() {
+        let p = server();
+        let mut m = machine(true);
+        m.access(0, A, 16, Write);
+        let k = over(&mut m, 0, |m| {
+            m.rmw(0, A, 16, Kind::Cx16Unlocked, false);
+            m.rmw(0, A, 16, Kind::Cx16Unlocked, true);
+        });
+        assert_eq!(k.cx16_unlocked, 1);
+        assert_eq!((k.l1, k.l1_in_insn), (0, 2));
+        assert_eq!(p.price(&k), p.of("cx16_unlocked"));
+        // The same instruction counted as before (the plugin's rmw=access:
+        // its kind from the execute callback, its accesses plain).
+        let old = over(&mut m, 0, |m| {
+            m.access(0, A, 16, ReadForOwnership);
+            m.access(0, A, 16, Write);
+        });
+        let old = Counts {
+            cx16_unlocked: 1,
+            ..old
+        };
+        assert_eq!(p.price(&old), p.of("cx16_unlocked") + 2.0 * p.of("l1"));
+    }
+
+    // A locked RMW on a line vCPU 1 (same node) holds Modified: one local
+    // transfer, priced alone (the measured core-to-core CAS is the whole
+    // instruction); not counted as `locked`. Across nodes: remote.
+    #[test]
+    fn atomic_on_a_line_another_cpu_owns_is_a_transfer_alone() {
+        let p = server();
+        let mut m = machine(true);
+        m.access(1, A, 8, Write);
+        let k = over(&mut m, 0, |m| {
+            m.rmw(0, A, 8, Kind::Locked, false);
+            m.rmw(0, A, 8, Kind::Locked, true);
+        });
+        assert_eq!((k.xfer_local, k.inval, k.rmw_xfer, k.locked), (1, 1, 1, 0));
+        assert_eq!(k.l1_in_insn, 1, "the store");
+        assert_eq!(p.price(&k), p.of("xfer_local"));
+        // vCPU 2 (node 1) takes it back with a lock cmpxchg16b.
+        let k = over(&mut m, 2, |m| {
+            m.rmw(2, A, 16, Kind::Cx16Locked, false);
+            m.rmw(2, A, 16, Kind::Cx16Locked, true);
+        });
+        assert_eq!((k.xfer_remote, k.rmw_xfer, k.cx16_locked), (1, 1, 0));
+        assert_eq!(p.price(&k), p.of("xfer_remote"));
+    }
+
+    // Shared with another vCPU (clean copies to invalidate): a transfer, as
+    // for a plain store. Shared but no longer held by the other (it evicted
+    // its copy): this vCPU's own cache, the whole-instruction price.
+    #[test]
+    fn atomic_on_a_shared_line() {
+        let mut m = machine(true);
+        m.access(0, A, 8, Read);
+        m.access(1, A, 8, Read);
+        let k = over(&mut m, 0, |m| m.rmw(0, A, 8, Kind::Locked, false));
+        assert_eq!((k.xfer_local, k.inval, k.rmw_xfer, k.locked), (1, 1, 1, 0));
+        let mut m = machine(true);
+        m.access(0, A, 8, Read);
+        m.access(1, A, 8, Read);
+        for l in 1..5 {
+            m.access(1, A + l * 64, 8, Read);
+        }
+        assert_eq!(m.holders(A), 0b01);
+        let k = over(&mut m, 0, |m| m.rmw(0, A, 8, Kind::Unlocked, false));
+        assert_eq!(
+            (k.unlocked, k.l1_in_insn, k.rmw_xfer, k.inval),
+            (1, 1, 0, 0)
+        );
+    }
+
+    // In the L2 (evicted from the 2-line L1), in DRAM: the kind's price and
+    // the source's. A store with no load before it is the atomic itself.
+    #[test]
+    fn atomic_beyond_the_l1_adds_its_source() {
+        let p = server();
+        let mut m = machine(true);
+        m.access(0, 0, 8, Write);
+        m.access(0, 64, 8, Read);
+        m.access(0, 128, 8, Read);
+        let k = over(&mut m, 0, |m| {
+            m.rmw(0, 0, 8, Kind::Locked, false);
+            m.rmw(0, 0, 8, Kind::Locked, true);
+        });
+        assert_eq!((k.l2, k.locked, k.l1_in_insn), (1, 1, 1));
+        assert_eq!(p.price(&k), p.of("locked") + p.of("l2"));
+        let k = over(&mut m, 0, |m| m.rmw(0, 0x4000, 8, Kind::Locked, true));
+        assert_eq!((k.dram_local, k.locked), (1, 1));
+        // Its load then a store elsewhere (not its own): two atomics.
+        let k = over(&mut m, 0, |m| {
+            m.rmw(0, 0x4000, 8, Kind::Locked, false);
+            m.rmw(0, 0x4040, 8, Kind::Locked, true);
+        });
+        assert_eq!(k.locked, 2);
     }
 }

@@ -17,7 +17,7 @@
 //! Every field of `counts::FIELDS` must be priced (0 is a price, with a
 //! source saying why), so that a profile cannot silently leave one out.
 
-use crate::counts::{Counts, FIELDS};
+use crate::counts::{Counts, FIELDS, N_FIELDS};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -51,7 +51,7 @@ pub struct Profile {
     /// The clock used to turn nanoseconds into cycles.
     pub ghz: f64,
     /// Cycles per event, in `FIELDS` order.
-    pub cycles: [f64; 15],
+    pub cycles: [f64; N_FIELDS],
     /// The source of each price, in `FIELDS` order.
     pub sources: Vec<String>,
 }
@@ -71,7 +71,7 @@ impl Profile {
         if let Some(k) = raw.prices.keys().find(|k| !FIELDS.contains(&k.as_str())) {
             return Err(format!("profile {name}: '{k}' is no counted event"));
         }
-        let mut cycles = [0.0; 15];
+        let mut cycles = [0.0; N_FIELDS];
         let mut sources = Vec::new();
         for (i, f) in FIELDS.iter().enumerate() {
             let p = raw
@@ -100,7 +100,8 @@ impl Profile {
 
     /// Multiplies some prices by a factor, for a sensitivity check: `spec`
     /// is `NAME=FACTOR`, NAME a counted event or a group of them (`xfer`:
-    /// both transfers, `dram`: both DRAM, `atomics`: the four atomics).
+    /// both transfers, `dram`: both DRAM, `atomics`: the four atomics,
+    /// `strings`: a rep string instruction's start-up, bytes and elements).
     /// The profile's name records it ("server[xfer=0.5]").
     pub fn scale(&mut self, spec: &str) -> Result<(), String> {
         let bad = || format!("scale '{spec}': expected NAME=FACTOR, FACTOR >= 0");
@@ -113,12 +114,13 @@ impl Profile {
             "xfer" => &["xfer_local", "xfer_remote"],
             "dram" => &["dram_local", "dram_remote"],
             "atomics" => &["locked", "unlocked", "cx16_locked", "cx16_unlocked"],
+            "strings" => &["str_insns", "str_bytes", "str_elems"],
             one if FIELDS.contains(&one) => {
                 std::slice::from_ref(FIELDS.iter().find(|x| **x == one).expect("a field"))
             }
             _ => {
                 return Err(format!(
-                    "scale '{spec}': '{name}' is no event nor group (xfer, dram, atomics)"
+                    "scale '{spec}': '{name}' is no event nor group (xfer, dram, atomics, strings)"
                 ))
             }
         };
@@ -178,6 +180,9 @@ mod tests {
         assert_eq!(p.of("unlocked"), base.of("unlocked") * 2.0);
         assert_eq!(p.of("l1"), base.of("l1"));
         assert_eq!(p.of("dram_local"), base.of("dram_local"));
+        p.scale("strings=2").unwrap();
+        assert_eq!(p.of("str_insns"), base.of("str_insns") * 2.0);
+        assert_eq!(p.of("str_bytes"), base.of("str_bytes") * 2.0);
         p.scale("l2=3").unwrap();
         assert_eq!(p.of("l2"), base.of("l2") * 3.0);
         assert!(p.scale("xfer").is_err());

@@ -3,29 +3,35 @@
 //! against a profile (`costmodel_model::calib`), one line per check:
 //!
 //! ```text
-//! model: plan 6
+//! model: plan 7
 //! model: PASS cx16: locked - unlocked cmpxchg16b: 9.00 cycles/op (profile: 9.00); ...
 //! ```
 //!
-//! Usage: costmodel-calib [--profiles FILE] [--profile NAME] COUNTS
+//! Usage: costmodel-calib [--profiles FILE] [--profile NAME] [--selftest] COUNTS
 //! Exit status: 0 when every check passed, 1 when one failed, 2 on bad input.
+//!
+//! `--selftest`: the counts are guest/selftest.S's (tools/costmodel/
+//! selftest.sh), checked field by field (`calib::selftest`), one
+//! `selftest: PASS|FAIL` line per region.
 
-use costmodel_model::calib::{check, PLAN};
+use costmodel_model::calib::{check, selftest, PLAN};
 use costmodel_model::counts::regions;
 use costmodel_model::profile::Profile;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: costmodel-calib [--profiles FILE] [--profile NAME] COUNTS";
+const USAGE: &str = "usage: costmodel-calib [--profiles FILE] [--profile NAME] [--selftest] COUNTS";
 
 fn run() -> Result<bool, String> {
     let mut profiles = concat!(env!("CARGO_MANIFEST_DIR"), "/../profiles.toml").to_string();
     let mut name = "server".to_string();
     let mut counts = None;
+    let mut self_test = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--profiles" => profiles = args.next().ok_or(USAGE)?,
             "--profile" => name = args.next().ok_or(USAGE)?,
+            "--selftest" => self_test = true,
             _ if counts.is_none() && !a.starts_with('-') => counts = Some(a),
             _ => return Err(USAGE.into()),
         }
@@ -35,11 +41,16 @@ fn run() -> Result<bool, String> {
     let p = Profile::from_toml(&text, &name)?;
     let data = std::fs::read_to_string(&counts).map_err(|e| format!("{counts}: {e}"))?;
     let regions = regions(&data).map_err(|e| format!("{counts}:{e}"))?;
-    println!("model: plan {PLAN}");
-    let out = check(&regions, &p);
+    let (what, out) = if self_test {
+        let out = selftest(&regions);
+        ("selftest", out)
+    } else {
+        ("model", check(&regions, &p))
+    };
+    println!("{what}: plan {}", if self_test { out.len() } else { PLAN });
     for o in &out {
         println!(
-            "model: {} {}: {}",
+            "{what}: {} {}: {}",
             if o.pass { "PASS" } else { "FAIL" },
             o.name,
             o.detail
