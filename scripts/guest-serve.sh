@@ -138,8 +138,9 @@ kunit_why() {
 }
 # 2b. kvfree_rcu() and kfree_rcu() through their list path on served
 # kmalloc caches (KUnit suite rslub_serve_kmalloc): the kernel finds each
-# object's start from its rcu_head by asking rslub; no live neighbour
-# changes (this guest boots with init_on_free=1).
+# object's start from its rcu_head by asking rslub: nothing refused, no
+# live neighbour changed (the smp2 guest's own-cache cases wipe freed
+# memory too, init_on_free=1).
 printf rslub_serve_kmalloc >/sys/module/kunit/parameters/filter_glob
 n=$(dmesg | wc -l)
 if ! insmod kunit/rslub_kunit.ko 2>"$REAL_OUT/kmalloc.err"; then
@@ -503,7 +504,7 @@ if [ "${SERVE_KEPT:-0}" = 1 ]; then
 	fi
 fi
 # 7. The reaper: while caches drain, it looks at doubling intervals and,
-# after five looks without progress, sleeps with one line naming what the
+# after four looks without progress (15 s), sleeps with one line naming what the
 # kernel keeps (no wake-up at all from then on, until memory pressure or a
 # write to serve). Nothing draining: it has nothing to do.
 if [ -n "$(draining)" ]; then

@@ -58,9 +58,9 @@ use kernel::sync::global_lock;
 /// the count of objects out fell, or after a wake-up; each look without
 /// progress doubles it.
 const REAP_MS: c_uint = 1000;
-/// Looks in a row without progress (1, 2, 4, 8 and 16 s apart) before the
+/// Looks in a row without progress (1, 2, 4 and 8 s apart) before the
 /// reaper sleeps until memory pressure or a write to `serve` wakes it.
-const REAP_IDLE_LOOKS: u32 = 5;
+const REAP_IDLE_LOOKS: u32 = 4;
 
 /// The reaper's back-off, under `SERVED`.
 struct Reaper {
