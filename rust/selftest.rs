@@ -453,6 +453,9 @@ mod tests {
     /// and back online; `None` when `remove_cpu` refused.
     fn offline_on(target: u32) -> Result<Option<Offline>> {
         let cache = TestCache::new(c"rslub_percpu_offline", 256)?;
+        // CPU partial slabs whatever `cpu_partial=` rslub was loaded with
+        // (0 turns them off): a slab's worth, the size-based default.
+        cache.set_cpu_partial(cache.layout.objects as u32);
         let n = (4 * cache.layout.objects).min(OFFLINE_OBJS);
         let objs = KBox::new(
             core::array::from_fn::<_, OFFLINE_OBJS, _>(|_| AtomicUsize::new(0)),
