@@ -25,8 +25,9 @@
 //! naming each cache and what the kernel still keeps of it. Memory
 //! pressure (rslub's shrinker is asked for its count: `echo 2 >
 //! /proc/sys/vm/drop_caches` too) wakes it, and any write to
-//! /sys/kernel/rslub/serve (`echo > /sys/kernel/rslub/serve`) is a look. So the objects the kernel keeps for
-//! good (dentries, inodes, long-lived kmalloc objects) cost no wake-up.
+//! /sys/kernel/rslub/serve (`echo > /sys/kernel/rslub/serve`) is a look.
+//! So the objects the kernel keeps for good (dentries, inodes, long-lived
+//! kmalloc objects) cost no wake-up.
 //!
 //! Lock order: `SERVED` → the kernel's slab_mutex (taken by
 //! `slab_backend_serve`); `SERVED` → `CACHES` (api.rs); `SERVED` →
@@ -80,6 +81,7 @@ global_lock! {
 /// The reaper sleeps (nothing scheduled) while caches still drain: the
 /// next wake-up (`wake_reaper`) schedules a look.
 static REAPER_ASLEEP: AtomicBool = AtomicBool::new(false);
+
 /// A kernel cache rslub serves or drains.
 struct Served {
     /// The kernel's `struct kmem_cache`.
