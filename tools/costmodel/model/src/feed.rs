@@ -95,7 +95,7 @@ impl Feed {
 
     /// The instructions of `cpu` to report, from QEMU's count of them.
     pub fn insns(m: &Machine, cpu: usize, qemu_count: u64) -> u64 {
-        qemu_count - m.folded[cpu]
+        qemu_count - m.counts[cpu].str_folded
     }
 }
 

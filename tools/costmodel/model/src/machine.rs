@@ -110,10 +110,6 @@ pub struct Machine {
     /// plugin adds instructions, and with `rmw=access` atomics, from its
     /// scoreboards).
     pub counts: Vec<Counts>,
-    /// Each vCPU's executions of rep string instructions folded into the
-    /// instruction they continue (`rep_exec`): the plugin takes them off
-    /// the instructions QEMU counted.
-    pub folded: Vec<u64>,
     /// Each vCPU's rep string instruction in progress (`strings`).
     pub(crate) reps: Vec<RepState>,
     /// Each vCPU's last atomic load: its lines (first, last), so that the
@@ -184,7 +180,6 @@ impl Machine {
             llcs,
             dir: HashMap::new(),
             counts: vec![Counts::default(); n],
-            folded: vec![0; n],
             reps: vec![RepState::default(); n],
             rmw_lines: vec![None; n],
         }

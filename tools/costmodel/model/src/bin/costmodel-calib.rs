@@ -11,11 +11,12 @@
 //! Exit status: 0 when every check passed, 1 when one failed, 2 on bad input.
 //!
 //! `--selftest`: the counts are guest/selftest.S's (tools/costmodel/
-//! selftest.sh), checked field by field (`calib::selftest`), one
-//! `selftest: PASS|FAIL` line per region.
+//! selftest.sh), checked field by field (`calib::selftest`; with
+//! `model=off` in the file's header, the instructions and the folding
+//! only), one `selftest: PASS|FAIL` line per region.
 
 use costmodel_model::calib::{check, selftest, PLAN};
-use costmodel_model::counts::regions;
+use costmodel_model::counts::{model_ran, regions};
 use costmodel_model::profile::Profile;
 use std::process::ExitCode;
 
@@ -42,7 +43,7 @@ fn run() -> Result<bool, String> {
     let data = std::fs::read_to_string(&counts).map_err(|e| format!("{counts}: {e}"))?;
     let regions = regions(&data).map_err(|e| format!("{counts}:{e}"))?;
     let (what, out) = if self_test {
-        let out = selftest(&regions);
+        let out = selftest(&regions, model_ran(&data));
         ("selftest", out)
     } else {
         ("model", check(&regions, &p))
