@@ -98,6 +98,12 @@ make -s setup || fail "setup (see the line above)"
 KDIR=$(rslub_kdir)
 [ -n "$KDIR" ] && [ -d "$KDIR" ] || fail "no kernel build directory (make -s kdir printed '$KDIR')"
 
+# make trace-pair's stepping and table on a guest without a kernel (QEMU
+# and gdb, a few seconds): each rep string instruction listed once.
+step "trace-pair stepping (scripts/test-trace-pair.sh, log: $OUT/trace-pair.log)"
+scripts/test-trace-pair.sh >"$OUT/trace-pair.log" 2>&1
+count_checks host "$OUT/trace-pair.log" trace-pair "$(grep -c '^check "' scripts/test-trace-pair.sh)"
+
 # The cost model's plugin and calibration program, built in the background
 # from here on (cargo may fetch crates the first time); run_model waits.
 build_model() {
