@@ -18,7 +18,7 @@
 //! once (`fold_clock`).
 
 use crate::model::{summarize, Bench, Measure};
-use costmodel_model::counts::{model_ran, regions, Counts, FIELDS};
+use costmodel_model::counts::{header_core, model_ran, regions, Counts, FIELDS};
 use costmodel_model::profile::Profile;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -143,6 +143,8 @@ pub fn load_profile(path: &Path, name: &str) -> Result<Profile, String> {
 struct CountsFile {
     by_id: HashMap<u64, Counts>,
     model: bool,
+    /// The core its hidden accesses were counted for (`core=`).
+    core: Option<costmodel_model::overlap::CoreConfig>,
 }
 
 fn read_counts(path: &Path) -> Result<CountsFile, String> {
@@ -156,6 +158,7 @@ fn read_counts(path: &Path) -> Result<CountsFile, String> {
     Ok(CountsFile {
         by_id,
         model: model_ran(&text),
+        core: header_core(&text),
     })
 }
 
@@ -257,7 +260,14 @@ pub fn parse_logs(
             .map(|r| (r.from.as_str(), r.to.as_str()))
             .collect();
         let by_id = match counts.iter().find(|c| c.log == *log) {
-            Some(c) => Some((read_counts(&c.file)?, &c.file)),
+            Some(c) => {
+                let cf = read_counts(&c.file)?;
+                if let (true, Some(p)) = (cf.model, profile) {
+                    p.fits(cf.core)
+                        .map_err(|e| format!("{}: {e}", c.file.display()))?;
+                }
+                Some((cf, &c.file))
+            }
             None => None,
         };
         let mut warned = false;
@@ -475,7 +485,7 @@ mod tests {
         assert_eq!(m.len(), 1 + FIELDS.len());
         assert_eq!(m[0].0, "cycles_per_op");
         assert_eq!(m[15].0, "ev_io_per_op");
-        assert_eq!(m[FIELDS.len()].0, "ev_str_folded_per_op");
+        assert_eq!(m[FIELDS.len()].0, "ev_sti_per_op");
         assert_eq!(region_sum(&by_id, &[3, 7, 9]), Err(vec![7, 9]));
     }
 

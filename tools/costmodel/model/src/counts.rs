@@ -44,7 +44,7 @@ macro_rules! counted_events {
 }
 
 /// The number of counted events.
-pub const N_FIELDS: usize = 21;
+pub const N_FIELDS: usize = 31;
 
 counted_events! {
     /// Guest instructions executed, a rep string instruction once (with
@@ -101,6 +101,29 @@ counted_events! {
     /// executions after its first): QEMU's count, the virtual clock's
     /// under `-icount`, is `insns + str_folded`. Not an event of the CPU.
     str_folded,
+    /// Of `l1`, the accesses an out-of-order core hides (`overlap`): stores
+    /// and loads nothing waits for. An in-order profile prices them 0, an
+    /// interval profile at minus `l1`'s price.
+    hid_l1,
+    /// Of `l2`, the accesses an out-of-order core hides: misses overlapped
+    /// by a slower one of their window, or retired into the store buffer.
+    hid_l2,
+    /// The same of `llc`.
+    hid_llc,
+    /// The same of `dram_local`.
+    hid_dram_local,
+    /// The same of `dram_remote`.
+    hid_dram_remote,
+    /// The same of `xfer_local`.
+    hid_xfer_local,
+    /// The same of `xfer_remote`.
+    hid_xfer_remote,
+    /// `popf`: restores the flags (`local_irq_restore`), microcoded.
+    popf,
+    /// `cli` (`local_irq_disable`, `local_irq_save`).
+    cli,
+    /// `sti` (`local_irq_enable`).
+    sti,
 }
 
 impl Counts {
@@ -208,6 +231,16 @@ pub fn model_ran(text: &str) -> bool {
         .lines()
         .take_while(|l| l.starts_with('#'))
         .any(|l| l.split_whitespace().any(|w| w == "model=off"))
+}
+
+/// The core a counts file's hidden accesses were counted for (`core=` in
+/// its header; None: `core=-`, or a file before it).
+pub fn header_core(text: &str) -> Option<crate::overlap::CoreConfig> {
+    text.lines()
+        .take_while(|l| l.starts_with('#'))
+        .flat_map(|l| l.split_whitespace())
+        .find_map(|w| w.strip_prefix("core="))
+        .and_then(|c| crate::overlap::CoreConfig::parse(c).ok())
 }
 
 /// One region of a counts file: the marks' records of one `seq`, summed

@@ -153,7 +153,10 @@ impl Machine {
             }
             match self.access_line(cpu, line, how) {
                 Source::L1 => self.counts[cpu].l1_in_insn += 1,
-                src => self.count(cpu, src),
+                src => {
+                    self.count(cpu, src);
+                    self.string_miss(cpu, src, store);
+                }
             }
         }
     }
