@@ -4,7 +4,8 @@
 //! string instructions folded as the CPU runs them (`strings`), the
 //! decoding of atomics, string instructions and marks (`decode`), the
 //! counts and their file format (`counts`), the prices (`profile`), the
-//! accesses an out-of-order core would hide (`overlap`), and what the
+//! accesses an out-of-order core would hide (`overlap`), the validation
+//! against published hardware figures (`validate`), and what the
 //! plugin does with each of QEMU's callbacks (`feed`). The plugin (the
 //! crate one level up) feeds it guest accesses; `cargo test` checks it on
 //! the host.
@@ -19,3 +20,4 @@ pub mod machine;
 pub mod overlap;
 pub mod profile;
 pub mod strings;
+pub mod validate;

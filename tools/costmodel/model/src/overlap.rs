@@ -38,8 +38,10 @@
 //!   L1 pays the L1 latency per step).
 //! - Dependence is seen through values: a load depends on an earlier
 //!   8-byte load whose value v has `v <= address < v + 4096` (a pointer,
-//!   and a field of what it points to). Only the last 16 such loads within
-//!   `rob` instructions are kept.
+//!   and a field of what it points to). A load of a value an earlier load
+//!   of the open window loaded (the pointer stored and loaded again: a
+//!   spill, a variable in memory) waits for that window too. Only the last
+//!   16 such loads within `rob` instructions are kept.
 //!
 //! What it does not see: dependences through registers other than a
 //! loaded pointer (an index computed from a loaded value), branch
@@ -202,6 +204,15 @@ impl OverlapState {
             .find(|p| vaddr.wrapping_sub(p.value) < 4096)
     }
 
+    /// The most recent load of the same value within the ROB.
+    fn same_value(&self, cfg: &CoreConfig, insn: u64, value: u64) -> Option<Producer> {
+        (0..PRODUCERS)
+            .map(|k| (self.head + PRODUCERS - 1 - k) % PRODUCERS)
+            .filter_map(|i| self.producers[i])
+            .filter(|p| insn.saturating_sub(p.insn) <= cfg.rob)
+            .find(|p| p.value == value)
+    }
+
     fn remember(&mut self, p: Producer) {
         self.producers[self.head] = Some(p);
         self.head = (self.head + 1) % PRODUCERS;
@@ -271,10 +282,18 @@ impl OverlapState {
             },
         };
         if let Some(value) = value {
+            // The same pointer loaded again (a spill and reload, a local
+            // variable in memory): it waits for what its first load waited
+            // for, if that is still open.
+            let window = mine.or_else(|| {
+                self.same_value(cfg, insn, value)
+                    .and_then(|p| p.window)
+                    .filter(|w| Some(*w) == self.open.map(|o| o.id))
+            });
             self.remember(Producer {
                 insn,
                 value,
-                window: mine,
+                window,
             });
         }
     }
@@ -375,6 +394,47 @@ mod tests {
         }
         let (exposed, _) = chases(12, 100);
         assert_eq!(exposed, 120, "12 chases, 10 fill buffers");
+    }
+
+    // Lanes kept in memory, as a compiler keeps an array of cursors: each
+    // step loads the cursor (an L1 hit, the pointer the lane's last miss
+    // loaded), loads what it points to and stores it back. One lane is a
+    // chain; k lanes expose one miss a round.
+    #[test]
+    fn a_pointer_that_goes_through_memory_still_chains() {
+        for k in [1u64, 2, 4] {
+            let mut s = OverlapState::default();
+            let mut c = Counts::default();
+            let node = |j: u64, i: u64| 0x1000_0000 * (j + 1) + i * 8192;
+            let slot = |j: u64| 0x7fff_0000 + j * 8;
+            let mut insn = 0;
+            for i in 0..50 {
+                for j in 0..k {
+                    insn += 2;
+                    s.load(
+                        &mut c,
+                        &HASWELL,
+                        insn,
+                        slot(j),
+                        Some(node(j, i)),
+                        Source::L1,
+                    );
+                    insn += 1;
+                    s.load(
+                        &mut c,
+                        &HASWELL,
+                        insn,
+                        node(j, i),
+                        Some(node(j, i + 1)),
+                        Source::DramLocal,
+                    );
+                    insn += 1;
+                    s.store(&mut c, &HASWELL, insn, Source::L1);
+                }
+            }
+            s.settle(&mut c);
+            assert_eq!(50 * k - c.hid_dram_local, 50, "k = {k}");
+        }
     }
 
     // Independent misses farther apart than the ROB do not overlap.
