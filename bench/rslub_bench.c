@@ -53,8 +53,8 @@
  * which tools/rsbench turns into bench.json, tables and plots.
  *
  * mode=model is mode=icount under the cost model's QEMU plugin
- * (tools/costmodel): each measured window also lies between two marks of
- * include/rslub_mark.h, the one before it with id 0, the one after it with
+ * (tools/costmodel), with marks: each measured window also lies between two
+ * marks of include/rslub_mark.h, the one before it with id 0, the one after it with
  * the window's id, (the measurement's start in ns << 4) | the op's number.
  * Its result lines add n= (the operations the value is divided by) and
  * marks=ID[+ID] (the regions of the plugin's counts file the result is
@@ -63,7 +63,10 @@
  * whole: their regions hold every CPU's work. remote is marked by bursts
  * (lockstep, forced in this mode): a burst's region also holds the ring's
  * few instructions per batch and the ring's lines passing between the two
- * CPUs, the same for every allocator.
+ * CPUs, the same for every allocator. marks=1 in mode=icount is the
+ * icount boot under the plugin with model=off: the same marks, so that
+ * rsbench counts each rep string instruction in a window once (under
+ * -icount the clock counts each of its iterations).
  *
  * Built with -DRSLUB_BENCH_NO_RSLUB (bench/Kbuild BENCH_NO_RSLUB=1) the module
  * leaves rslub out and offers slub and floor only: make bench SUITE=classic
@@ -98,6 +101,10 @@
 static char *mode = "icount";
 module_param(mode, charp, 0444);
 MODULE_PARM_DESC(mode, "icount (QEMU -icount: ticks are instructions), model (icount and the cost model's marks), cycles (real TSC), wall (ns)");
+
+static bool mark_windows;
+module_param_named(marks, mark_windows, bool, 0444);
+MODULE_PARM_DESC(marks, "mark each measured window for the cost model's plugin (always on in model modes)");
 
 static char *workloads = "pair,repeat,bulk,remote";
 module_param(workloads, charp, 0444);
@@ -173,23 +180,24 @@ MODULE_PARM_DESC(trace_bulk, "trace: bulk calls of this many objects (2..128) in
 #define MAX_PAR 16
 #define HOLD_OBJS 1000
 
-static bool use_ns, quiet, model;
+static bool use_ns, quiet, marking;
 static int failed;
 
 /*
- * Marks for the cost model (mode=model); nothing otherwise. A measurement's
- * ids are mark_ids() | its op's number (1..15); id 0 is discarded.
+ * Marks for the cost model's plugin (mode=model, or marks=1); nothing
+ * otherwise. A measurement's ids are mark_ids() | its op's number (1..15);
+ * id 0 is discarded.
  */
 static void mark(u64 id)
 {
-	if (model)
+	if (marking)
 		rslub_mark(id);
 }
 
 static u64 mark_ids(void)
 {
 	/* Unique in a boot: under -icount, ns count instructions. */
-	return model ? ktime_get_ns() << 4 : 0;
+	return marking ? ktime_get_ns() << 4 : 0;
 }
 
 static u64 now(void)
@@ -682,7 +690,7 @@ static void destroy_caches(void)
 /* --- output -------------------------------------------------------------- */
 
 /*
- * One result line, value num / den; with marks (mode=model, non-zero ids)
+ * One result line, value num / den; with marks (marking, non-zero ids)
  * it names the regions of the cost model's counts that make it (m1, and m2
  * when set) and the n operations they hold.
  */
@@ -696,9 +704,9 @@ static void result_marked(const char *workload, const char *op, unsigned int siz
 
 	if (quiet)
 		return;
-	if (model && m2)
+	if (marking && m2)
 		snprintf(marks, sizeof(marks), " n=%llu marks=%llu+%llu", n, m1, m2);
-	else if (model && m1)
+	else if (marking && m1)
 		snprintf(marks, sizeof(marks), " n=%llu marks=%llu", n, m1);
 	pr_info("rslub_bench: %s mode=%s workload=%s op=%s size=%u batch=%u cpus=%u alloc=%s variant=%s metric=%s round=%u value=%llu.%02llu%s\n",
 		"result", mode, workload, op, size, batch, cpus, alloc, variant, metric,
@@ -897,7 +905,7 @@ struct remote {
 	void *(*ring)[MAX_BATCH];
 	unsigned int head, tail;	/* batches produced, consumed */
 	u64 alloc_ticks, free_ticks, start_ns, end_ns;
-	u64 id;		/* mode=model: the bursts' mark ids */
+	u64 id;		/* marking: the bursts' mark ids */
 	bool oom, lockstep;
 	wait_queue_head_t wq;	/* lockstep: bursts handed over */
 	struct completion done[2];
@@ -1001,8 +1009,8 @@ static void run_remote(struct subject *s, unsigned int size, unsigned int r,
 	x->batch = clamp(remote_batch, 1u, (unsigned int)MAX_BATCH);
 	x->nbatches = max(ops / x->batch, 1u);
 	x->ring = remote_ring;
-	/* The model's marks need the bursts: lockstep whatever was asked. */
-	x->lockstep = remote_lockstep < 0 ? !use_ns : remote_lockstep || model;
+	/* The plugin's marks need the bursts: lockstep whatever was asked. */
+	x->lockstep = remote_lockstep < 0 ? !use_ns : remote_lockstep || marking;
 	x->id = mark_ids();
 	init_waitqueue_head(&x->wq);
 	init_completion(&x->done[0]);
@@ -1410,7 +1418,7 @@ static int check_params(void)
 		return -EINVAL;
 	}
 	use_ns = !strcmp(mode, "wall");
-	model = !strncmp(mode, "model", 5);
+	marking = mark_windows || !strncmp(mode, "model", 5);
 	if (remote_cpu >= 0 && (remote_cpu >= nr_cpu_ids || !cpu_online(remote_cpu))) {
 		pr_err("rslub_bench: remote_cpu=%d: not an online CPU\n", remote_cpu);
 		return -EINVAL;

@@ -11,7 +11,10 @@
 #
 #   icount   2 vCPUs, -icount shift=0,sleep=off: each workload alternately
 #            on both sides, ROUNDS rounds each after a warm-up; guest time
-#            is an instruction count (the headline: minstr, and slab_kb)
+#            is an instruction count (the headline: minstr, and slab_kb),
+#            under the cost model's plugin with model=off, each run
+#            between marks, so that rsbench counts a rep string
+#            instruction once (ICOUNT_PLUGIN=0: the clock alone)
 #   wall     REAL_CPUS (4) vCPUs, multi-threaded TCG: the same in wall
 #            time (ms), for contention
 #   model    (REAL_MODES=model) the icount boot under the cost model's
@@ -54,7 +57,7 @@
 #   MMAP_PROCS MMAP_ITERS MMAP_MIB MMAP_DIR XCPU_MSGS XCPU_BYTES XCPU_FROM
 #   XCPU_TO XCPU_SNDBUF),
 #   EXPERIMENT (above), BENCH_KDIR (a built bench kernel: no setup),
-#   BENCH_BUILD, QUICK=1
+#   BENCH_BUILD, QUICK=1, ICOUNT_PLUGIN (1)
 #   (2 rounds, no wall boot), NO_SERVE_OK=1 (a run without rslub's serving
 #   interface passes with the in-tree side alone: for testing the scripts).
 set -euo pipefail
@@ -124,8 +127,9 @@ if [ -n "$VARIANT_BUILD" ]; then
 	case " $REAL_MODES " in *" counters "*) build "$BUILD-$VARIANT_BUILD-stats" 1 "$VARIANT_BUILD" ;; esac
 fi
 
+ICOUNT_PLUGIN=${ICOUNT_PLUGIN:-1}
 case " $REAL_MODES " in
-*" model"*)
+*" model"* | *" icount "*)
 	echo "bench: building the cost model's plugin and mark (tools/costmodel)"
 	make -s costmodel ;;
 esac
@@ -156,7 +160,7 @@ MODEL8_SIZES="MMAP_PROCS=8 PERF_COPIES=4 PERF_FORK_LOOPS=15 PERF_EXECVE_LOOPS=20
 run() {
 	local mode=$1 cpus=$2 qopts=$3 dir=$4 tag=${5:+-$5}
 	local log=$out/vm-$1$tag.log sides=$SIDES label=$BUILD_LABEL gmode=${1%8}
-	local scale= v
+	local scale='' v marks=${RUN_MARKS:-0}
 	# The model's boots run a fifth of each program (MODEL_SIZES; a size
 	# set in the environment wins): the plugin runs 4-8 times slower than
 	# icount. On 8 vCPUs the mmap programs run one task a CPU and perf
@@ -175,7 +179,7 @@ run() {
 	# As in bench.sh: judged by its output (VM_STALL), a quiet console.
 	VM_CPUS=$cpus VM_MEM=${VM_MEM:-3G} VM_QEMU_OPTS=$qopts VM_STALL=${VM_STALL:-2400} \
 		VM_TIMEOUT=${VM_TIMEOUT:-10800} VM_APPEND=loglevel=4 VM_CONSOLE=$out/console-$1$tag.log \
-		scripts/vm.sh "$BKDIR" "cd $dir && MODE=$gmode SIDES='$sides' $scale BUILD_LABEL='$label' $GUEST_ENV scripts/guest-real.sh" 2>&1 |
+		scripts/vm.sh "$BKDIR" "cd $dir && MODE=$gmode MARKS=$marks SIDES='$sides' $scale BUILD_LABEL='$label' $GUEST_ENV scripts/guest-real.sh" 2>&1 |
 		tee "$log" | grep --line-buffered "^bench:" | sed -u 's/^/  /' || true
 	if grep -q "^bench: FAILED" "$log" || ! grep -q "^bench: guest done (rc 0)" "$log"; then
 		grep -E "^bench: FAILED|^vm:" "$log" | head -n 10
@@ -191,7 +195,13 @@ run_mode() {
 	local mode=$1 q
 	shift
 	case $mode in
-	icount) run icount 2 "-icount shift=0,sleep=off" "$1" ${2:+"$2"} ;;
+	icount)
+		if [ "$ICOUNT_PLUGIN" = 1 ]; then
+			q=$(model_qemu_opts "$BKDIR" "$out/counts-icount${2:+-$2}.txt" model=off) || exit 1
+			RUN_MARKS=1 run icount 2 "$q" "$1" ${2:+"$2"}
+		else
+			run icount 2 "-icount shift=0,sleep=off" "$1" ${2:+"$2"}
+		fi ;;
 	wall) run wall "$REAL_CPUS" "" "$1" ${2:+"$2"} ;;
 	model)
 		q=$(model_qemu_opts "$BKDIR" "$out/counts-model${2:+-$2}.txt") || exit 1

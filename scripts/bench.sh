@@ -4,7 +4,10 @@
 # rslub's counters compiled out), built into the kernel cache if needed.
 #
 #   icount boot (2 vCPUs, -icount shift=0,sleep=off; ticks = instructions):
-#       pair, repeat, fifo, shuffle, bulk, remote, churn over every size
+#       pair, repeat, fifo, shuffle, bulk, remote, churn over every size;
+#       under the cost model's plugin with model=off, so that a rep string
+#       instruction counts once (ICOUNT_PLUGIN=0: the virtual clock alone,
+#       each iteration an instruction, as before issue 51)
 #   wall boot (BENCH_CPUS vCPUs, multi-threaded TCG; nanoseconds):
 #       parallel scaling over 1..BENCH_CPUS, remote objects/s, pair
 #   model boot (MODES=model; the icount boot's workloads under the cost
@@ -39,6 +42,7 @@
 #   BENCH_KDIR     a bench kernel already built (setup is skipped)
 #   CLASSIC_KDIR   SUITE=classic: a classic (6.12) kernel already built
 #   BENCH_BUILD    where the modules are built (two runs at once need two)
+#   ICOUNT_PLUGIN  1 (default): the icount boot under the plugin (model=off)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -186,10 +190,18 @@ fi
 echo "bench: building tools/rsbench"
 (cd tools/rsbench && cargo build --release --quiet)
 RSBENCH=$ROOT/tools/rsbench/target/release/rsbench
+# The icount boot counts under the plugin too (model=off: instructions,
+# each rep string instruction once), unless ICOUNT_PLUGIN=0.
+ICOUNT_PLUGIN=${ICOUNT_PLUGIN:-1}
 case " $MODES " in
 *" model "* | *" model8 "*)
 	echo "bench: building the cost model's plugin (tools/costmodel)"
 	make -s costmodel ;;
+*" icount "*)
+	if [ "$ICOUNT_PLUGIN" = 1 ]; then
+		echo "bench: building the cost model's plugin (tools/costmodel; the icount boot's count)"
+		make -s costmodel
+	fi ;;
 esac
 
 out=$ROOT/results/$(date +%Y%m%d-%H%M%S)${SUITE:+-$SUITE}
@@ -228,7 +240,17 @@ VARIANT_ALLOCS='${VARIANT_ALLOCS:-}' scripts/guest-bench.sh" 2>&1 |
 run_mode() {
 	local q
 	case $1 in
-	icount) run icount 2 "-icount shift=0,sleep=off" "$WORKLOADS_ICOUNT" "$SIZES" "$ROUNDS" ;;
+	icount)
+		# Instructions as the CPU retires them: the plugin counts each
+		# rep string instruction once in the bench module's marked
+		# windows (model=off: no caches, no prices; rsbench parse scales
+		# the clock's figures by its counts).
+		if [ "$ICOUNT_PLUGIN" = 1 ]; then
+			q=$(model_qemu_opts "$RUN_KDIR" "$out/counts-${RUN_TAG}icount.txt" model=off) || exit 1
+			RUN_EXTRA=MARKS=1 run icount 2 "$q" "$WORKLOADS_ICOUNT" "$SIZES" "$ROUNDS"
+		else
+			run icount 2 "-icount shift=0,sleep=off" "$WORKLOADS_ICOUNT" "$SIZES" "$ROUNDS"
+		fi ;;
 	wall) run wall "$BENCH_CPUS" "" "$WORKLOADS_WALL" "$WALL_SIZES" "$WALL_ROUNDS" ;;
 	model)
 		# The icount boot's instructions, the plugin's events besides.
@@ -286,7 +308,7 @@ if [ "$CLASSIC" = 1 ]; then
 	crel=$(kernel_release "$CKDIR") brel=$(kernel_release "$BKDIR")
 	for mode in $MODES; do
 		logs+=("$out/vm-classic-$mode.log")
-		[ "${mode%8}" != model ] || counts+=(--counts "$out/vm-classic-$mode.log=$out/counts-classic-$mode.txt")
+		[ ! -f "$out/counts-classic-$mode.txt" ] || counts+=(--counts "$out/vm-classic-$mode.log=$out/counts-classic-$mode.txt")
 		renames+=(--rename "$out/vm-classic-$mode.log:slub=classic"
 			--rename "$out/vm-classic-$mode.log:floor=floor-$crel"
 			--rename "$out/vm-$mode.log:slub=sheaves"
@@ -299,7 +321,7 @@ run_modes
 cpus_meta=""
 for mode in $MODES; do
 	logs+=("$out/vm-$mode.log")
-	[ "${mode%8}" != model ] || counts+=(--counts "$out/vm-$mode.log=$out/counts-$mode.txt")
+	[ ! -f "$out/counts-$mode.txt" ] || counts+=(--counts "$out/vm-$mode.log=$out/counts-$mode.txt")
 	case $mode in icount | model) n=2 ;; model8) n=8 ;; *) n=$BENCH_CPUS ;; esac
 	cpus_meta="${cpus_meta:+$cpus_meta, }$mode $n"
 done

@@ -98,6 +98,12 @@ make -s setup || fail "setup (see the line above)"
 KDIR=$(rslub_kdir)
 [ -n "$KDIR" ] && [ -d "$KDIR" ] || fail "no kernel build directory (make -s kdir printed '$KDIR')"
 
+# make trace-pair's stepping and table on a guest without a kernel (QEMU
+# and gdb, a few seconds): each rep string instruction listed once.
+step "trace-pair stepping (scripts/test-trace-pair.sh, log: $OUT/trace-pair.log)"
+scripts/test-trace-pair.sh >"$OUT/trace-pair.log" 2>&1
+count_checks host "$OUT/trace-pair.log" trace-pair "$(grep -c '^check "' scripts/test-trace-pair.sh)"
+
 # The cost model's plugin and calibration program, built in the background
 # from here on (cargo may fetch crates the first time); run_model waits.
 build_model() {
@@ -243,7 +249,9 @@ run_oom() {
 
 # The cost model's calibration guest: tools/costmodel/guest/calib on 4
 # vCPUs over 2 nodes (1 GiB each: node 1 begins at 0x40000000) under the
-# plugin; costmodel-calib checks its counts (judge_model). The plugin and
+# plugin, with the core of the validation table's profiles (core=, GUEST_CORE
+# in model/src/validate.rs); costmodel-calib checks its counts against the
+# profile and against the table's hardware figures (judge_model). The plugin and
 # the program are built in the background from the start (build_model);
 # the guest waits for them (at most 30 min).
 run_model() {
@@ -260,7 +268,7 @@ run_model() {
 	fi
 	cd "$ROOT" || return 2
 	VM_CPUS=4 VM_NUMA=2 VM_MEM=2G VM_TIMEOUT=1800 VM_CONSOLE=$OUT/console-model.log \
-		VM_QEMU_OPTS="$(model_qemu_opts "$KDIR" "$OUT/model-counts.txt" cpu_nodes=0:0:1:1,mem_starts=0x40000000)" \
+		VM_QEMU_OPTS="$(model_qemu_opts "$KDIR" "$OUT/model-counts.txt" cpu_nodes=0:0:1:1,mem_starts=0x40000000,core=224:10:56:16)" \
 		scripts/vm.sh "$KDIR" "tools/costmodel/guest/calib" 2>&1 | cat >"$log"
 	echo "${PIPESTATUS[0]}" >"$OUT/vm-model.rc"
 }
@@ -270,6 +278,11 @@ judge_model() {
 	tools/costmodel/target/release/costmodel-calib "$OUT/model-counts.txt" >"$OUT/model.txt" 2>&1
 	count_checks model "$OUT/model.txt" model
 	grep "^model: " "$OUT/model.txt" | grep -v "^model: plan" | cut -c1-200 | sed "s/^/    /"
+	# The validation table: published hardware figures, reproduced by the
+	# same guest's programs, priced with the profiles of those machines.
+	tools/costmodel/target/release/costmodel-calib --validate "$OUT/model-counts.txt" >"$OUT/validate.txt" 2>&1
+	count_checks model "$OUT/validate.txt" validate
+	grep "^validate: " "$OUT/validate.txt" | grep -v "^validate: plan" | cut -c1-160 | sed "s/^/    /"
 }
 
 # The harness's own test: a guest that prints a line, then sleeps for ever,

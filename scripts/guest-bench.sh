@@ -6,7 +6,9 @@
 # round; it stays loaded with its live objects while this script reads the
 # pages each cache holds from sysfs, before and after shrink.
 #
-# Environment: MODE (icount|wall|model|model8), WORKLOADS, SIZES, BATCHES,
+# Environment: MODE (icount|wall|model|model8), MARKS (1: the bench module
+# marks its windows in icount mode too, for the plugin's model=off count),
+# WORKLOADS, SIZES, BATCHES,
 # ALLOCS, OPS, ROUNDS, CHURN_ROUNDS, MAX_CPUS, REMOTE_BATCH, REMOTE_CPU (the
 # freeing CPU of remote), BUDGET_KB (the bench module's budget_kb), RSLUB_PARAMS (for rslub.ko),
 # RSLUB_BUILDS ("LABEL=PATH[?PARAM,PARAM] ...", default "default=rslub.ko"):
@@ -47,7 +49,7 @@ rc=0
 
 # load ARGS...: one run of the bench module; prints its log lines.
 load() {
-	out=$(insmod $BENCH mode="$MODE" allocs="$ALLOCS" ops="$OPS" rounds="$ROUNDS" \
+	out=$(insmod $BENCH mode="$MODE" marks="${MARKS:-0}" allocs="$ALLOCS" ops="$OPS" rounds="$ROUNDS" \
 		max_cpus="$MAX_CPUS" remote_batch="$REMOTE_BATCH" remote_cpu="$REMOTE_CPU" \
 		${BUDGET_KB:+budget_kb="$BUDGET_KB"} "$@" 2>&1)
 	st=$?

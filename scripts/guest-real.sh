@@ -15,6 +15,9 @@
 #   MODES=model): each run lies between two marks (tools/costmodel/guest/
 #   mark), and its minstr line adds n=1000000 and marks=ID, so that rsbench
 #   adds the run's modeled cycles and events, in millions per run.
+# MARKS=1 with MODE=icount: the same marks, for the icount boot under the
+#   plugin with model=off (rsbench scales minstr to count each rep string
+#   instruction once).
 # MODE=counters: rslub side only (a counters build of rslub.ko): rslub's
 #   counters over each run, summed over the served caches (variant -),
 #   and for each cache with at least 10% of the run's allocations and
@@ -29,13 +32,15 @@
 #   prefixed with build=BUILD_LABEL when that is set (a build variant of
 #   rslub.ko); in the counters boot the op is WORKLOAD@VARIANT.
 #
-# Environment: MODE, ROUNDS (5), WORKLOADS, WARMUP (1), RSLUB_PARAMS,
+# Environment: MODE, MARKS, ROUNDS (5), WORKLOADS, WARMUP (1), RSLUB_PARAMS,
 # SIDES, BUILD_LABEL, and the workload sizes of scripts/guest-real-lib.sh.
 cd "$(dirname "$0")/.." || exit 2
 . scripts/guest-real-lib.sh
 MODE=${MODE:-icount}
 MARK=$PWD/tools/costmodel/guest/mark
-[ "$MODE" != model ] || [ -x "$MARK" ] ||
+MARKING=0
+[ "$MODE" != model ] && [ "${MARKS:-0}" != 1 ] || MARKING=1
+[ "$MARKING" = 0 ] || [ -x "$MARK" ] ||
 	{ echo "bench: FAILED: $MARK missing (make costmodel)"; echo "bench: guest done (rc 1)"; exit 1; }
 ROUNDS=${ROUNDS:-5}
 WORKLOADS=${WORKLOADS:-$REAL_WORKLOADS_ALL}
@@ -166,11 +171,11 @@ one() {
 		[ "$MODE" = counters ] && snapshot "$REAL_OUT/before" $dirs
 	fi
 	t0=$(now_ns)
-	[ "$MODE" != model ] || "$MARK" 0
+	[ "$MARKING" = 0 ] || "$MARK" 0
 	run_workload "$w"
 	st=$?
 	# The region's id: the run's start, unique in a boot under -icount.
-	[ "$MODE" != model ] || "$MARK" "$t0"
+	[ "$MARKING" = 0 ] || "$MARK" "$t0"
 	t1=$(now_ns)
 	kb=$(slab_kb)
 	if [ "$side" != slub ]; then
@@ -200,9 +205,9 @@ one() {
 	metric=ms
 	marks=
 	case $MODE in
-	icount) metric=minstr ;;
-	model) metric=minstr marks=" n=1000000 marks=$t0" ;;
+	icount | model) metric=minstr ;;
 	esac
+	[ "$MARKING" = 0 ] || marks=" n=1000000 marks=$t0"
 	RUN_VALUE=$(awk -v n="$ns" 'BEGIN { printf "%.1f", n / 1e6 }')
 	[ "$round" -ge 0 ] || return 0
 	if [ "$MODE" = counters ]; then

@@ -15,7 +15,10 @@
 #
 # Results go to results/<timestamp>-trace/: steps.txt (every pc), kallsyms,
 # trace.txt (per allocator and operation: instructions and the functions
-# they were spent in; scripts/trace-pair-report.py).
+# they were spent in; scripts/trace-pair-report.py). A rep string
+# instruction is one instruction, listed with its bytes (the gdb script
+# steps through its iterations; scripts/test-trace-pair.sh checks it
+# without a kernel).
 #
 # Environment: TRACE_ALLOCS (slub,rslub,served,kmalloc,kserved), TRACE_SIZE (64),
 #   TRACE_BULK (N: one bulk call of N objects for each alloc and free),
@@ -77,7 +80,7 @@ nallocs=$(echo "$ALLOCS" | tr ',' '\n' | grep -c .)
 echo "trace-pair: rslub_bench_trace_mark at $mark; stepping $nallocs allocators"
 MARK=$mark ALLOCS=$nallocs ARMED=$rw/armed STEPS=$out/steps.txt \
 	gdb -q -batch -nx -ex "set pagination off" -ex "set architecture i386:x86-64" -ex "target remote :$PORT" \
-	-x scripts/trace-pair-gdb.py >"$out/gdb.log" 2>&1 || {
+	-x scripts/trace-pair-gdb.py >"$out/gdb.log" 2>&1 && ! grep -q Traceback "$out/gdb.log" || {
 	tail -n 20 "$out/gdb.log"
 	echo "trace-pair: FAILED: gdb (log: $out/gdb.log)" >&2
 	kill $vm 2>/dev/null

@@ -24,6 +24,18 @@
  * host thread to the next vCPU). Each successful swap takes the line from
  * the other side: one transfer per hand-over.
  *
+ * The same run holds the programs of the validation table (model/src/
+ * validate.rs, docs/benchmarks.md), each reproducing a published hardware
+ * measurement (the guest's caches put each at the level it measures):
+ *  17-18 V_CHASE    N hops of a pointer chase through 128 KiB and 4 MiB
+ *                   (an L2 and an L3 chase; CHASE_L1 and CHASE_DRAM are
+ *                   the others)
+ *  20+k V_LANES     k = 1, 2, 4, 8 chases at once through CHASE_DRAM's
+ *                   buffer, taking turns, N hops in all
+ *  32-34 V_WRITES   N stores of 8 bytes at pseudo-random lines of 128 KiB,
+ *                   4 MiB and CHASE_DRAM's buffer (their line numbers made
+ *                   beforehand, new ones each round)
+ *
  * Built by `make costmodel` (static: the guest runs it over 9p).
  * Usage: calib [LLC_BYTES]   (default 16 MiB, the server profile's LLC)
  */
@@ -41,6 +53,7 @@
 #define ID(test, n) (((unsigned long long)(test) << 32) | (n))
 
 enum { CX16 = 1, CX16_LOCK, BOUNCE, BOUNCE_X = 5, CHASE_DRAM, CHASE_L1, STR_STOS, STR_MOVS };
+enum { V_CHASE = 16, V_LANES = 20, V_WRITES = 32 };
 
 #define ROUNDS 5
 
@@ -215,9 +228,10 @@ static struct line *chase_run(struct line *p, unsigned int n)
 	return p;
 }
 
-static void chase(int test, size_t bytes, unsigned int n)
+/* N hops in each round along the cycle of `b` (of `bytes`), after a warm pass. */
+static void chase_on(struct line *b, int test, size_t bytes, unsigned int n)
 {
-	struct line *b = chase_build(bytes / sizeof(struct line)), *p;
+	struct line *p;
 	int r;
 
 	/*
@@ -233,6 +247,13 @@ static void chase(int test, size_t bytes, unsigned int n)
 	}
 	/* Keep the result alive. */
 	chase_buf = p;
+}
+
+static void chase(int test, size_t bytes, unsigned int n)
+{
+	struct line *b = chase_build(bytes / sizeof(struct line));
+
+	chase_on(b, test, bytes, n);
 	munmap(b, bytes);
 }
 
@@ -281,9 +302,132 @@ static void strings(unsigned int n)
 	free(dst);
 }
 
+/* --- the validation table's programs ------------------------------------ */
+
+/*
+ * k chases through one cycle of lines, each starting a k-th of the way
+ * along: each step of a lane waits for that lane's last load, the lanes
+ * are independent (Lemire's "lanes").
+ */
+static struct line *lanes_run(struct line **cur, int k, unsigned int n)
+{
+	unsigned int i;
+	int j;
+
+	for (i = 0; i < n; i += k)
+		for (j = 0; j < k; j++)
+			cur[j] = cur[j]->next;
+	return cur[0];
+}
+
+/*
+ * Where each lane of each run starts, as (eighth of the cycle, offset in
+ * lines): apart from each other and from what CHASE_DRAM's rounds left in
+ * the LLC (the first eighth and some of the second), so that every hop
+ * misses. A lane goes 5 * n / k hops (n = 8000: at most 40000).
+ */
+static const unsigned int lane_start[4][8][2] = {
+	{ { 2, 0 } },						/* k = 1 */
+	{ { 3, 0 }, { 4, 0 } },					/* k = 2 */
+	{ { 2, 50000 }, { 3, 50000 }, { 4, 50000 }, { 5, 50000 } },	/* k = 4 */
+	{ { 2, 70000 }, { 3, 70000 }, { 4, 70000 }, { 5, 70000 },	/* k = 8 */
+	  { 2, 90000 }, { 3, 90000 }, { 4, 90000 }, { 5, 90000 } },
+};
+
+static void lanes(struct line *b, size_t bytes, unsigned int n)
+{
+	size_t lines = bytes / sizeof(struct line), i, eighth = lines / 8;
+	size_t at[15], t;
+	struct line *cur[4][8], **slot[15], **ts, *p = b;
+	int r, x, k, j, m = 0, next = 0;
+
+	/* The starts in the order of the cycle, then one walk to them all. */
+	for (x = 0; x < 4; x++)
+		for (j = 0; j < (1 << x); j++, m++) {
+			at[m] = lane_start[x][j][0] * eighth + lane_start[x][j][1];
+			slot[m] = &cur[x][j];
+			for (k = m; k > 0 && at[k - 1] > at[k]; k--) {
+				t = at[k];
+				at[k] = at[k - 1];
+				at[k - 1] = t;
+				ts = slot[k];
+				slot[k] = slot[k - 1];
+				slot[k - 1] = ts;
+			}
+		}
+	for (i = 0; next < m; i++, p = p->next)
+		while (next < m && at[next] == i)
+			*slot[next++] = p;
+	/* On to the cycle's end: what the walk left in the LLC goes. */
+	for (; i < lines; i++)
+		p = p->next;
+	chase_buf = p;
+	for (x = 0; x < 4; x++) {
+		k = 1 << x;
+		for (r = 0; r < ROUNDS; r++) {
+			rslub_mark(0);
+			chase_buf = lanes_run(cur[x], k, n);
+			rslub_mark(ID(V_LANES + k, n));
+		}
+	}
+}
+
+/*
+ * Stores to pseudo-random lines of a region, their line numbers read in
+ * order from an array made beforehand (as in Travis Downs's random-write
+ * test): the stores depend on nothing, so an out-of-order core overlaps
+ * their misses.
+ */
+static void writes_on(uint64_t *b, int test, size_t bytes, unsigned int n)
+{
+	uint32_t *idx = malloc((size_t)ROUNDS * n * sizeof(*idx));
+	uint64_t x = 88172645463325252ull, mask = bytes / 64 - 1;
+	unsigned int i;
+	int r;
+
+	if (!idx) {
+		fprintf(stderr, "calib: no memory\n");
+		exit(2);
+	}
+	for (i = 0; i < ROUNDS * n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		/* The first word of a line of the region (a power of two). */
+		idx[i] = (x & mask) * 8;
+	}
+	for (r = 0; r < ROUNDS; r++) {
+		uint32_t *ix = idx + (size_t)r * n;
+
+		rslub_mark(0);
+		/* A relaxed atomic store is a plain mov the compiler keeps. */
+		for (i = 0; i < n; i++)
+			__atomic_store_n(&b[ix[i]], i, __ATOMIC_RELAXED);
+		rslub_mark(ID(test, n));
+	}
+	free(idx);
+}
+
+/* Writes to a region of its own, warmed first (whatever fits stays). */
+static void writes(int test, size_t bytes, unsigned int n)
+{
+	uint64_t *b = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+	if (b == MAP_FAILED) {
+		fprintf(stderr, "calib: no memory for %zu bytes\n", bytes);
+		exit(2);
+	}
+	memset(b, 1, bytes);
+	writes_on(b, test, bytes, n);
+	munmap(b, bytes);
+}
+
 int main(int argc, char **argv)
 {
 	size_t llc = argc > 1 ? strtoull(argv[1], NULL, 0) : 16u << 20;
+	size_t big = 4 * llc;
+	struct line *b;
 
 	pin(0);
 	pair = line_alloc();
@@ -291,8 +435,19 @@ int main(int argc, char **argv)
 	cx16(20000);
 	bounce(BOUNCE, 0, 1, 2000);
 	bounce(BOUNCE_X, 0, 2, 2000);
-	chase(CHASE_DRAM, 4 * llc, 40000);
+	/* The DRAM buffer serves the chase, the lanes, then the writes. */
+	b = chase_build(big / sizeof(struct line));
+	chase_on(b, CHASE_DRAM, big, 40000);
+	printf("calib: DRAM chase done\n");
+	lanes(b, big, 8000);
+	writes_on((uint64_t *)b, V_WRITES + 2, big, 20000);
+	munmap(b, big);
+	printf("calib: lanes and DRAM writes done\n");
 	chase(CHASE_L1, 8 << 10, 40000);
+	chase(V_CHASE + 1, 128 << 10, 40000);
+	chase(V_CHASE + 2, 4 << 20, 40000);
+	writes(V_WRITES, 128 << 10, 40000);
+	writes(V_WRITES + 1, 4 << 20, 40000);
 	strings(200);
 	printf("calib: done (llc %zu bytes)\n", llc);
 	return chase_buf ? 0 : 1;

@@ -9,6 +9,7 @@
 //!     [,mem_starts=0x40000000][,l1=48K:12][,l2=2M:16][,llc=16M:16]
 //!     [,coherence=off][,atomics=off][,cpu_number=0xADDR]
 //!     [,strings=fold|iter][,rmw=whole|access][,model=on|off][,start=mark|boot]
+//!     [,core=ROB:MLP:SB:DEPWIN]
 //! ```
 //!
 //! How instructions are counted (issue 51; the defaults first):
@@ -19,10 +20,21 @@
 //! - `rmw=whole`: an atomic is priced once, by the state of its line
 //!   (`Machine::rmw`); `rmw=access`: its kind's price plus its load and its
 //!   store as plain accesses (before issue 51).
-//! - `model=off`: instructions only (rep folded), for an icount boot that
-//!   wants the instruction count the CPU would retire: no memory callback
-//!   but a rep instruction's, and every field but `insns` and `str_insns`
-//!   written as 0.
+//! - `model=off`: instructions only (rep folded), for the icount boot of
+//!   `make bench` (the instruction count the CPU would retire): no memory
+//!   callback but a rep instruction's, no register read at a block (counts
+//!   on QEMU's vCPU index: a region's sum over the vCPUs is exact, a
+//!   vCPU's own share is not), and every field but `insns`, `str_insns`
+//!   and `str_folded` written as 0.
+//!
+//! - `core=ROB:MLP:SB:DEPWIN`: also count the accesses an out-of-order
+//!   core of that shape hides (`hid_*`, `costmodel_model::overlap`), for an
+//!   interval profile with the same `[NAME.core]` (profiles.toml). Each
+//!   access then carries its instruction's index and, for an 8-byte load,
+//!   the value it loaded (`qemu_plugin_mem_get_value`).
+//!
+//! `popf`, `cli` and `sti` are counted at execution (an interval profile
+//! prices them as measured; the in-order ones at 0).
 //!
 //! `cpu_number=` is the address of the guest kernel's per-CPU `cpu_number`
 //! (System.map): without it, under round-robin TCG, every access counts on
@@ -53,9 +65,10 @@
 
 use costmodel_model::cache::{parse_size, Geometry};
 use costmodel_model::counts::{Counts, Record};
-use costmodel_model::decode::{pack_rep, unpack_rep, Kind};
-use costmodel_model::feed::Feed;
+use costmodel_model::decode::{flags_op, pack_rep, unpack_rep, FlagsOp, Kind};
+use costmodel_model::feed::{Feed, MemOp};
 use costmodel_model::machine::{Config, Machine};
+use costmodel_model::overlap::CoreConfig;
 use qemu_plugin::sys::{
     qemu_plugin_cb_flags, qemu_plugin_id_t, qemu_plugin_insn, qemu_plugin_mem_rw,
     qemu_plugin_meminfo_t, qemu_plugin_tb, GByteArray,
@@ -74,14 +87,17 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// The counters kept outside the model, one u64 each per vCPU: QEMU's
-/// instruction count (every execution of a rep instruction), and with
-/// `rmw=access` the atomics by kind.
+/// instruction count (every execution of a rep instruction), with
+/// `rmw=access` the atomics by kind, and `popf`, `cli`, `sti`.
 const SB_INSNS: usize = 0;
 const SB_LOCKED: usize = 1;
 const SB_UNLOCKED: usize = 2;
 const SB_CX16_LOCKED: usize = 3;
 const SB_CX16_UNLOCKED: usize = 4;
-const SB_FIELDS: usize = 5;
+const SB_POPF: usize = 5;
+const SB_CLI: usize = 6;
+const SB_STI: usize = 7;
+const SB_FIELDS: usize = 8;
 /// The most vCPUs the plugin takes (the model's limit too).
 const MAX_VCPUS: usize = 64;
 
@@ -215,6 +231,7 @@ fn parse_options(args: &Args, vcpus: usize) -> Result<Options, String> {
                 _ => return Err(format!("start={v}: expected mark or boot")),
             },
             "cpu_number" => cpu_number = Some(parse_size(v)?),
+            "core" => cfg.core = Some(CoreConfig::parse(v)?),
             _ => return Err(format!("unknown argument '{k}'")),
         }
     }
@@ -242,7 +259,7 @@ fn header(o: &Options) -> String {
     };
     let g = |g: &Geometry| format!("{}K:{}", g.bytes >> 10, g.ways);
     format!(
-        "# costmodel counts v2 vcpus={} cpu_nodes={} mem_starts={} l1={} l2={} llc={} coherence={} atomics={} strings={} rmw={} model={} cpu_number={}",
+        "# costmodel counts v3 vcpus={} cpu_nodes={} mem_starts={} l1={} l2={} llc={} coherence={} atomics={} strings={} rmw={} model={} core={} cpu_number={}",
         c.cpu_nodes.len(),
         list(c.cpu_nodes.iter().map(|n| n.to_string()).collect()),
         list(c.mem_starts.iter().map(|a| format!("{a:#x}")).collect()),
@@ -254,6 +271,7 @@ fn header(o: &Options) -> String {
         if o.feed.fold_strings { "fold" } else { "iter" },
         if o.feed.rmw_whole { "whole" } else { "access" },
         if o.model { "on" } else { "off" },
+        c.core.map_or("-".into(), |k| k.text()),
         o.cpu_number.map_or("-".into(), |a| format!("{a:#x}")),
     )
 }
@@ -337,11 +355,15 @@ fn totals(s: &State, by: u32, less: u64) -> Vec<Counts> {
                 return Counts {
                     insns,
                     str_insns: m.str_insns,
+                    str_folded: m.str_folded,
                     ..Counts::default()
                 };
             }
             Counts {
                 insns,
+                popf: counter(SB_POPF, v),
+                cli: counter(SB_CLI, v),
+                sti: counter(SB_STI, v),
                 locked: m.locked + counter(SB_LOCKED, v),
                 unlocked: m.unlocked + counter(SB_UNLOCKED, v),
                 cx16_locked: m.cx16_locked + counter(SB_CX16_LOCKED, v),
@@ -356,6 +378,7 @@ fn totals(s: &State, by: u32, less: u64) -> Vec<Counts> {
 fn write_records(kind: &str, id: u64, by: u32, less: u64) {
     let Some(state) = STATE.get() else { return };
     let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+    s.machine.settle();
     let now = totals(&s, by, less);
     s.seq += 1;
     let seq = s.seq;
@@ -465,7 +488,14 @@ extern "C" fn on_mark(vcpu: u32, userdata: *mut c_void) {
     ARMED.store(true, Ordering::Relaxed);
 }
 
-/// The memory callback; `userdata` is the instruction's `Kind::code`.
+/// A memory callback's data: the instruction's `Kind::code`, and how many
+/// instructions of its block, it included, remain from it to the block's
+/// end (its index in the vCPU's count, which is added at the block's start).
+fn pack_mem(code: u64, to_end: u64) -> u64 {
+    code | (to_end << 16)
+}
+
+/// The memory callback; `userdata` is `pack_mem`'s.
 extern "C" fn on_mem(vcpu: u32, info: qemu_plugin_meminfo_t, vaddr: u64, userdata: *mut c_void) {
     if !ARMED.load(Ordering::Relaxed) {
         return;
@@ -486,23 +516,32 @@ extern "C" fn on_mem(vcpu: u32, info: qemu_plugin_meminfo_t, vaddr: u64, userdat
             qemu_plugin::sys::qemu_plugin_mem_size_shift(info),
         )
     };
+    let Some(opts) = OPTIONS.get() else { return };
+    // The loaded value, for the windows of an interval core (`core=`): an
+    // 8-byte load's may be a pointer a later load follows.
+    let value = (opts.cfg.core.is_some() && !store && shift == 3).then(|| {
+        // SAFETY: `info` is valid during the callback; QEMU fills the value
+        // of the access it reports, a u64 for an 8-byte access.
+        unsafe { qemu_plugin::sys::qemu_plugin_mem_get_value(info).data.u64_ }
+    });
     let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
     let cpu = running(vcpu) as usize;
     if cpu >= s.prev.len() {
         return;
     }
-    let Some(opts) = OPTIONS.get() else { return };
-    let feed = opts.feed;
-    feed.mem(
-        &mut s.machine,
-        cpu,
-        userdata as u64,
+    let data = userdata as u64;
+    let count = counter(SB_INSNS, cpu as u32);
+    let op = MemOp {
+        code: data & 0xffff,
         vaddr,
         paddr,
-        1 << shift,
+        size: 1 << shift,
         store,
         io,
-    );
+        value,
+        insn: Feed::insns(&s.machine, cpu, count).saturating_sub(data >> 16),
+    };
+    opts.feed.mem(&mut s.machine, cpu, &op);
 }
 
 /// A rep string instruction's execute callback, at each of its executions
@@ -531,10 +570,23 @@ extern "C" fn on_block(vcpu: u32, userdata: *mut c_void) {
     count(SB_INSNS, running(vcpu), userdata as u64);
 }
 
-/// An atomic's execute callback; `userdata` is its counter's field.
+/// A block's execute callback with `model=off`: the instructions only, on
+/// QEMU's vCPU index, without reading registers (`whoami` was most of the
+/// plugin's cost in an icount boot). Under round-robin TCG that index is
+/// the vCPU that translated the block, so a vCPU's own count is not exact,
+/// but a region's sum over the vCPUs, which is what rsbench reads, is.
+extern "C" fn on_block_count(vcpu: u32, userdata: *mut c_void) {
+    count(SB_INSNS, vcpu, userdata as u64);
+}
+
+/// An atomic's, or a `popf`'s, `cli`'s or `sti`'s, execute callback;
+/// `userdata` is its counter's field.
 extern "C" fn on_atomic(vcpu: u32, userdata: *mut c_void) {
     count(userdata as usize, running(vcpu), 1);
 }
+
+/// An execute callback's type.
+type BlockCb = extern "C" fn(u32, *mut c_void);
 
 /// The translation callback: decode each instruction, attach the counters.
 extern "C" fn on_translate(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
@@ -545,10 +597,21 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
     // callback; every handle below comes from it and is used only here.
     unsafe {
         let n = qemu_plugin::sys::qemu_plugin_tb_n_insns(tb);
+        let (cb, flags) = if opts.model {
+            (
+                on_block as BlockCb,
+                qemu_plugin_cb_flags::QEMU_PLUGIN_CB_R_REGS,
+            )
+        } else {
+            (
+                on_block_count as BlockCb,
+                qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
+            )
+        };
         qemu_plugin::sys::qemu_plugin_register_vcpu_tb_exec_cb(
             tb,
-            Some(on_block),
-            qemu_plugin_cb_flags::QEMU_PLUGIN_CB_R_REGS,
+            Some(cb),
+            flags,
             n as *mut c_void,
         );
         for i in 0..n {
@@ -568,6 +631,13 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
                 Kind::Cx16Unlocked => Some(SB_CX16_UNLOCKED),
                 _ => None,
             };
+            let field = field.or(match flags_op(&bytes[..len.min(16)]) {
+                _ if !opts.model => None,
+                Some(FlagsOp::Popf) => Some(SB_POPF),
+                Some(FlagsOp::Cli) => Some(SB_CLI),
+                Some(FlagsOp::Sti) => Some(SB_STI),
+                None => None,
+            });
             if let Some(f) = field {
                 qemu_plugin::sys::qemu_plugin_register_vcpu_insn_exec_cb(
                     insn,
@@ -600,7 +670,7 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
                 Some(on_mem),
                 qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
                 qemu_plugin_mem_rw::QEMU_PLUGIN_MEM_RW,
-                kind.code() as *mut c_void,
+                pack_mem(kind.code(), (n - i) as u64) as *mut c_void,
             );
         }
     }

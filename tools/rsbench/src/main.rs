@@ -42,7 +42,9 @@ enum Cmd {
         rename: Vec<parse::Rename>,
         /// The cost model's counts file of a log's run (repeatable): the
         /// regions of each result line's marks= are summed, divided by its
-        /// n= and priced into cycles_per_op and ev_<event>_per_op. LOG is
+        /// n= and priced into cycles_per_op and ev_<event>_per_op (a
+        /// model=off file, an icount boot's, adds none); instr_per_op and
+        /// minstr are scaled to count a rep string instruction once. LOG is
         /// written as among the logs (split at the first '=')
         #[arg(long, value_name = "LOG=FILE", value_parser = counts_arg)]
         counts: Vec<parse::CountsArg>,

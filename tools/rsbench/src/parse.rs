@@ -10,9 +10,15 @@
 //! regions' counts of all vCPUs are summed, priced with a profile and added
 //! as per-operation measures of the same point: `cycles_per_op` and one
 //! `ev_<field>_per_op` per counted event.
+//!
+//! Both the model's boots and the icount boot (under the plugin with
+//! `model=off`, whose counts file adds no measures) carry marks, and their
+//! virtual-clock figures (`instr_per_op`, `minstr`) count each iteration of
+//! a rep string instruction: given the counts, they are scaled to count it
+//! once (`fold_clock`).
 
 use crate::model::{summarize, Bench, Measure};
-use costmodel_model::counts::{regions, Counts, FIELDS};
+use costmodel_model::counts::{header_core, model_ran, regions, Counts, FIELDS};
 use costmodel_model::profile::Profile;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -130,9 +136,18 @@ pub fn load_profile(path: &Path, name: &str) -> Result<Profile, String> {
     Profile::from_toml(&text, name).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// The counts of a counts file summed per mark id, over every region that
-/// mark ends and every vCPU. `exit` lines are not regions of a mark.
-fn read_counts(path: &Path) -> Result<HashMap<u64, Counts>, String> {
+/// A counts file: the counts summed per mark id, over every region that
+/// mark ends and every vCPU (`exit` lines are not regions of a mark), and
+/// whether the model ran (`model=off` in its header: instructions only, an
+/// icount boot's).
+struct CountsFile {
+    by_id: HashMap<u64, Counts>,
+    model: bool,
+    /// The core its hidden accesses were counted for (`core=`).
+    core: Option<costmodel_model::overlap::CoreConfig>,
+}
+
+fn read_counts(path: &Path) -> Result<CountsFile, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let mut by_id: HashMap<u64, Counts> = HashMap::new();
@@ -140,18 +155,16 @@ fn read_counts(path: &Path) -> Result<HashMap<u64, Counts>, String> {
         let sum = by_id.entry(r.id).or_default();
         *sum = sum.plus(&r.counts);
     }
-    Ok(by_id)
+    Ok(CountsFile {
+        by_id,
+        model: model_ran(&text),
+        core: header_core(&text),
+    })
 }
 
-/// The model measures of one line, (metric, value per operation):
-/// `cycles_per_op` then `ev_<field>_per_op` in `FIELDS` order. Err names
-/// the ids that end no region.
-fn model_measures(
-    by_id: &HashMap<u64, Counts>,
-    ids: &[u64],
-    ops: u64,
-    profile: &Profile,
-) -> Result<Vec<(String, f64)>, Vec<u64>> {
+/// The counts of the regions the marks `ids` end, summed (an id named
+/// twice counts once). Err names the ids that end no region.
+fn region_sum(by_id: &HashMap<u64, Counts>, ids: &[u64]) -> Result<Counts, Vec<u64>> {
     let missing: Vec<u64> = ids
         .iter()
         .copied()
@@ -160,7 +173,6 @@ fn model_measures(
     if !missing.is_empty() {
         return Err(missing);
     }
-    // A list that names an id twice counts its regions once.
     let mut seen: Vec<u64> = Vec::new();
     let mut sum = Counts::default();
     for id in ids {
@@ -169,12 +181,37 @@ fn model_measures(
             sum = sum.plus(&by_id[id]);
         }
     }
+    Ok(sum)
+}
+
+/// The model measures of one line's regions, (metric, value per
+/// operation): `cycles_per_op` then `ev_<field>_per_op` in `FIELDS` order.
+fn model_measures(sum: &Counts, ops: u64, profile: &Profile) -> Vec<(String, f64)> {
     let per_op = |x: f64| x / ops as f64;
-    let mut out = vec![("cycles_per_op".to_string(), per_op(profile.price(&sum)))];
+    let mut out = vec![("cycles_per_op".to_string(), per_op(profile.price(sum)))];
     for (f, v) in FIELDS.iter().zip(sum.to_array()) {
         out.push((format!("ev_{f}_per_op"), per_op(v as f64)));
     }
-    Ok(out)
+    out
+}
+
+/// The metrics that are the virtual clock under `-icount` (QEMU's count of
+/// executions), and so count each iteration of a rep string instruction.
+const CLOCK_METRICS: [&str; 2] = ["instr_per_op", "minstr"];
+
+/// A virtual-clock figure with each rep string instruction counted once:
+/// scaled by the share of QEMU's executions in the line's regions that the
+/// plugin counts as instructions (`insns` of `insns + str_folded`). When
+/// the regions are the measured window (the bench module's workloads) that
+/// is the window's count less its folded executions; when they are wider
+/// (a real program's run around its own timing) it assumes the folded
+/// share is the same inside the window as around it.
+fn fold_clock(value: f64, sum: &Counts) -> f64 {
+    let all = sum.insns + sum.str_folded;
+    if sum.str_folded == 0 || all == 0 {
+        return value;
+    }
+    value * sum.insns as f64 / all as f64
 }
 
 /// Reads every log and groups the rounds. Malformed result lines are
@@ -223,7 +260,14 @@ pub fn parse_logs(
             .map(|r| (r.from.as_str(), r.to.as_str()))
             .collect();
         let by_id = match counts.iter().find(|c| c.log == *log) {
-            Some(c) => Some((read_counts(&c.file)?, &c.file)),
+            Some(c) => {
+                let cf = read_counts(&c.file)?;
+                if let (true, Some(p)) = (cf.model, profile) {
+                    p.fits(cf.core)
+                        .map_err(|e| format!("{}: {e}", c.file.display()))?;
+                }
+                Some((cf, &c.file))
+            }
             None => None,
         };
         let mut warned = false;
@@ -251,25 +295,32 @@ pub fn parse_logs(
                 modes.push(line.key.mode.clone());
             }
             let mut extra = Vec::new();
-            match (&line.model, &by_id, profile) {
-                (None, _, _) => {}
-                (Some((ids, ops)), Some((by_id, file)), Some(profile)) => {
-                    match model_measures(by_id, ids, *ops, profile) {
-                        Ok(v) => extra = v,
-                        Err(missing) => {
-                            let missing: Vec<String> = missing.iter().map(u64::to_string).collect();
-                            eprintln!(
-                                "rsbench: warning: {}:{}: mark id {} ends no region in {}: \
-                                 no model measures for this line",
-                                log.display(),
-                                n + 1,
-                                missing.join(", "),
-                                file.display()
-                            );
+            match (&line.model, &by_id) {
+                (None, _) => {}
+                (Some((ids, ops)), Some((cf, file))) => match region_sum(&cf.by_id, ids) {
+                    Ok(sum) => {
+                        if CLOCK_METRICS.contains(&line.key.metric.as_str()) {
+                            line.value = fold_clock(line.value, &sum);
+                        }
+                        if cf.model {
+                            if let Some(p) = profile {
+                                extra = model_measures(&sum, *ops, p);
+                            }
                         }
                     }
-                }
-                (Some(_), _, _) => {
+                    Err(missing) => {
+                        let missing: Vec<String> = missing.iter().map(u64::to_string).collect();
+                        eprintln!(
+                            "rsbench: warning: {}:{}: mark id {} ends no region in {}: \
+                             no model measures for this line, its value as the clock says",
+                            log.display(),
+                            n + 1,
+                            missing.join(", "),
+                            file.display()
+                        );
+                    }
+                },
+                (Some(_), None) => {
                     if !warned {
                         eprintln!(
                             "rsbench: warning: {}: result lines with marks= but no \
@@ -424,7 +475,9 @@ mod tests {
             ..Default::default()
         };
         let by_id = HashMap::from([(3, c(100, 10)), (4, c(300, 30))]);
-        let m = model_measures(&by_id, &[3, 4, 4], 4, &p).unwrap();
+        let sum = region_sum(&by_id, &[3, 4, 4]).unwrap();
+        assert_eq!(sum, c(400, 40));
+        let m = model_measures(&sum, 4, &p);
         let get = |k: &str| m.iter().find(|(n, _)| n == k).unwrap().1;
         assert_eq!(get("ev_insns_per_op"), 100.0);
         assert_eq!(get("ev_l1_per_op"), 10.0);
@@ -432,7 +485,53 @@ mod tests {
         assert_eq!(m.len(), 1 + FIELDS.len());
         assert_eq!(m[0].0, "cycles_per_op");
         assert_eq!(m[15].0, "ev_io_per_op");
-        assert_eq!(m[FIELDS.len()].0, "ev_rmw_xfer_per_op");
-        assert_eq!(model_measures(&by_id, &[3, 7, 9], 4, &p), Err(vec![7, 9]));
+        assert_eq!(m[FIELDS.len()].0, "ev_sti_per_op");
+        assert_eq!(region_sum(&by_id, &[3, 7, 9]), Err(vec![7, 9]));
+    }
+
+    // A 4 KiB rep stosb in a window of 4,120 clock ticks (4,096 of them its
+    // executions after the first): one instruction, 25 in all.
+    #[test]
+    fn the_clock_counts_a_rep_once() {
+        let sum = Counts {
+            insns: 24 + 1,
+            str_folded: 4095,
+            ..Default::default()
+        };
+        assert_eq!(fold_clock(4120.0, &sum), 25.0);
+        // Nothing folded: the clock's figure as it is.
+        let plain = Counts {
+            insns: 500,
+            ..Default::default()
+        };
+        assert_eq!(fold_clock(123.0, &plain), 123.0);
+        // A region twice the window: the same share taken off.
+        assert_eq!(fold_clock(2060.0, &sum), 12.5);
+    }
+
+    #[test]
+    fn a_counts_file_says_whether_the_model_ran() {
+        let dir = std::env::temp_dir().join(format!("rsbench-counts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("c.txt");
+        let body = "mark seq=1 id=5 vcpu=0 by=0 insns=7 str_folded=3\n";
+        std::fs::write(
+            &f,
+            format!("# costmodel counts v3 vcpus=1 model=off\n{body}"),
+        )
+        .unwrap();
+        let cf = read_counts(&f).unwrap();
+        assert!(!cf.model);
+        assert_eq!(cf.by_id[&5].str_folded, 3);
+        std::fs::write(
+            &f,
+            format!("# costmodel counts v3 vcpus=1 model=on\n{body}"),
+        )
+        .unwrap();
+        assert!(read_counts(&f).unwrap().model);
+        // A v1 file (no model= in its header) is a model run's.
+        std::fs::write(&f, format!("# costmodel counts v1 vcpus=1\n{body}")).unwrap();
+        assert!(read_counts(&f).unwrap().model);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -511,7 +511,8 @@ fn model_parse_sums_the_marked_regions_and_prices_them() {
         .collect();
     let fields = "insns l1 l2 llc dram_local dram_remote xfer_local xfer_remote inval \
                   writeback locked unlocked cx16_locked cx16_unlocked io str_insns str_bytes \
-                  str_elems l1_in_insn rmw_xfer";
+                  str_elems l1_in_insn rmw_xfer str_folded hid_l1 hid_l2 hid_llc \
+                  hid_dram_local hid_dram_remote hid_xfer_local hid_xfer_remote popf cli sti";
     let mut names = vec!["instr_per_op".to_string(), "cycles_per_op".to_string()];
     names.extend(fields.split(' ').map(|f| format!("ev_{f}_per_op")));
     assert_eq!(metrics, names);
@@ -716,4 +717,49 @@ fn model_plots_cycles_and_instructions_not_events() {
         "{report}"
     );
     assert!(report.contains("with profile flat"), "{report}");
+}
+
+// icount-fold.log: an icount boot under the plugin with model=off
+// (icount-fold.counts): its values are the virtual clock's, its counts
+// the instructions with each rep string instruction once.
+#[test]
+fn icount_parse_counts_a_rep_once_and_prices_nothing() {
+    let dir = tmp("icount-fold");
+    let json = dir.join("bench.json").display().to_string();
+    let (log, counts) = (fixture("icount-fold.log"), fixture("icount-fold.counts"));
+    let pair = format!("{log}={counts}");
+    let profiles = fixture("model-profiles.toml");
+    let out = run(&[
+        "parse",
+        "-o",
+        &json,
+        "--counts",
+        &pair,
+        "--profiles",
+        &profiles,
+        "--profile",
+        "flat",
+        &log,
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{err}");
+    assert!(err.is_empty(), "{err}");
+    let v = load(&dir);
+    // slub bulk, n=100, window 30000 ticks: region insns 2000 + 40 with
+    // str_folded 28000 + 0 on the two vCPUs: 300 x 2040 / 30040.
+    let m = point(&v, "bulk", "slub", "instr_per_op");
+    assert!(close(&m["median"], 300.0 * 2040.0 / 30040.0), "{m}");
+    // rslub bulk: nothing folded, the clock's figure.
+    assert!(close(
+        &point(&v, "bulk", "rslub", "instr_per_op")["median"],
+        70.0
+    ));
+    // A model=off file adds no model measures.
+    let metrics: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["metric"].as_str().unwrap())
+        .collect();
+    assert!(metrics.iter().all(|m| *m == "instr_per_op"), "{metrics:?}");
 }

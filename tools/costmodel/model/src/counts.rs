@@ -44,7 +44,7 @@ macro_rules! counted_events {
 }
 
 /// The number of counted events.
-pub const N_FIELDS: usize = 20;
+pub const N_FIELDS: usize = 31;
 
 counted_events! {
     /// Guest instructions executed, a rep string instruction once (with
@@ -96,6 +96,34 @@ counted_events! {
     /// transfer): the transfer's price is the whole instruction's, so they
     /// are not counted in their kind (`rmw=whole` only).
     rmw_xfer,
+    /// Executions of rep string instructions that QEMU counted as
+    /// instructions and the fold took off `insns` (each instruction's
+    /// executions after its first): QEMU's count, the virtual clock's
+    /// under `-icount`, is `insns + str_folded`. Not an event of the CPU.
+    str_folded,
+    /// Of `l1`, the accesses an out-of-order core hides (`overlap`): stores
+    /// and loads nothing waits for. An in-order profile prices them 0, an
+    /// interval profile at minus `l1`'s price.
+    hid_l1,
+    /// Of `l2`, the accesses an out-of-order core hides: misses overlapped
+    /// by a slower one of their window, or retired into the store buffer.
+    hid_l2,
+    /// The same of `llc`.
+    hid_llc,
+    /// The same of `dram_local`.
+    hid_dram_local,
+    /// The same of `dram_remote`.
+    hid_dram_remote,
+    /// The same of `xfer_local`.
+    hid_xfer_local,
+    /// The same of `xfer_remote`.
+    hid_xfer_remote,
+    /// `popf`: restores the flags (`local_irq_restore`), microcoded.
+    popf,
+    /// `cli` (`local_irq_disable`, `local_irq_save`).
+    cli,
+    /// `sti` (`local_irq_enable`).
+    sti,
 }
 
 impl Counts {
@@ -196,6 +224,25 @@ pub fn parse_line(line: &str) -> Option<Result<Record, String>> {
     Some(Ok(r))
 }
 
+/// Whether the model ran for a counts file's text: false when its header
+/// says `model=off` (the plugin counted instructions only).
+pub fn model_ran(text: &str) -> bool {
+    !text
+        .lines()
+        .take_while(|l| l.starts_with('#'))
+        .any(|l| l.split_whitespace().any(|w| w == "model=off"))
+}
+
+/// The core a counts file's hidden accesses were counted for (`core=` in
+/// its header; None: `core=-`, or a file before it).
+pub fn header_core(text: &str) -> Option<crate::overlap::CoreConfig> {
+    text.lines()
+        .take_while(|l| l.starts_with('#'))
+        .flat_map(|l| l.split_whitespace())
+        .find_map(|w| w.strip_prefix("core="))
+        .and_then(|c| crate::overlap::CoreConfig::parse(c).ok())
+}
+
 /// One region of a counts file: the marks' records of one `seq`, summed
 /// over the vCPUs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -273,6 +320,17 @@ mod tests {
             (9, 4, 3)
         );
         assert!(regions("mark seq=x").unwrap_err().starts_with("1: "));
+    }
+
+    #[test]
+    fn the_header_says_whether_the_model_ran() {
+        assert!(!model_ran(
+            "# costmodel counts v3 vcpus=1 model=off\nmark seq=1"
+        ));
+        assert!(model_ran("# costmodel counts v3 vcpus=1 model=on\n"));
+        assert!(model_ran(
+            "# costmodel counts v1: 2 vcpus\nmark seq=1 model=off"
+        ));
     }
 
     #[test]

@@ -133,6 +133,34 @@ pub fn unpack_rep(v: u64) -> (u64, StrOp) {
     )
 }
 
+/// The instructions on the interrupt flag that an out-of-order core runs
+/// slowly (microcoded): counted in `popf`, `cli`, `sti` and priced by an
+/// interval profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlagsOp {
+    /// `popf` (`local_irq_restore`).
+    Popf,
+    /// `cli`.
+    Cli,
+    /// `sti`.
+    Sti,
+}
+
+/// Whether an instruction's bytes are `popf`, `cli` or `sti` (after an
+/// operand-size or REX prefix).
+pub fn flags_op(bytes: &[u8]) -> Option<FlagsOp> {
+    let op = bytes
+        .iter()
+        .copied()
+        .find(|b| *b != 0x66 && !(0x40..=0x4f).contains(b))?;
+    match (op, bytes.len() <= 2) {
+        (0x9d, true) => Some(FlagsOp::Popf),
+        (0xfa, true) => Some(FlagsOp::Cli),
+        (0xfb, true) => Some(FlagsOp::Sti),
+        _ => None,
+    }
+}
+
 /// Decodes an instruction's bytes.
 pub fn classify(bytes: &[u8]) -> Kind {
     if bytes == MARK_BYTES {
@@ -201,6 +229,21 @@ pub fn classify(bytes: &[u8]) -> Kind {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn flags_ops() {
+        assert_eq!(flags_op(&[0x9d]), Some(FlagsOp::Popf));
+        assert_eq!(flags_op(&[0x66, 0x9d]), Some(FlagsOp::Popf));
+        assert_eq!(flags_op(&[0xfa]), Some(FlagsOp::Cli));
+        assert_eq!(flags_op(&[0xfb]), Some(FlagsOp::Sti));
+        assert_eq!(flags_op(&[0x9c]), None, "pushf");
+        assert_eq!(
+            flags_op(&[0x48, 0x89, 0xfa]),
+            None,
+            "mov %rdi,%rdx ends in 0xfa"
+        );
+        assert_eq!(flags_op(&[]), None);
+    }
+
     use super::*;
 
     // Encodings as GNU as emits them (objdump -d of each, by hand).

@@ -5,7 +5,8 @@
 //!   its callbacks as `Kind::code`;
 //! - at each execution of a rep string instruction, `Machine::rep_exec`;
 //! - at each memory access, `Feed::mem`, which sends it to the model by
-//!   the instruction's kind;
+//!   the instruction's kind, with its instruction's index and, for an
+//!   8-byte load, its value (`overlap` follows pointers through them);
 //! - at a mark, the instructions of each vCPU (`Feed::insns`): QEMU's count
 //!   (per translation block, at its start) less the folded executions.
 //!
@@ -14,6 +15,28 @@
 
 use crate::decode::{classify, Kind};
 use crate::machine::{Access, Machine};
+
+/// One memory access as a memory callback reports it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemOp {
+    /// Its instruction's `Kind::code`.
+    pub code: u64,
+    /// Virtual and physical address.
+    pub vaddr: u64,
+    /// Physical address.
+    pub paddr: u64,
+    /// Bytes.
+    pub size: u64,
+    /// A store (else a load).
+    pub store: bool,
+    /// MMIO (counted, not modeled).
+    pub io: bool,
+    /// The value an 8-byte load loaded (None: another size, or a store).
+    pub value: Option<u64>,
+    /// The index of its instruction in its vCPU's instructions, a rep
+    /// string instruction once (`Feed::insns` of the count at it).
+    pub insn: u64,
+}
 
 /// How the plugin counts (its arguments `strings=`, `rmw=`, `atomics=`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,46 +79,40 @@ impl Feed {
         kind.rmw() && !self.rmw_whole
     }
 
-    /// One memory access of an instruction whose `Kind::code` is `code`,
-    /// by `cpu`: `size` bytes at `vaddr` (physical `paddr`); `io` for MMIO.
-    #[allow(clippy::too_many_arguments)]
-    pub fn mem(
-        &self,
-        m: &mut Machine,
-        cpu: usize,
-        code: u64,
-        vaddr: u64,
-        paddr: u64,
-        size: u64,
-        store: bool,
-        io: bool,
-    ) {
-        let kind = Kind::from_code(code);
+    /// One memory access `a` by `cpu`, sent to the model by the kind of
+    /// its instruction.
+    pub fn mem(&self, m: &mut Machine, cpu: usize, a: &MemOp) {
+        let kind = Kind::from_code(a.code);
+        m.at(cpu, a.insn);
         if let Kind::Rep(_) = kind {
-            m.rep_access(cpu, vaddr, paddr, size, store, io);
+            m.rep_access(cpu, a.vaddr, a.paddr, a.size, a.store, a.io);
             return;
         }
-        if io {
+        if a.io {
             m.counts[cpu].io += 1;
             return;
         }
         if kind.rmw() && self.rmw_whole {
-            m.rmw(cpu, paddr, size, kind, store);
+            m.rmw(cpu, a.paddr, a.size, kind, a.store);
             return;
         }
-        let how = if store {
-            Access::Write
-        } else if kind.rmw() {
-            Access::ReadForOwnership
+        if kind.rmw() {
+            let how = if a.store {
+                Access::Write
+            } else {
+                Access::ReadForOwnership
+            };
+            m.access(cpu, a.paddr, a.size, how);
+        } else if a.store {
+            m.store(cpu, a.paddr, a.size);
         } else {
-            Access::Read
-        };
-        m.access(cpu, paddr, size, how);
+            m.load(cpu, a.vaddr, a.paddr, a.size, a.value);
+        }
     }
 
     /// The instructions of `cpu` to report, from QEMU's count of them.
     pub fn insns(m: &Machine, cpu: usize, qemu_count: u64) -> u64 {
-        qemu_count - m.folded[cpu]
+        qemu_count - m.counts[cpu].str_folded
     }
 }
 
@@ -104,6 +121,7 @@ mod tests {
     use super::*;
     use crate::counts::Counts;
     use crate::machine::Config;
+    use crate::overlap::CoreConfig;
     use crate::profile::Profile;
 
     /// A vCPU under the plugin, as QEMU drives it: blocks counted at their
@@ -141,9 +159,18 @@ mod tests {
             if self.feed.counts_at_execution(kind) {
                 self.at_exec += 1;
             }
+            let insn = Feed::insns(&self.m, 0, self.count);
             for &(a, size, store) in accesses {
-                self.feed
-                    .mem(&mut self.m, 0, kind.code(), a, a, size, store, false);
+                let op = MemOp {
+                    code: kind.code(),
+                    vaddr: a,
+                    paddr: a,
+                    size,
+                    store,
+                    insn,
+                    ..MemOp::default()
+                };
+                self.feed.mem(&mut self.m, 0, &op);
             }
         }
 
@@ -284,6 +311,71 @@ mod tests {
             };
             assert_eq!(p.price(&c), want, "{feed:?}");
         }
+    }
+
+    /// k pointer chases through cold memory (every hop a DRAM miss), fed
+    /// as the plugin feeds them with `core=` (each 8-byte load with its
+    /// value and its instruction's index): a hop is a block of 3
+    /// instructions, `mov (%rax),%rax; dec; jnz`. Returns the counts of
+    /// `hops` hops of each chase.
+    fn chases(core: Option<CoreConfig>, k: u64, hops: u64) -> Counts {
+        let mut m = Machine::new(Config {
+            core,
+            ..Config::server(1)
+        });
+        let feed = Feed::default();
+        let node = |j: u64, i: u64| (j << 32) + (i + 1) * 4096;
+        let mut count = 0;
+        for i in 0..hops {
+            for j in 0..k {
+                count += 3;
+                let op = MemOp {
+                    vaddr: node(j, i),
+                    paddr: node(j, i),
+                    size: 8,
+                    value: Some(node(j, i + 1)),
+                    insn: Feed::insns(&m, 0, count) - 3,
+                    ..MemOp::default()
+                };
+                feed.mem(&mut m, 0, &op);
+            }
+        }
+        m.settle();
+        m.counts[0]
+    }
+
+    // The unit test with a known answer: k independent chases cost
+    // about 1/k of one chase a hop on the interval core, up to its fill
+    // buffers (10 on server-ooo), and the same as one on the in-order core
+    // (the memory part: the instructions are the plugin's to add).
+    #[test]
+    fn independent_chases_cost_one_kth_up_to_the_fill_buffers() {
+        let text = include_str!("../../profiles.toml");
+        let ooo = Profile::from_toml(text, "server-ooo").unwrap();
+        let inorder = Profile::from_toml(text, "server").unwrap();
+        let core = ooo.core.as_ref().unwrap().0;
+        let hops = 200;
+        let per_hop = |p: &Profile, c: &Counts, k: u64| p.price(c) / (k * hops) as f64;
+        let one = per_hop(&ooo, &chases(Some(core), 1, hops), 1);
+        let dram = ooo.of("dram_local");
+        assert!(
+            (one - dram).abs() / dram < 0.01,
+            "one chase: {one} against {dram}"
+        );
+        for k in [2, 4, 8, 10, 16] {
+            let c = chases(Some(core), k, hops);
+            let want = one / k.min(u64::from(core.mlp)) as f64;
+            let got = per_hop(&ooo, &c, k);
+            assert!(
+                (got - want).abs() / want < 0.05,
+                "k = {k}: {got} against {want}"
+            );
+            let inord = per_hop(&inorder, &c, k);
+            assert_eq!(inord, dram, "in-order, k = {k}: every hop a DRAM access");
+        }
+        // Without core=, an interval profile does not fit the counts.
+        assert!(ooo.fits(None).is_err() && ooo.fits(Some(core)).is_ok());
+        assert!(inorder.fits(None).is_ok());
     }
 
     #[test]

@@ -3,9 +3,12 @@
 //! (`cache`), the machine with its coherence directory (`machine`), rep
 //! string instructions folded as the CPU runs them (`strings`), the
 //! decoding of atomics, string instructions and marks (`decode`), the
-//! counts and their file format (`counts`), the prices (`profile`), and
-//! what the plugin does with each of QEMU's callbacks (`feed`). The plugin (the crate one
-//! level up) feeds it guest accesses; `cargo test` checks it on the host.
+//! counts and their file format (`counts`), the prices (`profile`), the
+//! accesses an out-of-order core would hide (`overlap`), the validation
+//! against published hardware figures (`validate`), and what the
+//! plugin does with each of QEMU's callbacks (`feed`). The plugin (the
+//! crate one level up) feeds it guest accesses; `cargo test` checks it on
+//! the host.
 #![deny(missing_docs)]
 
 pub mod cache;
@@ -14,5 +17,7 @@ pub mod counts;
 pub mod decode;
 pub mod feed;
 pub mod machine;
+pub mod overlap;
 pub mod profile;
 pub mod strings;
+pub mod validate;

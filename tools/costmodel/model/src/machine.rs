@@ -37,6 +37,7 @@
 use crate::cache::{Cache, Geometry, State, LINE_BYTES};
 use crate::counts::Counts;
 use crate::decode::Kind;
+use crate::overlap::{CoreConfig, OverlapState};
 use crate::strings::RepState;
 use std::collections::HashMap;
 
@@ -56,6 +57,9 @@ pub struct Config {
     pub llc: Geometry,
     /// Keep the directory (false: private caches ignore each other).
     pub coherence: bool,
+    /// The out-of-order core whose hidden accesses are counted (`hid_*`,
+    /// `overlap`); None: not counted.
+    pub core: Option<CoreConfig>,
 }
 
 impl Config {
@@ -79,6 +83,7 @@ impl Config {
                 ways: 16,
             },
             coherence: true,
+            core: None,
         }
     }
 
@@ -110,12 +115,12 @@ pub struct Machine {
     /// plugin adds instructions, and with `rmw=access` atomics, from its
     /// scoreboards).
     pub counts: Vec<Counts>,
-    /// Each vCPU's executions of rep string instructions folded into the
-    /// instruction they continue (`rep_exec`): the plugin takes them off
-    /// the instructions QEMU counted.
-    pub folded: Vec<u64>,
     /// Each vCPU's rep string instruction in progress (`strings`).
     pub(crate) reps: Vec<RepState>,
+    /// Each vCPU's windows of misses (`overlap`).
+    ov: Vec<OverlapState>,
+    /// Each vCPU's instruction index now (`at`), for `overlap`.
+    now: Vec<u64>,
     /// Each vCPU's last atomic load: its lines (first, last), so that the
     /// store of the same instruction is known as part of it.
     rmw_lines: Vec<Option<(u64, u64)>>,
@@ -184,8 +189,9 @@ impl Machine {
             llcs,
             dir: HashMap::new(),
             counts: vec![Counts::default(); n],
-            folded: vec![0; n],
             reps: vec![RepState::default(); n],
+            ov: vec![OverlapState::default(); n],
+            now: vec![0; n],
             rmw_lines: vec![None; n],
         }
     }
@@ -207,6 +213,66 @@ impl Machine {
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.cfg
+    }
+
+    /// The instruction `cpu` runs now is its `insn`-th (its instructions
+    /// as the CPU retires them, a rep string instruction once): the clock
+    /// of `overlap`'s windows.
+    pub fn at(&mut self, cpu: usize, insn: u64) {
+        self.now[cpu] = insn;
+    }
+
+    /// A plain load by `cpu` of `size` bytes at virtual address `vaddr`,
+    /// physical `paddr`; `value` is what it loaded when it is 8 bytes (a
+    /// pointer, maybe, that a later load depends on).
+    pub fn load(&mut self, cpu: usize, vaddr: u64, paddr: u64, size: u64, value: Option<u64>) {
+        let (first, last) = lines(paddr, size);
+        for line in first..=last {
+            let src = self.access_line(cpu, line, Access::Read);
+            self.count(cpu, src);
+            if let Some(core) = self.cfg.core {
+                let insn = self.now[cpu];
+                self.ov[cpu].load(&mut self.counts[cpu], &core, insn, vaddr, value, src);
+            }
+        }
+    }
+
+    /// A plain store by `cpu` of `size` bytes at physical address `paddr`.
+    pub fn store(&mut self, cpu: usize, paddr: u64, size: u64) {
+        let (first, last) = lines(paddr, size);
+        for line in first..=last {
+            let src = self.access_line(cpu, line, Access::Write);
+            self.count(cpu, src);
+            if let Some(core) = self.cfg.core {
+                let insn = self.now[cpu];
+                self.ov[cpu].store(&mut self.counts[cpu], &core, insn, src);
+            }
+        }
+    }
+
+    /// A line a rep string instruction touches beyond the L1 (its lines in
+    /// the L1 are inside its byte rate): for `overlap`, independent misses
+    /// of the fast-string engine.
+    pub(crate) fn string_miss(&mut self, cpu: usize, src: Source, store: bool) {
+        let Some(core) = self.cfg.core else { return };
+        let insn = self.now[cpu];
+        let (ov, c) = (&mut self.ov[cpu], &mut self.counts[cpu]);
+        if store {
+            ov.store(c, &core, insn, src);
+        } else {
+            ov.load(c, &core, insn, 0, None, src);
+        }
+    }
+
+    /// Ends every vCPU's open window of misses (at a mark: its region's
+    /// counts are written next).
+    pub fn settle(&mut self) {
+        if self.cfg.core.is_none() {
+            return;
+        }
+        for (ov, c) in self.ov.iter_mut().zip(self.counts.iter_mut()) {
+            ov.settle(c);
+        }
     }
 
     /// One access of `size` bytes at physical address `paddr` by `cpu`; an
@@ -248,6 +314,11 @@ impl Machine {
             return;
         }
         self.rmw_lines[cpu] = (!store).then_some(span);
+        // A locked instruction waits for the store buffer and the misses
+        // before it (an unlocked one does not).
+        if matches!(kind, Kind::Locked | Kind::Cx16Locked) && self.cfg.core.is_some() {
+            self.ov[cpu].serialize(&mut self.counts[cpu]);
+        }
         let how = if store {
             Access::Write
         } else {
@@ -491,6 +562,7 @@ mod tests {
                 ways: 8,
             },
             coherence,
+            core: None,
         })
     }
 

@@ -18,6 +18,7 @@
 //! source saying why), so that a profile cannot silently leave one out.
 
 use crate::counts::{Counts, FIELDS, N_FIELDS};
+use crate::overlap::CoreConfig;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -33,13 +34,48 @@ pub struct Price {
     pub source: String,
 }
 
+/// One number of a core's shape, with its source.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Sourced {
+    value: u64,
+    source: String,
+}
+
+/// An out-of-order core as written in the file (`[NAME.core]`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCore {
+    rob: Sourced,
+    mlp: Sourced,
+    sb: Sourced,
+    depwin: Sourced,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawProfile {
     description: String,
-    ghz: f64,
+    /// Another profile whose `ghz` and prices this one starts from.
+    inherit: Option<String>,
+    ghz: Option<f64>,
+    #[serde(default)]
     prices: BTreeMap<String, Price>,
+    core: Option<RawCore>,
 }
+
+/// The accesses an interval core may hide, and the level each is of:
+/// `hid_X` is priced at minus `X`'s price (an interval core), or 0 (an
+/// in-order one); the file prices neither.
+pub const HIDDEN: [(&str, &str); 7] = [
+    ("hid_l1", "l1"),
+    ("hid_l2", "l2"),
+    ("hid_llc", "llc"),
+    ("hid_dram_local", "dram_local"),
+    ("hid_dram_remote", "dram_remote"),
+    ("hid_xfer_local", "xfer_local"),
+    ("hid_xfer_remote", "xfer_remote"),
+];
 
 /// A profile, each price in cycles, in `FIELDS` order.
 #[derive(Clone, Debug)]
@@ -54,6 +90,14 @@ pub struct Profile {
     pub cycles: [f64; N_FIELDS],
     /// The source of each price, in `FIELDS` order.
     pub sources: Vec<String>,
+    /// An interval core (out of order): the shape its counts must have been
+    /// classified for (`overlap`), with the source of each number; None:
+    /// the in-order model, every access paid in full.
+    pub core: Option<(CoreConfig, Vec<String>)>,
+}
+
+fn field(name: &str) -> Option<usize> {
+    FIELDS.iter().position(|f| *f == name)
 }
 
 impl Profile {
@@ -65,37 +109,117 @@ impl Profile {
             let names: Vec<_> = all.keys().cloned().collect();
             format!("no profile '{name}' (have: {})", names.join(", "))
         })?;
-        if raw.ghz <= 0.0 {
+        // The chain of inherited profiles, the base first.
+        let mut chain = vec![raw];
+        while let Some(base) = &chain[chain.len() - 1].inherit {
+            let b = all
+                .get(base)
+                .ok_or_else(|| format!("profile {name}: inherits '{base}', no such profile"))?;
+            if chain.len() > all.len() {
+                return Err(format!("profile {name}: inherits in a loop"));
+            }
+            chain.push(b);
+        }
+        chain.reverse();
+        let ghz = chain
+            .iter()
+            .rev()
+            .find_map(|r| r.ghz)
+            .ok_or_else(|| format!("profile {name}: no ghz"))?;
+        if ghz <= 0.0 {
             return Err(format!("profile {name}: ghz must be positive"));
         }
-        if let Some(k) = raw.prices.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+        let mut prices: BTreeMap<&str, &Price> = BTreeMap::new();
+        for r in &chain {
+            for (k, p) in &r.prices {
+                prices.insert(k, p);
+            }
+        }
+        if let Some(k) = prices.keys().find(|k| field(k).is_none()) {
             return Err(format!("profile {name}: '{k}' is no counted event"));
         }
+        if let Some((k, _)) = HIDDEN.iter().find(|(h, _)| prices.contains_key(h)) {
+            return Err(format!(
+                "profile {name}: '{k}' is not priced in the file (minus its level's price under an interval core, else 0)"
+            ));
+        }
+        let core = match &chain[chain.len() - 1].core {
+            None => None,
+            Some(c) => {
+                let cfg = CoreConfig::parse(&format!(
+                    "{}:{}:{}:{}",
+                    c.rob.value, c.mlp.value, c.sb.value, c.depwin.value
+                ))
+                .map_err(|e| format!("profile {name}: {e}"))?;
+                let src = [&c.rob, &c.mlp, &c.sb, &c.depwin]
+                    .iter()
+                    .map(|x| x.source.clone())
+                    .collect();
+                Some((cfg, src))
+            }
+        };
         let mut cycles = [0.0; N_FIELDS];
-        let mut sources = Vec::new();
+        let mut sources = vec![String::new(); N_FIELDS];
         for (i, f) in FIELDS.iter().enumerate() {
-            let p = raw
-                .prices
-                .get(*f)
+            if HIDDEN.iter().any(|(h, _)| h == f) {
+                continue;
+            }
+            let p = prices
+                .get(f)
                 .ok_or_else(|| format!("profile {name}: no price for '{f}'"))?;
             cycles[i] = match (p.cycles, p.ns) {
                 (Some(c), None) => c,
-                (None, Some(ns)) => ns * raw.ghz,
+                (None, Some(ns)) => ns * ghz,
                 _ => {
                     return Err(format!(
                         "profile {name}: '{f}' needs exactly one of cycles, ns"
                     ))
                 }
             };
-            sources.push(p.source.clone());
+            sources[i] = p.source.clone();
         }
-        Ok(Profile {
+        let mut p = Profile {
             name: name.to_string(),
             description: raw.description.clone(),
-            ghz: raw.ghz,
+            ghz,
             cycles,
             sources,
-        })
+            core,
+        };
+        p.derive_hidden();
+        Ok(p)
+    }
+
+    /// Prices the hidden accesses from their levels (`HIDDEN`).
+    fn derive_hidden(&mut self) {
+        for (h, level) in HIDDEN {
+            let (hi, li) = (field(h).expect("a field"), field(level).expect("a field"));
+            let interval = self.core.is_some();
+            self.cycles[hi] = if interval { -self.cycles[li] } else { 0.0 };
+            self.sources[hi] = if interval {
+                format!("an interval core hides it: minus {level}'s price")
+            } else {
+                format!("the in-order core pays it in {level}")
+            };
+        }
+    }
+
+    /// Whether counts whose file says `core=` (None: no core) can be priced
+    /// with this profile: an interval profile needs counts classified for
+    /// its own core.
+    pub fn fits(&self, counted: Option<CoreConfig>) -> Result<(), String> {
+        match (&self.core, counted) {
+            (None, _) => Ok(()),
+            (Some((c, _)), Some(k)) if *c == k => Ok(()),
+            (Some((c, _)), k) => Err(format!(
+                "profile {} is an interval core ({}); the counts were classified for {}: \
+                 run the plugin with core={}",
+                self.name,
+                c.text(),
+                k.map_or("no core".to_string(), |k| format!("core={}", k.text())),
+                c.text()
+            )),
+        }
     }
 
     /// Multiplies some prices by a factor, for a sensitivity check: `spec`
@@ -129,6 +253,7 @@ impl Profile {
                 self.cycles[i] *= f;
             }
         }
+        self.derive_hidden();
         self.name = match self.name.strip_suffix(']') {
             Some(base) => format!("{base},{spec}]"),
             None => format!("{}[{spec}]", self.name),
@@ -193,6 +318,9 @@ mod tests {
     fn text(extra: &str) -> String {
         let mut s = String::from("[t]\ndescription = \"test\"\nghz = 2.0\n[t.prices]\n");
         for f in FIELDS {
+            if HIDDEN.iter().any(|(h, _)| *h == f) {
+                continue;
+            }
             if f == "dram_local" {
                 s += "dram_local = { ns = 80, source = \"x\" }\n";
             } else {

@@ -20,7 +20,7 @@
 //!   access must then continue the element stream (the next or previous
 //!   element, by the direction flag); if it does not, it was a new
 //!   instruction after all. Anything else starts a new instruction.
-//! - A continuing execution is folded: `Machine::folded` counts it, for the
+//! - A continuing execution is folded: `str_folded` counts it, for the
 //!   plugin to take off the instructions QEMU counted. The execution that
 //!   accesses nothing ends the instruction.
 //! - Accesses: the i-th access of an execution is operand i (movs: load
@@ -77,7 +77,7 @@ impl Machine {
         r.accessed = false;
         if goes_on {
             r.pending = true;
-            self.folded[cpu] += 1;
+            self.counts[cpu].str_folded += 1;
             return false;
         }
         *r = RepState {
@@ -123,7 +123,7 @@ impl Machine {
                 // or a handler's own copy): count it after all.
                 r.last = [None; 2];
                 r.line = [None; 2];
-                self.folded[cpu] -= 1;
+                self.counts[cpu].str_folded -= 1;
                 self.counts[cpu].str_insns += 1;
             }
         }
@@ -153,7 +153,10 @@ impl Machine {
             }
             match self.access_line(cpu, line, how) {
                 Source::L1 => self.counts[cpu].l1_in_insn += 1,
-                src => self.count(cpu, src),
+                src => {
+                    self.count(cpu, src);
+                    self.string_miss(cpu, src, store);
+                }
             }
         }
     }
@@ -216,7 +219,7 @@ mod tests {
     /// The vCPU's instructions as the plugin reports them: QEMU's count
     /// less the folded executions.
     fn insns(m: &Machine, cpu: usize, count: u64) -> u64 {
-        count - m.folded[cpu]
+        count - m.counts[cpu].str_folded
     }
 
     fn accesses(c: &Counts) -> u64 {
@@ -391,7 +394,7 @@ mod tests {
         m.rep_access(0, 0x7000, 0x7000, 1, false, false);
         m.rep_access(0, 0x7800, 0x7800, 1, true, false);
         assert_eq!(m.counts[0].str_insns, 2);
-        assert_eq!(m.folded[0], 0);
+        assert_eq!(m.counts[0].str_folded, 0);
     }
 
     // repe cmpsb stops at a mismatch (no zero-count execution); a loop

@@ -5,9 +5,11 @@
 //! Usage: costmodel-price [--profiles FILE] [--profile NAME] [--sources] COUNTS
 //!
 //! Prints one line per record: the record's line with `cycles=N` added.
-//! --sources prints the profile's prices and their sources first.
+//! --sources prints the profile's prices and their sources first. An
+//! interval profile (one with a core) needs counts the plugin classified
+//! for its core (`core=` in the file's header).
 
-use costmodel_model::counts::{parse_line, FIELDS};
+use costmodel_model::counts::{header_core, parse_line, FIELDS};
 use costmodel_model::profile::Profile;
 use std::process::ExitCode;
 
@@ -40,8 +42,17 @@ fn run() -> Result<(), String> {
         for (i, f) in FIELDS.iter().enumerate() {
             println!("# {f} = {:.1} cycles: {}", p.cycles[i], p.sources[i]);
         }
+        if let Some((c, src)) = &p.core {
+            let names = ["rob", "mlp", "sb", "depwin"];
+            let vals = [c.rob, u64::from(c.mlp), u64::from(c.sb), c.depwin];
+            for ((n, v), s) in names.iter().zip(vals).zip(src) {
+                println!("# core {n} = {v}: {s}");
+            }
+        }
     }
     let data = std::fs::read_to_string(&counts).map_err(|e| format!("{counts}: {e}"))?;
+    p.fits(header_core(&data))
+        .map_err(|e| format!("{counts}: {e}"))?;
     for (n, line) in data.lines().enumerate() {
         match parse_line(line) {
             None => {}
