@@ -78,14 +78,15 @@ done
 mark=0x$(head -n 1 "$rw/mark")
 nallocs=$(echo "$ALLOCS" | tr ',' '\n' | grep -c .)
 echo "trace-pair: rslub_bench_trace_mark at $mark; stepping $nallocs allocators"
-MARK=$mark ALLOCS=$nallocs ARMED=$rw/armed STEPS=$out/steps.txt \
+# gdb -batch exits 0 when its script fails: its log says.
+if ! MARK=$mark ALLOCS=$nallocs ARMED=$rw/armed STEPS=$out/steps.txt \
 	gdb -q -batch -nx -ex "set pagination off" -ex "set architecture i386:x86-64" -ex "target remote :$PORT" \
-	-x scripts/trace-pair-gdb.py >"$out/gdb.log" 2>&1 && ! grep -q Traceback "$out/gdb.log" || {
+	-x scripts/trace-pair-gdb.py >"$out/gdb.log" 2>&1 || grep -q Traceback "$out/gdb.log"; then
 	tail -n 20 "$out/gdb.log"
 	echo "trace-pair: FAILED: gdb (log: $out/gdb.log)" >&2
 	kill $vm 2>/dev/null
 	exit 1
-}
+fi
 wait $vm || { tail -n 20 "$out/vm.log"; echo "trace-pair: FAILED: the guest (log: $out/vm.log)" >&2; exit 1; }
 # The bench module's success is -EAGAIN (it does not stay loaded).
 grep -q trace-guest-done "$out/vm.log" && grep -q "rslub_bench: done" "$out/vm.log" &&
