@@ -10,7 +10,8 @@
 # kernel flavor. Three boots:
 #
 #   icount   2 vCPUs, -icount shift=0,sleep=off: each workload alternately
-#            on both sides, ROUNDS rounds each after a warm-up; guest time
+#            on each side (in-tree, rslub, and rslub again: the A/A
+#            noise floor), ROUNDS rounds each after a warm-up; guest time
 #            is an instruction count (the headline: minstr, and slab_kb),
 #            under the cost model's plugin with model=off, each run
 #            between marks, so that rsbench counts a rep string
@@ -57,7 +58,8 @@
 #   MMAP_PROCS MMAP_ITERS MMAP_MIB MMAP_DIR XCPU_MSGS XCPU_BYTES XCPU_FROM
 #   XCPU_TO XCPU_SNDBUF),
 #   EXPERIMENT (above), BENCH_KDIR (a built bench kernel: no setup),
-#   BENCH_BUILD, QUICK=1, ICOUNT_PLUGIN (1)
+#   BENCH_BUILD, QUICK=1, ICOUNT_PLUGIN (1), AA (1 without EXPERIMENT: the
+#   A/A side, rslub served twice, about half as much time again)
 #   (2 rounds, no wall boot), NO_SERVE_OK=1 (a run without rslub's serving
 #   interface passes with the in-tree side alone: for testing the scripts).
 set -euo pipefail
@@ -95,6 +97,13 @@ free-batch) VARIANT_BUILD=free_batch VARIANT_SIDES="slub rslub:free_batch=8 rslu
 *) fail "unknown EXPERIMENT '$EXPERIMENT' (cpu-partial, max-empty, fill, cmpxchg, free-batch)" ;;
 esac
 [ -z "$VARIANT_BUILD" ] || BUILD_LABEL=default
+# The A/A side (AA=1, the default without an experiment): rslub served a
+# second time in each round, so that the table calls a verdict only where
+# rslub and the in-tree SLUB differ by more than two runs of rslub do.
+if [ "${AA:-$([ -z "${EXPERIMENT:-}" ] && echo 1 || echo 0)}" = 1 ]; then
+	[ -z "${EXPERIMENT:-}" ] || fail "AA=1 is for the plain suite, not EXPERIMENT=$EXPERIMENT"
+	SIDES="$SIDES aa"
+fi
 
 if [ -n "${BENCH_KDIR:-}" ]; then
 	BKDIR=$BENCH_KDIR

@@ -30,7 +30,9 @@
 #   "rslub" side then writes back each such knob's value as the cache was
 #   created. Results of rslub sides carry variant=default or the knobs,
 #   prefixed with build=BUILD_LABEL when that is set (a build variant of
-#   rslub.ko); in the counters boot the op is WORKLOAD@VARIANT.
+#   rslub.ko); in the counters boot the op is WORKLOAD@VARIANT. A side
+#   "aa" is rslub served again, its results alloc=rslub-aa: the A/A noise
+#   floor (make bench SUITE=real AA=1; rsbench table's A/A section).
 #
 # Environment: MODE, MARKS, ROUNDS (5), WORKLOADS, WARMUP (1), RSLUB_PARAMS,
 # SIDES, BUILD_LABEL, and the workload sizes of scripts/guest-real-lib.sh.
@@ -113,7 +115,7 @@ side_variant() {
 }
 
 # side_alloc SIDE: the alloc= of a side's results.
-side_alloc() { case $1 in slub) echo slub ;; *) echo rslub ;; esac; }
+side_alloc() { case $1 in slub) echo slub ;; aa) echo rslub-aa ;; *) echo rslub ;; esac; }
 
 # set_knobs SIDE DIR...: writes a side's knobs to the served caches, or
 # for a side without knobs the defaults recorded at their creation.

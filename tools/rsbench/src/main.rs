@@ -5,6 +5,7 @@
 //! mmtests-style comparison of the allocators; `compare` sets two runs side
 //! by side; `plot` draws PNGs and a report.md into a results directory.
 
+mod aa;
 mod model;
 mod parse;
 mod plot;

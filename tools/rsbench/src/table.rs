@@ -80,7 +80,7 @@ fn widths(rows: &[Vec<String>]) -> Vec<usize> {
 
 /// Pads cells into columns two spaces apart: text columns (`left`, by
 /// index) left-aligned, numbers right-aligned.
-fn render(rows: &[Vec<String>], left: &[usize]) -> String {
+pub(crate) fn render(rows: &[Vec<String>], left: &[usize]) -> String {
     let width = widths(rows);
     let mut out = String::new();
     for r in rows {
@@ -271,6 +271,7 @@ pub fn table(b: &Bench, title: &str) -> String {
             out.push_str(&ev);
         }
     }
+    out.push_str(&crate::aa::section(b));
     out.push_str(&counters(b));
     out
 }
