@@ -213,11 +213,11 @@ run_mode() {
 		fi ;;
 	wall) run wall "$REAL_CPUS" "" "$1" ${2:+"$2"} ;;
 	model)
-		q=$(model_qemu_opts "$BKDIR" "$out/counts-model${2:+-$2}.txt") || exit 1
+		q=$(model_boot_opts "$BKDIR" "$out/counts-model${2:+-$2}.txt") || exit 1
 		run model 2 "$q" "$1" ${2:+"$2"} ;;
 	model8)
 		# 3 GiB over 2 nodes: node 1's memory begins at 1.5 GiB.
-		q=$(model_qemu_opts "$BKDIR" "$out/counts-model8${2:+-$2}.txt" \
+		q=$(model_boot_opts "$BKDIR" "$out/counts-model8${2:+-$2}.txt" \
 			cpu_nodes=0:0:0:0:1:1:1:1,mem_starts=0x60000000) || exit 1
 		VM_NUMA=2 run model8 8 "$q" "$1" ${2:+"$2"} ;;
 	counters)
@@ -280,7 +280,7 @@ serve=$(grep -h -m1 "^rslub_bench: serve " "${logs[@]}" | sed -n '1s/^rslub_benc
 	--meta nodes=1 --meta "date=$(date -u +%FT%TZ)" --meta "git=$git_rev" \
 	--meta suite=real${EXPERIMENT:+ --meta "experiment=$EXPERIMENT"} --meta "quick=${QUICK:-0}" --meta "rounds=$ROUNDS" \
 	--meta "rslub_params=${RSLUB_PARAMS:-}" --meta "workloads=$sizes" \
-	${serve:+--meta "served=$serve"} "${counts[@]}" --profile "${MODEL_PROFILE:-server}" "${logs[@]}"
+	${serve:+--meta "served=$serve"} "${counts[@]}" --profile "$(model_profile)" "${logs[@]}"
 "$RSBENCH" table "$out" | tee "$out/table.txt"
 "$RSBENCH" plot "$out" >/dev/null
 echo "bench: [$(($(date +%s) - T0))s] done: $out (bench.json, table.txt, report.md, *.png)"

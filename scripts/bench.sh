@@ -13,7 +13,8 @@
 #   model boot (MODES=model; the icount boot's workloads under the cost
 #       model's QEMU plugin, tools/costmodel: modeled cycles and the cache,
 #       coherence and atomic events of each operation, priced by
-#       MODEL_PROFILE of tools/costmodel/profiles.toml, default server)
+#       MODEL_PROFILE of tools/costmodel/profiles.toml, default server-ooo,
+#       the interval core; MODEL_PROFILE=server prices in order)
 #   model8 boot (with MODES=model, at the same time: 8 vCPUs over 2 NUMA
 #       nodes under the plugin): parallel over 1..8 CPUs and remote from
 #       CPU 0 to CPU 4, across the nodes (WORKLOADS_MODEL8, MODEL8_SIZES,
@@ -254,14 +255,14 @@ run_mode() {
 	wall) run wall "$BENCH_CPUS" "" "$WORKLOADS_WALL" "$WALL_SIZES" "$WALL_ROUNDS" ;;
 	model)
 		# The icount boot's instructions, the plugin's events besides.
-		q=$(model_qemu_opts "$RUN_KDIR" "$out/counts-${RUN_TAG}model.txt") || exit 1
+		q=$(model_boot_opts "$RUN_KDIR" "$out/counts-${RUN_TAG}model.txt") || exit 1
 		run model 2 "$q" "$WORKLOADS_ICOUNT" "$SIZES" "$ROUNDS" ;;
 	model8)
 		# 8 vCPUs over 2 nodes (4 a node; node 1's memory from 1.5 GiB):
 		# parallel on 1 to 8 CPUs, remote from CPU 0 to CPU 4 across the
 		# nodes; smaller (all 8 vCPUs run in one host thread), without
 		# the kmalloc rows.
-		q=$(model_qemu_opts "$RUN_KDIR" "$out/counts-${RUN_TAG}model8.txt" \
+		q=$(model_boot_opts "$RUN_KDIR" "$out/counts-${RUN_TAG}model8.txt" \
 			cpu_nodes=0:0:0:0:1:1:1:1,mem_starts=0x60000000) || exit 1
 		VM_NUMA=2 RUN_OPS=$MODEL8_OPS RUN_EXTRA="REMOTE_CPU=4 BUDGET_KB=$MODEL8_BUDGET_KB" \
 			RUN_ALLOCS_NOW=$(echo "$RUN_ALLOCS" | tr , '\n' | grep -v '^kmalloc$\|^kserved$' | paste -sd,) \
@@ -335,7 +336,7 @@ qemu=$(qemu-system-x86_64 --version | head -n 1 | sed 's/^QEMU emulator version 
 	--meta nodes=1 --meta "date=$(date -u +%FT%TZ)" --meta "git=$git_rev" \
 	--meta "suite=${SUITE:-default}" --meta "quick=${QUICK:-0}" \
 	--meta "kvm=${KVM:-0}" --meta "rslub_params=${RSLUB_PARAMS:-}" \
-	${note:+--meta "note=$note"} "${counts[@]}" --profile "${MODEL_PROFILE:-server}" "${logs[@]}"
+	${note:+--meta "note=$note"} "${counts[@]}" --profile "$(model_profile)" "${logs[@]}"
 "$RSBENCH" table "$out" | tee "$out/table.txt"
 "$RSBENCH" plot "$out"
 [ -z "$note" ] || echo "bench: note: $note"

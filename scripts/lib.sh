@@ -42,7 +42,8 @@ expand_modes() {
 # the counts file, the kernel's per-CPU cpu_number (System.map; the plugin
 # finds the running vCPU with it) and any further plugin arguments, then
 # MODEL_ARGS from the environment (e.g. MODEL_ARGS=strings=iter,rmw=access:
-# the counting before issue 51, for comparison).
+# the counting before issue 51, for comparison). COSTMODEL_PLUGIN: another
+# build of the plugin (scripts/plugin-cost.sh compares two).
 model_qemu_opts() {
 	local kdir=$1 counts=$2 extra=${3:-} cn
 	cn=$(awk '$3 == "cpu_number" { print $1; exit }' "$kdir/System.map" 2>/dev/null)
@@ -53,7 +54,25 @@ model_qemu_opts() {
 		[ -z "$cn" ] || cn=$(printf '%x' $((0x$cn + 12)))
 	fi
 	[ -n "$cn" ] || { echo "model: no cpu_number (nor pcpu_hot) in $kdir/System.map" >&2; return 1; }
-	echo "-icount shift=0,sleep=off -plugin $ROOT/tools/costmodel/target/release/libcostmodel.so,out=$counts,cpu_number=0x$cn${extra:+,$extra}${MODEL_ARGS:+,$MODEL_ARGS}"
+	echo "-icount shift=0,sleep=off -plugin ${COSTMODEL_PLUGIN:-$ROOT/tools/costmodel/target/release/libcostmodel.so},out=$counts,cpu_number=0x$cn${extra:+,$extra}${MODEL_ARGS:+,$MODEL_ARGS}"
+}
+
+# model_profile: the profile make bench prices its model boots with
+# (MODEL_PROFILE, default server-ooo: the server's prices on an interval
+# core, which hides what an out-of-order core overlaps; `server` is the
+# in-order model the tables used before issue 51).
+model_profile() { echo "${MODEL_PROFILE:-server-ooo}"; }
+
+# model_boot_opts KDIR COUNTS [ARG,...]: model_qemu_opts for a make bench
+# boot, with the plugin's core= of model_profile when it is an interval
+# core (costmodel-price --core; empty for an in-order profile), so that
+# the counts can be priced under it and under the in-order profiles.
+model_boot_opts() {
+	local core extra=${3:-}
+	core=$("$ROOT/tools/costmodel/target/release/costmodel-price" --profile "$(model_profile)" --core) ||
+		{ echo "model: no profile '$(model_profile)' in tools/costmodel/profiles.toml" >&2; return 1; }
+	[ -z "$core" ] || extra="${extra:+$extra,}core=$core"
+	model_qemu_opts "$1" "$2" "$extra"
 }
 
 # lock_build DIR: holds DIR (a module build copy of make bench) for this

@@ -71,19 +71,19 @@ use costmodel_model::machine::{Config, Machine};
 use costmodel_model::overlap::CoreConfig;
 use qemu_plugin::sys::{
     qemu_plugin_cb_flags, qemu_plugin_id_t, qemu_plugin_insn, qemu_plugin_mem_rw,
-    qemu_plugin_meminfo_t, qemu_plugin_tb, GByteArray,
+    qemu_plugin_meminfo_t, qemu_plugin_reg_descriptor, qemu_plugin_register, qemu_plugin_tb,
+    GArray, GByteArray,
 };
 use qemu_plugin::{
     install::{Args, Info},
     plugin::{HasCallbacks, Register},
-    qemu_plugin_get_registers, qemu_plugin_register_atexit_cb, PluginId, RegisterDescriptor,
-    VCPUIndex,
+    qemu_plugin_register_atexit_cb, PluginId, VCPUIndex,
 };
-use std::collections::HashMap;
-use std::ffi::c_void;
+use std::cell::Cell;
+use std::ffi::{c_void, CStr};
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// The counters kept outside the model, one u64 each per vCPU: QEMU's
@@ -148,11 +148,12 @@ static STATE: OnceLock<Mutex<State>> = OnceLock::new();
 static OPTIONS: OnceLock<Options> = OnceLock::new();
 /// Set by the first mark: the model sees memory accesses from then on.
 static ARMED: AtomicBool = AtomicBool::new(false);
-/// %rax, where the mark's id is.
-static RAX: OnceLock<RegisterDescriptor<'static>> = OnceLock::new();
-/// The GS bases, in kernel mode and (swapped) in user mode.
-static GS_BASE: OnceLock<RegisterDescriptor<'static>> = OnceLock::new();
-static KERNEL_GS_BASE: OnceLock<RegisterDescriptor<'static>> = OnceLock::new();
+/// QEMU's handles (`qemu_plugin_register` pointers; 0 until the first
+/// vCPU is set up) of %rax, where the mark's id is, and of the GS bases,
+/// in kernel mode and (swapped) in user mode.
+static RAX: AtomicUsize = AtomicUsize::new(0);
+static GS_BASE: AtomicUsize = AtomicUsize::new(0);
+static KERNEL_GS_BASE: AtomicUsize = AtomicUsize::new(0);
 
 /// Which vCPU runs now, as found at the start of its block (`whoami`).
 ///
@@ -167,8 +168,14 @@ static KERNEL_GS_BASE: OnceLock<RegisterDescriptor<'static>> = OnceLock::new();
 /// Linux numbers CPUs as QEMU indexes them (APIC ids 0..n). Until the model
 /// is armed, or without `cpu_number=`, QEMU's index is used.
 static CURRENT: AtomicU32 = AtomicU32::new(u32::MAX);
-/// GS base -> CPU number, learned as bases are first seen.
-static CPU_OF_GS: OnceLock<Mutex<HashMap<u64, u32>>> = OnceLock::new();
+/// Each CPU's GS base (0: not seen yet), learned as bases are first seen;
+/// `whoami` looks at every block, so a scan of these and the last base
+/// found, not a locked map (a third of the model boot's time was the
+/// register read and the map, perf, 2026-12-05).
+static GS_OF_CPU: [AtomicU64; MAX_VCPUS] = [const { AtomicU64::new(0) }; MAX_VCPUS];
+/// The base `whoami` found last, and its CPU.
+static LAST_GS: AtomicU64 = AtomicU64::new(0);
+static LAST_CPU: AtomicU32 = AtomicU32::new(0);
 
 fn parse_options(args: &Args, vcpus: usize) -> Result<Options, String> {
     let mut cfg = Config::server(vcpus);
@@ -322,16 +329,31 @@ impl Register for CostModel {
 impl HasCallbacks for CostModel {
     fn on_vcpu_init(&mut self, _id: PluginId, _vcpu: VCPUIndex) -> qemu_plugin::Result<()> {
         // Register handles are the same on every vCPU of one CPU model.
-        if RAX.get().is_none() {
-            for r in qemu_plugin_get_registers()? {
-                let slot = match r.name.as_str() {
-                    "rax" => &RAX,
-                    "gs_base" => &GS_BASE,
-                    "k_gs_base" => &KERNEL_GS_BASE,
+        if RAX.load(Ordering::Relaxed) != 0 {
+            return Ok(());
+        }
+        // SAFETY: called in a vCPU init callback, where QEMU lists the
+        // registers; the array holds `len` descriptors whose names are
+        // QEMU's constant strings, and the caller frees the array alone.
+        unsafe {
+            let arr = qemu_plugin::sys::qemu_plugin_get_registers();
+            if arr.is_null() {
+                return Ok(());
+            }
+            let descs = std::slice::from_raw_parts(
+                (*arr).data as *const qemu_plugin_reg_descriptor,
+                (*arr).len as usize,
+            );
+            for d in descs {
+                let slot = match CStr::from_ptr(d.name).to_bytes() {
+                    b"rax" => &RAX,
+                    b"gs_base" => &GS_BASE,
+                    b"k_gs_base" => &KERNEL_GS_BASE,
                     _ => continue,
                 };
-                let _ = slot.set(r);
+                slot.store(d.handle as usize, Ordering::Relaxed);
             }
+            g_array_free(arr, 1);
         }
         Ok(())
     }
@@ -400,21 +422,55 @@ fn write_records(kind: &str, id: u64, by: u32, less: u64) {
     let _ = s.out.flush();
 }
 
-/// A register of the running vCPU, little-endian, as a u64 (a callback
-/// registered with `QEMU_PLUGIN_CB_R_REGS` only).
-fn read_u64(reg: &OnceLock<RegisterDescriptor<'static>>) -> Option<u64> {
-    let b = reg.get()?.read().ok()?;
-    let mut a = [0u8; 8];
-    let n = b.len().min(8);
-    a[..n].copy_from_slice(&b[..n]);
-    Some(u64::from_le_bytes(a))
-}
-
-// glib, as QEMU links it: the plugin API reads guest memory into a
-// GByteArray that glib must own (it resizes it).
+// glib, as QEMU links it: the plugin API reads registers and guest memory
+// into a GByteArray that glib must own (it resizes it).
 extern "C" {
     fn g_byte_array_new() -> *mut GByteArray;
     fn g_byte_array_free(array: *mut GByteArray, free_segment: i32) -> *mut u8;
+    fn g_byte_array_set_size(array: *mut GByteArray, len: u32) -> *mut GByteArray;
+    fn g_array_free(array: *mut GArray, free_segment: i32) -> *mut u8;
+}
+
+thread_local! {
+    /// Each QEMU thread's buffer for register reads, kept for the thread's
+    /// life: a block's read allocates nothing.
+    static REG_BUF: Cell<*mut GByteArray> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+/// A register of the running vCPU (`handle`, one of the statics above),
+/// little-endian, as a u64 (a callback registered with
+/// `QEMU_PLUGIN_CB_R_REGS` only).
+fn read_u64(handle: &AtomicUsize) -> Option<u64> {
+    let h = handle.load(Ordering::Relaxed);
+    if h == 0 {
+        return None;
+    }
+    let buf = REG_BUF.with(|b| {
+        if b.get().is_null() {
+            // SAFETY: returns a new glib-owned array (never freed: one per
+            // QEMU thread, for the thread's life).
+            b.set(unsafe { g_byte_array_new() });
+        }
+        b.get()
+    });
+    if buf.is_null() {
+        return None;
+    }
+    // SAFETY: `buf` is this thread's live GByteArray; `h` is a register
+    // handle QEMU listed; QEMU appends the register's bytes to `buf` and
+    // returns their number or -1; `data` then holds `len` bytes.
+    unsafe {
+        g_byte_array_set_size(buf, 0);
+        let n = qemu_plugin::sys::qemu_plugin_read_register(h as *mut qemu_plugin_register, buf);
+        let b = &*buf;
+        if n <= 0 || b.data.is_null() {
+            return None;
+        }
+        let mut a = [0u8; 8];
+        let n = (b.len as usize).min(8);
+        a[..n].copy_from_slice(std::slice::from_raw_parts(b.data, n));
+        Some(u64::from_le_bytes(a))
+    }
 }
 
 /// Four bytes of guest virtual memory, as the running vCPU sees them (a
@@ -459,16 +515,22 @@ fn whoami() -> Option<u32> {
     let base = read_u64(&GS_BASE)
         .filter(kernel)
         .or_else(|| read_u64(&KERNEL_GS_BASE).filter(kernel))?;
-    let map = CPU_OF_GS.get_or_init(|| Mutex::new(HashMap::new()));
-    let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(&cpu) = map.get(&base) {
-        return Some(cpu);
+    if LAST_GS.load(Ordering::Relaxed) == base {
+        return Some(LAST_CPU.load(Ordering::Relaxed));
     }
-    let cpu = u32::from_le_bytes(read_guest(base.wrapping_add(addr))?);
-    if cpu as usize >= MAX_VCPUS {
-        return None;
-    }
-    map.insert(base, cpu);
+    let cpu = match GS_OF_CPU
+        .iter()
+        .position(|g| g.load(Ordering::Relaxed) == base)
+    {
+        Some(cpu) => cpu as u32,
+        None => {
+            let cpu = u32::from_le_bytes(read_guest(base.wrapping_add(addr))?);
+            GS_OF_CPU.get(cpu as usize)?.store(base, Ordering::Relaxed);
+            cpu
+        }
+    };
+    LAST_GS.store(base, Ordering::Relaxed);
+    LAST_CPU.store(cpu, Ordering::Relaxed);
     Some(cpu)
 }
 

@@ -108,12 +108,14 @@ enum Cmd {
         /// The cost model's profiles [default: tools/costmodel/profiles.toml]
         #[arg(long, value_name = "FILE")]
         profiles: Option<PathBuf>,
-        /// The reference profile
-        #[arg(long, default_value = "server")]
-        profile: String,
-        /// The second profile
-        #[arg(long, default_value = "desktop")]
-        second: String,
+        /// The reference profile [default: the one the run was priced
+        /// with (its meta profile), else server]
+        #[arg(long)]
+        profile: Option<String>,
+        /// The second profile [default: server, the in-order model, when
+        /// the reference is another profile; else desktop]
+        #[arg(long)]
+        second: Option<String>,
     },
     /// Draw PNG plots and report.md into a results directory
     ///
@@ -242,6 +244,12 @@ fn run(cmd: Cmd) -> Result<(), String> {
                 vs
             };
             let path = profiles.unwrap_or_else(|| PathBuf::from(parse::PROFILES));
+            let profile = profile
+                .or_else(|| bench.meta.get("profile").cloned())
+                .unwrap_or_else(|| "server".into());
+            let second = second.unwrap_or_else(|| {
+                if profile == "server" { "desktop" } else { "server" }.into()
+            });
             let scen = verdict::scenarios(
                 &parse::load_profile(&path, &profile)?,
                 &parse::load_profile(&path, &second)?,

@@ -78,15 +78,53 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 
 const EMPTY: u64 = u64::MAX;
 
-#[derive(Clone, Copy)]
-struct Way {
-    line: u64,
-    state: State,
+/// A way: its line number shifted left by two, its `State` in the two low
+/// bits (`EMPTY` when it holds nothing). Eight bytes, so that a set of 16
+/// ways is two host cache lines: the plugin looks a line up in a set at
+/// every guest memory access.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Way(u64);
+
+impl Way {
+    const NONE: Way = Way(EMPTY);
+
+    fn new(line: u64, state: State) -> Way {
+        Way(line << 2 | state as u64)
+    }
+
+    fn holds(self, line: u64) -> bool {
+        self.0 >> 2 == line && self.0 != EMPTY
+    }
+
+    fn line(self) -> u64 {
+        self.0 >> 2
+    }
+
+    fn state(self) -> State {
+        match self.0 & 3 {
+            0 => State::Shared,
+            1 => State::Exclusive,
+            _ => State::Modified,
+        }
+    }
+}
+
+/// Moves `set[i]` to the front, the ways before it one back.
+fn to_front(set: &mut [Way], i: usize) {
+    let w = set[i];
+    let mut j = i;
+    while j > 0 {
+        set[j] = set[j - 1];
+        j -= 1;
+    }
+    set[0] = w;
 }
 
 /// A set-associative LRU cache of line numbers.
 pub struct Cache {
     sets: usize,
+    /// `sets - 1` when `sets` is a power of two (a mask, not a division).
+    mask: Option<u64>,
     ways: usize,
     /// `sets * ways` entries; set `s` is `ways[s * ways..][..ways]`, most
     /// recently used first, empty ways (`EMPTY`) last.
@@ -99,19 +137,21 @@ impl Cache {
         let sets = g.sets();
         Cache {
             sets,
+            mask: sets.is_power_of_two().then_some(sets as u64 - 1),
             ways: g.ways,
-            slots: vec![
-                Way {
-                    line: EMPTY,
-                    state: State::Shared,
-                };
-                sets * g.ways
-            ],
+            slots: vec![Way::NONE; sets * g.ways],
+        }
+    }
+
+    fn set_index(&self, line: u64) -> usize {
+        match self.mask {
+            Some(m) => (line & m) as usize,
+            None => (line % self.sets as u64) as usize,
         }
     }
 
     fn set(&mut self, line: u64) -> &mut [Way] {
-        let s = (line % self.sets as u64) as usize;
+        let s = self.set_index(line);
         &mut self.slots[s * self.ways..(s + 1) * self.ways]
     }
 
@@ -119,25 +159,29 @@ impl Cache {
     /// returns its state.
     pub fn touch(&mut self, line: u64) -> Option<State> {
         let set = self.set(line);
-        let i = set.iter().position(|w| w.line == line)?;
-        set[..=i].rotate_right(1);
-        Some(set[0].state)
+        // Most hits are on the most recently used way.
+        if set[0].holds(line) {
+            return Some(set[0].state());
+        }
+        let i = set.iter().position(|w| w.holds(line))?;
+        to_front(set, i);
+        Some(set[0].state())
     }
 
     /// The line's state without changing the LRU order.
     pub fn peek(&self, line: u64) -> Option<State> {
-        let s = (line % self.sets as u64) as usize;
+        let s = self.set_index(line);
         self.slots[s * self.ways..(s + 1) * self.ways]
             .iter()
-            .find(|w| w.line == line)
-            .map(|w| w.state)
+            .find(|w| w.holds(line))
+            .map(|w| w.state())
     }
 
     /// Sets a present line's state (no LRU change); false if absent.
     pub fn set_state(&mut self, line: u64, state: State) -> bool {
-        match self.set(line).iter_mut().find(|w| w.line == line) {
+        match self.set(line).iter_mut().find(|w| w.holds(line)) {
             Some(w) => {
-                w.state = state;
+                *w = Way::new(line, state);
                 true
             }
             None => false,
@@ -150,22 +194,22 @@ impl Cache {
         let set = self.set(line);
         let i = set
             .iter()
-            .position(|w| w.line == line || w.line == EMPTY)
+            .position(|w| w.holds(line) || *w == Way::NONE)
             .unwrap_or(set.len() - 1);
         let old = set[i];
-        set[..=i].rotate_right(1);
-        set[0] = Way { line, state };
-        (old.line != EMPTY && old.line != line).then_some((old.line, old.state))
+        to_front(set, i);
+        set[0] = Way::new(line, state);
+        (old != Way::NONE && !old.holds(line)).then_some((old.line(), old.state()))
     }
 
     /// Removes a line; returns the state it had.
     pub fn remove(&mut self, line: u64) -> Option<State> {
         let set = self.set(line);
-        let i = set.iter().position(|w| w.line == line)?;
-        let state = set[i].state;
+        let i = set.iter().position(|w| w.holds(line))?;
+        let state = set[i].state();
         set[i..].rotate_left(1);
         let last = set.len() - 1;
-        set[last].line = EMPTY;
+        set[last] = Way::NONE;
         Some(state)
     }
 }
