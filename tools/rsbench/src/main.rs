@@ -79,12 +79,32 @@ enum Cmd {
         #[arg(value_name = "DIR_OR_JSON")]
         input: PathBuf,
     },
+    /// Price a saved run again: its modeled cycles under a profile
+    ///
+    /// Each point's cycles per operation from its rounds' events (the model
+    /// is linear in them) under the profile as profiles.toml has it now:
+    /// after a price changed, or under another profile, without running
+    /// again. Rewrites bench.json and table.txt of the directory.
+    Reprice {
+        /// A results directory holding bench.json
+        dir: PathBuf,
+        /// The cost model's profiles [default: tools/costmodel/profiles.toml]
+        #[arg(long, value_name = "FILE")]
+        profiles: Option<PathBuf>,
+        /// The profile [default: the one the run was priced with]
+        #[arg(long)]
+        profile: Option<String>,
+    },
     /// Compare two runs point by point: B against A
     Compare {
         /// The base run: a results directory or its bench.json
         a: PathBuf,
         /// The new run
         b: PathBuf,
+        /// Each allocator's ratio to the baseline in both runs, and which
+        /// verdicts (dearer, cheaper, even) changed
+        #[arg(long)]
+        ratios: bool,
     },
     /// Each modeled comparison priced again: the verdict and its sensitivity
     ///
@@ -219,9 +239,40 @@ fn run(cmd: Cmd) -> Result<(), String> {
                     .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
             }
         }
-        Cmd::Compare { a, b } => {
+        Cmd::Reprice {
+            dir,
+            profiles,
+            profile,
+        } => {
+            if !dir.is_dir() {
+                return Err(format!("{} is not a results directory", dir.display()));
+            }
+            let mut bench = model::load(&dir)?;
+            let name_p = profile
+                .or_else(|| bench.meta.get("profile").cloned())
+                .unwrap_or_else(|| "server".into());
+            let path = profiles.unwrap_or_else(|| PathBuf::from(parse::PROFILES));
+            let p = parse::load_profile(&path, &name_p)?;
+            let n = verdict::reprice(&mut bench, &p);
+            let json = serde_json::to_string_pretty(&bench).map_err(|e| e.to_string())? + "\n";
+            let out = dir.join("bench.json");
+            std::fs::write(&out, json)
+                .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+            let text = table::table(&bench, &name(&dir));
+            let t = dir.join("table.txt");
+            std::fs::write(&t, &text).map_err(|e| format!("cannot write {}: {e}", t.display()))?;
+            println!(
+                "rsbench: {n} points priced under {name_p}: {}",
+                out.display()
+            );
+        }
+        Cmd::Compare { a, b, ratios } => {
             let (ba, bb) = (model::load(&a)?, model::load(&b)?);
-            print!("{}", table::compare(&ba, &name(&a), &bb, &name(&b)));
+            if ratios {
+                print!("{}", table::compare_ratios(&ba, &name(&a), &bb, &name(&b)));
+            } else {
+                print!("{}", table::compare(&ba, &name(&a), &bb, &name(&b)));
+            }
         }
         Cmd::Verdict {
             input,
@@ -248,7 +299,12 @@ fn run(cmd: Cmd) -> Result<(), String> {
                 .or_else(|| bench.meta.get("profile").cloned())
                 .unwrap_or_else(|| "server".into());
             let second = second.unwrap_or_else(|| {
-                if profile == "server" { "desktop" } else { "server" }.into()
+                if profile == "server" {
+                    "desktop"
+                } else {
+                    "server"
+                }
+                .into()
             });
             let scen = verdict::scenarios(
                 &parse::load_profile(&path, &profile)?,

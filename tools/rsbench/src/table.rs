@@ -660,3 +660,113 @@ pub fn compare(a: &Bench, a_name: &str, b: &Bench, b_name: &str) -> String {
     }
     out
 }
+
+/// The verdict a ratio to the baseline calls: dearer (>1), cheaper (<1),
+/// or none when its rounds overlap the baseline's (`Measure::differs_from`).
+fn called(x: &Measure, base: &Measure) -> &'static str {
+    match (x.differs_from(base), x.median > base.median) {
+        (false, _) => "even",
+        (true, true) => "dearer",
+        (true, false) => "cheaper",
+    }
+}
+
+/// Run B against run A by their ratios: each allocator's ratio to the
+/// baseline (the in-tree SLUB, or the classic one in a two-kernel run) at
+/// each point both runs have, in A and in B, and whether the verdict it
+/// calls (dearer, cheaper, or even: round ranges overlapping) changed. For
+/// a change of instrument on the same code (make bench with the counting
+/// before and after issue 51): which verdicts the instrument moved. Rows
+/// whose verdict changed sign are marked `FLIP`, those that moved between
+/// a call and even `~`; both are counted at the end.
+pub fn compare_ratios(a: &Bench, a_name: &str, b: &Bench, b_name: &str) -> String {
+    let base_of = |r: &Bench| {
+        if r.results.iter().any(|m| m.allocator == CLASSIC) {
+            CLASSIC
+        } else {
+            "slub"
+        }
+    };
+    let (base_a, base_b) = (base_of(a), base_of(b));
+    let index = |r: &Bench| -> HashMap<Key, Measure> {
+        r.results
+            .iter()
+            .filter(|m| !is_event(&m.metric) && m.mode != "counters")
+            .map(|m| (key(m), m.clone()))
+            .collect()
+    };
+    let (ia, ib) = (index(a), index(b));
+    let rebase = |m: &Measure, base: &str| {
+        let mut k = key(m);
+        k.6 = base.to_string();
+        k.7 = None;
+        k
+    };
+    let mut out = format!(
+        "A: {a_name} ({})\nB: {b_name} ({})\nratio = allocator / baseline (medians); verdict: \
+         dearer or cheaper when the round ranges do not overlap, else even\n",
+        run_name(a),
+        run_name(b)
+    );
+    let (mut flips, mut evens, mut rows) = (0, 0, 0);
+    let shown: Vec<&Measure> = a
+        .results
+        .iter()
+        .filter(|m| !is_event(&m.metric) && m.mode != "counters" && m.allocator != base_a)
+        .filter(|m| ib.contains_key(&key(m)))
+        .collect();
+    for sec in sections(shown.into_iter()) {
+        let mut grid = vec![[
+            "op", "size", "batch", "cpus", "series", "A ratio", "B ratio", "change", "A", "B", "",
+        ]
+        .map(String::from)
+        .to_vec()];
+        for &x in &sec {
+            let y = &ib[&key(x)];
+            let (Some(xa), Some(yb)) = (ia.get(&rebase(x, base_a)), ib.get(&rebase(y, base_b)))
+            else {
+                continue;
+            };
+            if xa.median == 0.0 || yb.median == 0.0 {
+                continue;
+            }
+            let (ra, rb) = (x.median / xa.median, y.median / yb.median);
+            let (va, vb) = (called(x, xa), called(y, yb));
+            // A sign flip: dearer against cheaper; a call made or lost
+            // (against even) is marked apart.
+            let flip = va != vb && va != "even" && vb != "even";
+            let moved = va != vb && !flip;
+            rows += 1;
+            flips += usize::from(flip);
+            evens += usize::from(moved);
+            grid.push(vec![
+                x.op.clone(),
+                x.size.to_string(),
+                x.batch.to_string(),
+                x.cpus.to_string(),
+                x.series(),
+                format!("{ra:.3}"),
+                format!("{rb:.3}"),
+                format!("{:+.1}%", (rb / ra - 1.0) * 100.0),
+                va.into(),
+                vb.into(),
+                match (flip, moved) {
+                    (true, _) => "FLIP".into(),
+                    (_, true) => "~".into(),
+                    _ => String::new(),
+                },
+            ]);
+        }
+        if grid.len() > 1 {
+            out.push('\n');
+            out.push_str(&section_title(sec[0]));
+            out.push('\n');
+            out.push_str(&render(&grid, &[0, 4, 8, 9, 10]));
+        }
+    }
+    out.push_str(&format!(
+        "\n{rows} ratios: {flips} verdicts changed sign (FLIP), {evens} changed between a call \
+         and even (~)\n"
+    ));
+    out
+}

@@ -292,6 +292,44 @@ pub fn verdict(bench: &Bench, base: &str, vs: &str, scen: &[Scenario]) -> Result
     Ok(out)
 }
 
+/// Prices a run again under `p`: each point's `cycles_per_op` rounds from
+/// its rounds' events (the model is linear in them), and the run's meta
+/// `profile`. For a saved run after a profile's prices changed, or under
+/// another profile, without running it again. Returns the number of points
+/// priced; a point without every event field keeps its cycles.
+pub fn reprice(bench: &mut Bench, p: &Profile) -> usize {
+    let series: Vec<String> = {
+        let mut v: Vec<String> = bench.results.iter().map(Measure::series).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let mut priced: BTreeMap<(Point, String), Vec<f64>> = BTreeMap::new();
+    for s in &series {
+        for (pt, rounds) in events(bench, s) {
+            priced.insert(
+                (pt, s.clone()),
+                rounds.iter().map(|e| price(p, e)).collect(),
+            );
+        }
+    }
+    let mut n = 0;
+    for m in bench
+        .results
+        .iter_mut()
+        .filter(|m| m.metric == "cycles_per_op")
+    {
+        if let Some(r) = priced.get(&(point(m), m.series())) {
+            let (median, min, max) = crate::model::summarize(r);
+            m.rounds = r.clone();
+            (m.median, m.min, m.max) = (median, min, max);
+            n += 1;
+        }
+    }
+    bench.meta.insert("profile".into(), p.name.clone());
+    n
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -378,5 +416,26 @@ mod tests {
         let mut only = Bench::default();
         add(&mut only, "slub", &[e]);
         assert!(verdict(&only, "slub", "rslub", &scen).is_err());
+    }
+
+    #[test]
+    fn reprice_sets_each_rounds_cycles_from_its_events() {
+        let p = profile();
+        let mut bench = Bench::default();
+        let mut e = [[0.0; N_FIELDS]; 2];
+        e[0][field("insns")] = 100.0;
+        e[1][field("insns")] = 120.0;
+        e[1][field("cx16_unlocked")] = 2.0;
+        add(&mut bench, "rslub", &e);
+        let mut c = bench.results[0].clone();
+        c.metric = "cycles_per_op".into();
+        c.rounds = vec![1.0, 1.0];
+        bench.results.push(c);
+        assert_eq!(reprice(&mut bench, &p), 1);
+        let m = bench.results.last().unwrap();
+        let want = [price(&p, &e[0]), price(&p, &e[1])];
+        assert_eq!(m.rounds, want);
+        assert_eq!(m.max, want[0].max(want[1]));
+        assert_eq!(bench.meta["profile"], "server");
     }
 }
