@@ -44,7 +44,10 @@ fn run() -> Result<(), String> {
     let text = std::fs::read_to_string(&profiles).map_err(|e| format!("{profiles}: {e}"))?;
     let p = Profile::from_toml(&text, &name)?;
     if core {
-        println!("{}", p.core.as_ref().map_or(String::new(), |(c, _)| c.text()));
+        println!(
+            "{}",
+            p.core.as_ref().map_or(String::new(), |(c, _)| c.text())
+        );
         return Ok(());
     }
     let counts = counts.ok_or(USAGE)?;
