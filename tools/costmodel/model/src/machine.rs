@@ -103,7 +103,8 @@ impl Config {
 /// The directory's hasher: a line number times an odd constant (the
 /// golden ratio's, as in Fibonacci hashing), its high bits the hash. The
 /// keys are the model's own line numbers, not input an adversary picks, and
-/// std's SipHash was a sixth of the plugin's time (perf, 2026-12-05).
+/// std's SipHash was a sixth of a host loop feeding the model accesses
+/// (perf, 2026-12-05).
 #[derive(Default)]
 struct LineHasher(u64);
 
