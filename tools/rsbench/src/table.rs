@@ -770,3 +770,60 @@ pub fn compare_ratios(a: &Bench, a_name: &str, b: &Bench, b_name: &str) -> Strin
     ));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(alloc: &str, rounds: &[f64]) -> Measure {
+        let (median, min, max) = crate::model::summarize(rounds);
+        Measure {
+            workload: "remote".into(),
+            op: "object".into(),
+            size: 64,
+            batch: 16,
+            cpus: 2,
+            allocator: alloc.into(),
+            variant: None,
+            mode: "model".into(),
+            metric: "cycles_per_op".into(),
+            rounds: rounds.to_vec(),
+            median,
+            min,
+            max,
+        }
+    }
+
+    fn bench(slub: &[f64], rslub: &[f64]) -> Bench {
+        Bench {
+            meta: Default::default(),
+            results: vec![m("slub", slub), m("rslub", rslub)],
+        }
+    }
+
+    #[test]
+    fn ratios_mark_a_sign_change_and_a_lost_call_apart() {
+        // Cheaper in A; dearer in B: a flip.
+        let a = bench(&[100.0, 101.0], &[90.0, 91.0]);
+        let b = bench(&[100.0, 101.0], &[150.0, 151.0]);
+        let out = compare_ratios(&a, "a", &b, "b");
+        assert!(out.contains("0.900") && out.contains("1.498"), "{out}");
+        assert!(out.contains("cheaper  dearer  FLIP\n"), "{out}");
+        assert!(
+            out.ends_with(
+                "1 ratios: 1 verdicts changed sign (FLIP), 0 changed between a call and even (~)\n"
+            ),
+            "{out}"
+        );
+        // Cheaper in A; rounds overlapping in B: a call lost, not a flip.
+        let c = bench(&[100.0, 110.0], &[105.0, 106.0]);
+        let out = compare_ratios(&a, "a", &c, "c");
+        assert!(out.contains("cheaper  even  ~\n"), "{out}");
+        assert!(
+            out.ends_with(
+                "0 verdicts changed sign (FLIP), 1 changed between a call and even (~)\n"
+            ),
+            "{out}"
+        );
+    }
+}
