@@ -170,12 +170,9 @@ static KERNEL_GS_BASE: AtomicUsize = AtomicUsize::new(0);
 static CURRENT: AtomicU32 = AtomicU32::new(u32::MAX);
 /// Each CPU's GS base (0: not seen yet), learned as bases are first seen;
 /// `whoami` looks at every block, so a scan of these and the last base
-/// found, not a locked map (the register read alone is still about a sixth
-/// of a model boot's time: perf, 2026-12-05).
+/// found (`LAST`), not a locked map (the register read alone is still about
+/// a sixth of a model boot's time: perf, 2026-12-05).
 static GS_OF_CPU: [AtomicU64; MAX_VCPUS] = [const { AtomicU64::new(0) }; MAX_VCPUS];
-/// The base `whoami` found last, and its CPU.
-static LAST_GS: AtomicU64 = AtomicU64::new(0);
-static LAST_CPU: AtomicU32 = AtomicU32::new(0);
 
 fn parse_options(args: &Args, vcpus: usize) -> Result<Options, String> {
     let mut cfg = Config::server(vcpus);
@@ -435,6 +432,10 @@ thread_local! {
     /// Each QEMU thread's buffer for register reads, kept for the thread's
     /// life: a block's read allocates nothing.
     static REG_BUF: Cell<*mut GByteArray> = const { Cell::new(std::ptr::null_mut()) };
+    /// The GS base `whoami` found last on this thread, and its CPU: per
+    /// thread, so that under multi-threaded TCG no thread reads another's
+    /// pair half-written (under -icount one thread runs every vCPU).
+    static LAST: Cell<(u64, u32)> = const { Cell::new((0, 0)) };
 }
 
 /// A register of the running vCPU (`handle`, one of the statics above),
@@ -515,8 +516,9 @@ fn whoami() -> Option<u32> {
     let base = read_u64(&GS_BASE)
         .filter(kernel)
         .or_else(|| read_u64(&KERNEL_GS_BASE).filter(kernel))?;
-    if LAST_GS.load(Ordering::Relaxed) == base {
-        return Some(LAST_CPU.load(Ordering::Relaxed));
+    let (last_base, last_cpu) = LAST.with(Cell::get);
+    if last_base == base {
+        return Some(last_cpu);
     }
     let cpu = match GS_OF_CPU
         .iter()
@@ -529,8 +531,7 @@ fn whoami() -> Option<u32> {
             cpu
         }
     };
-    LAST_GS.store(base, Ordering::Relaxed);
-    LAST_CPU.store(cpu, Ordering::Relaxed);
+    LAST.with(|l| l.set((base, cpu)));
     Some(cpu)
 }
 
