@@ -51,6 +51,7 @@ bench-kvm|fail|VM_STALL=120 make bench QUICK=1 KVM=1
 bench-model|ok|make bench QUICK=1 MODES=model
 bench-verdict|ok|make bench-verdict R=\$(ls -d results/2*[0-9] | tail -n 1)
 trace-pair|ok|make trace-pair
+plugin-cost|ok|scripts/plugin-cost.sh
 vm|ok|make vm CMD='uname -r; grep -c . /proc/cpuinfo'
 stress|ok|make stress
 stress-faults|ok|make stress FAULTS=1
