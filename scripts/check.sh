@@ -250,7 +250,8 @@ run_oom() {
 # The cost model's calibration guest: tools/costmodel/guest/calib on 4
 # vCPUs over 2 nodes (1 GiB each: node 1 begins at 0x40000000) under the
 # plugin, with the core of the validation table's profiles (core=, GUEST_CORE
-# in model/src/validate.rs); costmodel-calib checks its counts against the
+# in model/src/validate.rs) and the vCPUs' clocks priced by the server one
+# (profile=: the contention checks' makespans); costmodel-calib checks its counts against the
 # profile and against the table's hardware figures (judge_model). The plugin and
 # the program are built in the background from the start (build_model);
 # the guest waits for them (at most 30 min).
@@ -268,7 +269,7 @@ run_model() {
 	fi
 	cd "$ROOT" || return 2
 	VM_CPUS=4 VM_NUMA=2 VM_MEM=2G VM_TIMEOUT=1800 VM_CONSOLE=$OUT/console-model.log \
-		VM_QEMU_OPTS="$(model_qemu_opts "$KDIR" "$OUT/model-counts.txt" cpu_nodes=0:0:1:1,mem_starts=0x40000000,core=224:10:56:16)" \
+		VM_QEMU_OPTS="$(model_qemu_opts "$KDIR" "$OUT/model-counts.txt" cpu_nodes=0:0:1:1,mem_starts=0x40000000,core=224:10:56:16,profile=server-ooo)" \
 		scripts/vm.sh "$KDIR" "tools/costmodel/guest/calib" 2>&1 | cat >"$log"
 	echo "${PIPESTATUS[0]}" >"$OUT/vm-model.rc"
 }

@@ -72,6 +72,9 @@ model_boot_opts() {
 	core=$("$ROOT/tools/costmodel/target/release/costmodel-price" --profile "$(model_profile)" --core) ||
 		{ echo "model: no profile '$(model_profile)' in tools/costmodel/profiles.toml" >&2; return 1; }
 	[ -z "$core" ] || extra="${extra:+$extra,}core=$core"
+	# The vCPUs' clocks (the order of their events, waiting, the span)
+	# are timed with the same profile.
+	extra="${extra:+$extra,}profile=$(model_profile)"
 	model_qemu_opts "$1" "$2" "$extra"
 }
 

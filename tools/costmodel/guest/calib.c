@@ -36,6 +36,18 @@
  *                   4 MiB and CHASE_DRAM's buffer (their line numbers made
  *                   beforehand, new ones each round)
  *
+ * And the contention programs (model/src/order.rs: the vCPUs' events in
+ * modeled time), each with k = 2 threads (vCPUs 0-1, a node) and k = 4
+ * (vCPUs 0-3, two nodes), all running at once, N updates in all:
+ *  40+k C_SHARE     each thread lock-adds its own counter, the counters in
+ *                   one line (false sharing)
+ *  48+k C_PLAIN     the same with plain increments (a load and a store)
+ *  56+k C_XADD      every thread lock-xadds one counter
+ *  64+k C_OWN       each thread lock-adds a counter on a line of its own
+ *  72+k C_LOCK      a spinlock (test and test-and-set, `pause` while it is
+ *                   held): N critical sections of CS_WORK dependent adds
+ *                   and one shared increment, taken in turn by whoever wins
+ *
  * Built by `make costmodel` (static: the guest runs it over 9p).
  * Usage: calib [LLC_BYTES]   (default 16 MiB, the server profile's LLC)
  */
@@ -54,6 +66,7 @@
 
 enum { CX16 = 1, CX16_LOCK, BOUNCE, BOUNCE_X = 5, CHASE_DRAM, CHASE_L1, STR_STOS, STR_MOVS };
 enum { V_CHASE = 16, V_LANES = 20, V_WRITES = 32 };
+enum { C_SHARE = 40, C_PLAIN = 48, C_XADD = 56, C_OWN = 64, C_LOCK = 72 };
 
 #define ROUNDS 5
 
@@ -423,11 +436,147 @@ static void writes(int test, size_t bytes, unsigned int n)
 	munmap(b, bytes);
 }
 
+/* --- contention: k threads at once ----------------------------------------- */
+
+/* The critical section's work: dependent adds (about 2 instructions each). */
+#define CS_WORK 200
+
+struct crowd {
+	int test, k;
+	unsigned int per;	/* updates per thread */
+	int ready;		/* threads spinning on go */
+	int go;			/* set by thread 0 after its first mark */
+	int done;		/* threads finished */
+	uint64_t *words;	/* test's counters: see crowd_work */
+	int lock;
+};
+
+struct member {
+	struct crowd *c;
+	int id;
+};
+
+static void spin_lock(int *l)
+{
+	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(l, __ATOMIC_RELAXED))
+			__builtin_ia32_pause();
+}
+
+static void spin_unlock(int *l)
+{
+	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+static uint64_t crowd_work(struct crowd *c, int id)
+{
+	uint64_t sum = 0, x = id;
+	unsigned int i, j;
+
+	switch (c->test - c->k) {
+	case C_SHARE:	/* words 0..k-1: one line */
+		for (i = 0; i < c->per; i++)
+			__atomic_fetch_add(&c->words[id], 1, __ATOMIC_RELAXED);
+		break;
+	case C_PLAIN:
+		for (i = 0; i < c->per; i++)
+			((volatile uint64_t *)c->words)[id]++;
+		break;
+	case C_XADD:	/* word 0 */
+		for (i = 0; i < c->per; i++)
+			sum += __atomic_fetch_add(&c->words[0], 1, __ATOMIC_RELAXED);
+		break;
+	case C_OWN:	/* word 8 * id: a line each */
+		for (i = 0; i < c->per; i++)
+			__atomic_fetch_add(&c->words[8 * id], 1, __ATOMIC_RELAXED);
+		break;
+	case C_LOCK:	/* word 0 the shared counter */
+		for (i = 0; i < c->per; i++) {
+			spin_lock(&c->lock);
+			for (j = 0; j < CS_WORK; j++)
+				asm volatile("add %1, %0" : "+r"(x) : "r"((uint64_t)j));
+			c->words[0]++;
+			spin_unlock(&c->lock);
+		}
+		break;
+	}
+	return sum + x;
+}
+
+static void *crowd_member(void *arg)
+{
+	struct member *m = arg;
+	struct crowd *c = m->c;
+
+	pin(m->id);
+	/*
+	 * Spin, not sleep, until go: a sleeping vCPU is idle to the model,
+	 * and would begin its work only when QEMU next runs it.
+	 */
+	__atomic_fetch_add(&c->ready, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&c->go, __ATOMIC_ACQUIRE))
+		__builtin_ia32_pause();
+	crowd_work(c, m->id);
+	__atomic_fetch_add(&c->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* n updates by k threads at once (n / k each), ROUNDS times. */
+static void crowd(int test, int k, unsigned int n)
+{
+	static struct crowd c;
+	struct member m[4];
+	pthread_t t[4];
+	int r, i;
+
+	pin(0);
+	c.words = aligned_alloc(64, 4 * 64);
+	if (!c.words) {
+		fprintf(stderr, "calib: no memory\n");
+		exit(2);
+	}
+	c.test = test + k;
+	c.k = k;
+	c.per = n / k;
+	for (r = 0; r < ROUNDS; r++) {
+		memset(c.words, 0, 4 * 64);
+		c.ready = 0;
+		c.go = 0;
+		c.done = 0;
+		c.lock = 0;
+		for (i = 1; i < k; i++) {
+			m[i] = (struct member){ &c, i };
+			if (pthread_create(&t[i], NULL, crowd_member, &m[i])) {
+				fprintf(stderr, "calib: no thread\n");
+				exit(2);
+			}
+		}
+		/* Every thread spins on go before the region begins. */
+		while (__atomic_load_n(&c.ready, __ATOMIC_ACQUIRE) != k - 1)
+			__builtin_ia32_pause();
+		rslub_mark(0);
+		__atomic_store_n(&c.go, 1, __ATOMIC_RELEASE);
+		crowd_work(&c, 0);
+		__atomic_fetch_add(&c.done, 1, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&c.done, __ATOMIC_ACQUIRE) != k)
+			__builtin_ia32_pause();
+		rslub_mark(ID(test + k, n));
+		for (i = 1; i < k; i++)
+			pthread_join(t[i], NULL);
+		if (test == C_LOCK && c.words[0] != (uint64_t)c.per * k) {
+			fprintf(stderr, "calib: the lock lost updates\n");
+			exit(2);
+		}
+	}
+	free(c.words);
+}
+
 int main(int argc, char **argv)
 {
 	size_t llc = argc > 1 ? strtoull(argv[1], NULL, 0) : 16u << 20;
 	size_t big = 4 * llc;
 	struct line *b;
+	int k;
 
 	pin(0);
 	pair = line_alloc();
@@ -449,6 +598,14 @@ int main(int argc, char **argv)
 	writes(V_WRITES, 128 << 10, 40000);
 	writes(V_WRITES + 1, 4 << 20, 40000);
 	strings(200);
+	for (k = 2; k <= 4; k += 2) {
+		crowd(C_SHARE, k, 100000);
+		crowd(C_PLAIN, k, 100000);
+		crowd(C_XADD, k, 100000);
+		crowd(C_OWN, k, 100000);
+		crowd(C_LOCK, k, 2000);
+	}
+	printf("calib: contention done\n");
 	printf("calib: done (llc %zu bytes)\n", llc);
 	return chase_buf ? 0 : 1;
 }

@@ -9,7 +9,7 @@
 //!     [,mem_starts=0x40000000][,l1=48K:12][,l2=2M:16][,llc=16M:16]
 //!     [,coherence=off][,atomics=off][,cpu_number=0xADDR]
 //!     [,strings=fold|iter][,rmw=whole|access][,model=on|off][,start=mark|boot]
-//!     [,core=ROB:MLP:SB:DEPWIN]
+//!     [,core=ROB:MLP:SB:DEPWIN][,profile=NAME][,order=time|qemu][,wait=on|off]
 //! ```
 //!
 //! How instructions are counted (issue 51; the defaults first):
@@ -32,6 +32,15 @@
 //!   interval profile with the same `[NAME.core]` (profiles.toml). Each
 //!   access then carries its instruction's index and, for an 8-byte load,
 //!   the value it loaded (`qemu_plugin_mem_get_value`).
+//!
+//! - `order=time` (default with the model): the vCPUs' events reach the
+//!   model in the order of their modeled clocks, priced with `profile=`
+//!   (a profile of profiles.toml, built in; default `server`), not in
+//!   QEMU's order of long slices (`costmodel_model::order`); `order=qemu`:
+//!   QEMU's order, each event at once. `wait=on` (default): a line in
+//!   transfer queues the next, and a spinning vCPU (after a `pause`) waits
+//!   for the store it reads (`wait`); `wait=off` takes both out. Each
+//!   region's makespan is `span`, on the record of the vCPU of its mark.
 //!
 //! `popf`, `cli` and `sti` are counted at execution (an interval profile
 //! prices them as measured; the in-order ones at 0).
@@ -65,10 +74,12 @@
 
 use costmodel_model::cache::{parse_size, Geometry};
 use costmodel_model::counts::{Counts, Record};
-use costmodel_model::decode::{flags_op, pack_rep, unpack_rep, FlagsOp, Kind};
+use costmodel_model::decode::{decides, flags_op, pack_rep, unpack_rep, FlagsOp, Kind};
 use costmodel_model::feed::{Feed, MemOp};
 use costmodel_model::machine::{Config, Machine};
+use costmodel_model::order::{Clocks, Event, Mode, Order};
 use costmodel_model::overlap::CoreConfig;
+use costmodel_model::profile::Profile;
 use qemu_plugin::sys::{
     qemu_plugin_cb_flags, qemu_plugin_id_t, qemu_plugin_insn, qemu_plugin_mem_rw,
     qemu_plugin_meminfo_t, qemu_plugin_reg_descriptor, qemu_plugin_register, qemu_plugin_tb,
@@ -126,6 +137,10 @@ fn count(field: usize, vcpu: u32, n: u64) {
 /// Everything the callbacks share.
 struct State {
     machine: Machine,
+    /// The vCPUs' events in modeled time (None: `model=off`).
+    order: Option<Order>,
+    /// The machine's time at the previous mark (`Order::now`).
+    then: f64,
     /// Each vCPU's totals at the previous mark.
     prev: Vec<Counts>,
     /// The number of regions written so far.
@@ -142,7 +157,14 @@ struct Options {
     model: bool,
     /// The address of the guest kernel's per-CPU `cpu_number` (System.map).
     cpu_number: Option<u64>,
+    /// `order=`, `wait=`.
+    mode: Mode,
+    /// `profile=`: the prices of the vCPUs' clocks.
+    profile: Profile,
 }
+
+/// The profiles the plugin can price clocks with (`profile=`).
+const PROFILES: &str = include_str!("../profiles.toml");
 
 static STATE: OnceLock<Mutex<State>> = OnceLock::new();
 static OPTIONS: OnceLock<Options> = OnceLock::new();
@@ -180,6 +202,8 @@ fn parse_options(args: &Args, vcpus: usize) -> Result<Options, String> {
     let mut feed = Feed::default();
     let mut model = true;
     let mut cpu_number = None;
+    let mut mode = Mode::default();
+    let mut profile = "server".to_string();
     let on_off = |k: &str, v: &str| match v {
         "on" | "true" | "yes" => Ok(true),
         "off" | "false" | "no" => Ok(false),
@@ -236,6 +260,15 @@ fn parse_options(args: &Args, vcpus: usize) -> Result<Options, String> {
             },
             "cpu_number" => cpu_number = Some(parse_size(v)?),
             "core" => cfg.core = Some(CoreConfig::parse(v)?),
+            "profile" => profile = v.to_string(),
+            "order" => {
+                mode.by_time = match v {
+                    "time" => true,
+                    "qemu" => false,
+                    _ => return Err(format!("order={v}: expected time or qemu")),
+                }
+            }
+            "wait" => mode.wait = on_off(k, v)?,
             _ => return Err(format!("unknown argument '{k}'")),
         }
     }
@@ -243,12 +276,15 @@ fn parse_options(args: &Args, vcpus: usize) -> Result<Options, String> {
     if vcpus > 64 {
         return Err("at most 64 vCPUs".into());
     }
+    let profile = Profile::from_toml(PROFILES, &profile)?;
     Ok(Options {
         out,
         cfg,
         feed,
         model,
         cpu_number,
+        mode,
+        profile,
     })
 }
 
@@ -263,7 +299,7 @@ fn header(o: &Options) -> String {
     };
     let g = |g: &Geometry| format!("{}K:{}", g.bytes >> 10, g.ways);
     format!(
-        "# costmodel counts v3 vcpus={} cpu_nodes={} mem_starts={} l1={} l2={} llc={} coherence={} atomics={} strings={} rmw={} model={} core={} cpu_number={}",
+        "# costmodel counts v4 vcpus={} cpu_nodes={} mem_starts={} l1={} l2={} llc={} coherence={} atomics={} strings={} rmw={} model={} core={} cpu_number={} order={} wait={} profile={}",
         c.cpu_nodes.len(),
         list(c.cpu_nodes.iter().map(|n| n.to_string()).collect()),
         list(c.mem_starts.iter().map(|a| format!("{a:#x}")).collect()),
@@ -277,6 +313,9 @@ fn header(o: &Options) -> String {
         if o.model { "on" } else { "off" },
         c.core.map_or("-".into(), |k| k.text()),
         o.cpu_number.map_or("-".into(), |a| format!("{a:#x}")),
+        if o.mode.by_time { "time" } else { "qemu" },
+        if o.mode.wait { "on" } else { "off" },
+        o.profile.name,
     )
 }
 
@@ -306,8 +345,13 @@ impl Register for CostModel {
         let mut out = BufWriter::new(file);
         let _ = writeln!(out, "{}", header(&opts));
         let _ = out.flush();
+        let order = opts
+            .model
+            .then(|| Order::new(vcpus, opts.mode, opts.feed, Clocks::of(&opts.profile)));
         let _ = STATE.set(Mutex::new(State {
             machine: Machine::new(opts.cfg.clone()),
+            order,
+            then: 0.0,
             prev: vec![Counts::default(); vcpus],
             seq: 0,
             out,
@@ -397,8 +441,29 @@ fn totals(s: &State, by: u32, less: u64) -> Vec<Counts> {
 fn write_records(kind: &str, id: u64, by: u32, less: u64) {
     let Some(state) = STATE.get() else { return };
     let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+    let s = &mut *s;
+    let mut span = 0;
+    if let Some(o) = s.order.as_mut() {
+        o.flush(&mut s.machine);
+        let now = o.now();
+        span = (now - s.then).max(0.0).round() as u64;
+        s.then = now;
+        if o.forced > 0 {
+            eprintln!(
+                "costmodel: {} events modeled ahead of their turn (a vCPU ran no event while {} were queued)",
+                o.forced,
+                costmodel_model::order::MAX_QUEUED
+            );
+            o.forced = 0;
+        }
+    }
     s.machine.settle();
-    let now = totals(&s, by, less);
+    let mut now = totals(s, by, less);
+    // The span goes on the marking vCPU's record (its sum is the span).
+    let at = if by == u32::MAX { 0 } else { by as usize };
+    for (i, c) in now.iter_mut().enumerate() {
+        c.span = s.prev[i].span + if i == at { span } else { 0 };
+    }
     s.seq += 1;
     let seq = s.seq;
     let mut text = String::new();
@@ -551,11 +616,12 @@ extern "C" fn on_mark(vcpu: u32, userdata: *mut c_void) {
     ARMED.store(true, Ordering::Relaxed);
 }
 
-/// A memory callback's data: the instruction's `Kind::code`, and how many
+/// A memory callback's data: the instruction's `Kind::code`, whether it
+/// acts on the value it reads (`decode::decides`, bit 15), and how many
 /// instructions of its block, it included, remain from it to the block's
 /// end (its index in the vCPU's count, which is added at the block's start).
-fn pack_mem(code: u64, to_end: u64) -> u64 {
-    code | (to_end << 16)
+fn pack_mem(code: u64, decides: bool, to_end: u64) -> u64 {
+    code | (u64::from(decides) << 15) | (to_end << 16)
 }
 
 /// The memory callback; `userdata` is `pack_mem`'s.
@@ -588,23 +654,71 @@ extern "C" fn on_mem(vcpu: u32, info: qemu_plugin_meminfo_t, vaddr: u64, userdat
         unsafe { qemu_plugin::sys::qemu_plugin_mem_get_value(info).data.u64_ }
     });
     let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+    let s = &mut *s;
     let cpu = running(vcpu) as usize;
     if cpu >= s.prev.len() {
         return;
     }
     let data = userdata as u64;
     let count = counter(SB_INSNS, cpu as u32);
-    let op = MemOp {
-        code: data & 0xffff,
+    let mut op = MemOp {
+        code: data & 0x7fff,
+        decides: data & 0x8000 != 0,
         vaddr,
         paddr,
         size: 1 << shift,
         store,
         io,
         value,
-        insn: Feed::insns(&s.machine, cpu, count).saturating_sub(data >> 16),
+        insn: 0,
     };
-    opts.feed.mem(&mut s.machine, cpu, &op);
+    match s.order.as_mut() {
+        Some(o) => o.push(
+            &mut s.machine,
+            cpu,
+            Event::Mem {
+                op,
+                count,
+                to_end: data >> 16,
+            },
+        ),
+        None => {
+            op.insn = Feed::insns(&s.machine, cpu, count).saturating_sub(data >> 16);
+            opts.feed.mem(&mut s.machine, cpu, &op);
+        }
+    }
+}
+
+/// Sends an event of the running vCPU to the order of modeled time.
+fn push(vcpu: u32, ev: Event) {
+    let Some(state) = STATE.get() else { return };
+    let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+    let s = &mut *s;
+    let cpu = running(vcpu) as usize;
+    if let (Some(o), true) = (s.order.as_mut(), cpu < s.prev.len()) {
+        o.push(&mut s.machine, cpu, ev);
+    }
+}
+
+/// `hlt` and `mwait`'s execute callback: the vCPU idles.
+extern "C" fn on_halt(vcpu: u32, _userdata: *mut c_void) {
+    if ARMED.load(Ordering::Relaxed) {
+        push(vcpu, Event::Halt);
+    }
+}
+
+/// `pause`'s execute callback: the vCPU spins (`Order::pause`).
+extern "C" fn on_pause(vcpu: u32, _userdata: *mut c_void) {
+    if !ARMED.load(Ordering::Relaxed) {
+        return;
+    }
+    let Some(state) = STATE.get() else { return };
+    let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+    let s = &mut *s;
+    let cpu = running(vcpu) as usize;
+    if let (Some(o), true) = (s.order.as_mut(), cpu < s.prev.len()) {
+        o.pause(cpu);
+    }
 }
 
 /// A rep string instruction's execute callback, at each of its executions
@@ -617,20 +731,30 @@ extern "C" fn on_rep(vcpu: u32, userdata: *mut c_void) {
     let Some(state) = STATE.get() else { return };
     let (pc, op) = unpack_rep(userdata as u64);
     let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+    let s = &mut *s;
     let cpu = running(vcpu);
     if cpu as usize >= s.prev.len() {
         return;
     }
     let count = counter(SB_INSNS, cpu);
-    s.machine.rep_exec(cpu as usize, pc, op, count);
+    match s.order.as_mut() {
+        Some(o) => o.push(&mut s.machine, cpu as usize, Event::Rep { pc, op, count }),
+        None => {
+            s.machine.rep_exec(cpu as usize, pc, op, count);
+        }
+    }
 }
 
 /// A block's execute callback; `userdata` is its number of instructions.
 extern "C" fn on_block(vcpu: u32, userdata: *mut c_void) {
-    if ARMED.load(Ordering::Relaxed) {
+    let armed = ARMED.load(Ordering::Relaxed);
+    if armed {
         CURRENT.store(whoami().unwrap_or(vcpu), Ordering::Relaxed);
     }
     count(SB_INSNS, running(vcpu), userdata as u64);
+    if armed {
+        push(vcpu, Event::Block(userdata as u64));
+    }
 }
 
 /// A block's execute callback with `model=off`: the instructions only, on
@@ -709,6 +833,16 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
                     f as *mut c_void,
                 );
             }
+            let idle = matches!(&bytes[..len.min(16)], [0xf4] | [0x0f, 0x01, 0xc9]);
+            let pause = bytes[..len.min(16)] == [0xf3, 0x90];
+            if opts.model && (idle || pause) {
+                qemu_plugin::sys::qemu_plugin_register_vcpu_insn_exec_cb(
+                    insn,
+                    Some(if idle { on_halt } else { on_pause }),
+                    qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
+                    std::ptr::null_mut(),
+                );
+            }
             if kind == Kind::Mark {
                 qemu_plugin::sys::qemu_plugin_register_vcpu_insn_exec_cb(
                     insn,
@@ -733,7 +867,11 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
                 Some(on_mem),
                 qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
                 qemu_plugin_mem_rw::QEMU_PLUGIN_MEM_RW,
-                pack_mem(kind.code(), (n - i) as u64) as *mut c_void,
+                pack_mem(
+                    kind.code(),
+                    kind.rmw() && decides(&bytes[..len.min(16)]),
+                    (n - i) as u64,
+                ) as *mut c_void,
             );
         }
     }

@@ -278,7 +278,7 @@ pub fn table(b: &Bench, title: &str) -> String {
 
 /// The columns of an events section, each a sum of `ev_<field>_per_op`
 /// (cycles per instruction aside): (header, fields).
-const EVENTS: [(&str, &[&str]); 5] = [
+const EVENTS: [(&str, &[&str]); 7] = [
     ("instr", &["insns"]),
     (
         "L1miss",
@@ -296,6 +296,12 @@ const EVENTS: [(&str, &[&str]); 5] = [
     // An atomic whose line came by a transfer counts in rmw_xfer, not in
     // its kind (the transfer prices it); nearly all are locked ones.
     ("locked", &["locked", "cx16_locked", "rmw_xfer"]),
+    // Cycles spent waiting (a line in transfer, a spin for another vCPU's
+    // store), inside cycles; and the machine's elapsed cycles (makespan),
+    // beside them: a workload of several vCPUs takes its span, not its
+    // cycles' sum (costmodel_model::order).
+    ("wait", &["wait"]),
+    ("span", &["span"]),
 ];
 
 /// An event count per operation: whole numbers as they are, small
@@ -386,7 +392,10 @@ fn events(b: &Bench, mode: &str, workload: &str, series: &[String], legend: bool
          L1miss = accesses L1 did not serve (l2+llc+dram+xfer);\n\
          xfer = cache-to-cache transfers (local+remote); dram = DRAM accesses \
          (local+remote); locked = locked atomics (incl. lock cmpxchg16b, and any \
-         atomic whose line came by a transfer)\n"
+         atomic whose line came by a transfer)\n\
+         wait = cycles waited (a line in transfer, a spin for another vCPU's store), \
+         inside the cycles; span = the machine's elapsed cycles (makespan): with \
+         several vCPUs at work it is less than their cycles' sum\n"
     } else {
         ""
     };

@@ -512,7 +512,7 @@ fn model_parse_sums_the_marked_regions_and_prices_them() {
     let fields = "insns l1 l2 llc dram_local dram_remote xfer_local xfer_remote inval \
                   writeback locked unlocked cx16_locked cx16_unlocked io str_insns str_bytes \
                   str_elems l1_in_insn rmw_xfer str_folded hid_l1 hid_l2 hid_llc \
-                  hid_dram_local hid_dram_remote hid_xfer_local hid_xfer_remote popf cli sti";
+                  hid_dram_local hid_dram_remote hid_xfer_local hid_xfer_remote popf cli sti wait span";
     let mut names = vec!["instr_per_op".to_string(), "cycles_per_op".to_string()];
     names.extend(fields.split(' ').map(|f| format!("ev_{f}_per_op")));
     assert_eq!(metrics, names);
@@ -665,13 +665,16 @@ fn model_table_cycles_and_one_events_section_per_workload() {
     assert_eq!(
         row(&out, "remote / events", "object", "64")[4..],
         [
-            "150", "2.19", "1.45", "0.900", "0.150", "0.600", "100", "1.89", "0.300", "0.200",
-            "0.100", "0"
+            "150", "2.19", "1.45", "0.900", "0.150", "0.600", "0", "0", "100", "1.89", "0.300",
+            "0.200", "0.100", "0", "0", "0"
         ]
     );
     assert_eq!(
         row(&out, "repeat / events", "alloc", "64")[4..],
-        ["110", "1.69", "1.05", "0", "0", "0", "90", "1.79", "0.400", "0", "0", "0"]
+        [
+            "110", "1.69", "1.05", "0", "0", "0", "0", "0", "90", "1.79", "0.400", "0", "0", "0",
+            "0", "0"
+        ]
     );
 }
 

@@ -44,7 +44,7 @@ macro_rules! counted_events {
 }
 
 /// The number of counted events.
-pub const N_FIELDS: usize = 31;
+pub const N_FIELDS: usize = 33;
 
 counted_events! {
     /// Guest instructions executed, a rep string instruction once (with
@@ -124,6 +124,16 @@ counted_events! {
     cli,
     /// `sti` (`local_irq_enable`).
     sti,
+    /// Cycles the vCPU waited (`order`): for a line another vCPU's
+    /// transfer held, and, spinning, for the store of another vCPU that
+    /// its spin read. Cycles already: priced 1 in every profile.
+    wait,
+    /// The region's makespan in modeled cycles (`order`: the machine's
+    /// latest vCPU clock at its mark less at the mark before), on the
+    /// record of the vCPU that executed the mark only (0 on the others),
+    /// so that a region's sum over its vCPUs is it. Elapsed time, not work:
+    /// priced 0.
+    span,
 }
 
 impl Counts {

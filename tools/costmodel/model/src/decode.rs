@@ -161,6 +161,33 @@ pub fn flags_op(bytes: &[u8]) -> Option<FlagsOp> {
     }
 }
 
+/// Whether an atomic of these bytes acts on the value it reads, as a spin
+/// loop's does: cmpxchg (8b, 16b), xchg, and the bit test-and-set, -reset
+/// and -complement (a lock taken by `xchg` or `bts` until it is free); not
+/// the arithmetic ones (add, sub, inc, dec, xadd, and, or, xor), whose
+/// result does not decide whether the program goes on.
+pub fn decides(bytes: &[u8]) -> bool {
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            0xf0 | 0xf2 | 0xf3 | 0x2e | 0x36 | 0x3e | 0x26 | 0x64 | 0x65 | 0x66 | 0x67 => i += 1,
+            0x40..=0x4f => {
+                i += 1;
+                break;
+            }
+            _ => break,
+        }
+    }
+    let reg = |at: usize| bytes.get(at).map_or(0xff, |m| (m >> 3) & 7);
+    match (bytes.get(i), bytes.get(i + 1)) {
+        (Some(0x86 | 0x87), _) => true,
+        (Some(0x0f), Some(0xb0 | 0xb1 | 0xab | 0xb3 | 0xbb)) => true,
+        (Some(0x0f), Some(0xc7)) => reg(i + 2) == 1,
+        (Some(0x0f), Some(0xba)) => reg(i + 2) >= 5,
+        _ => false,
+    }
+}
+
 /// Decodes an instruction's bytes.
 pub fn classify(bytes: &[u8]) -> Kind {
     if bytes == MARK_BYTES {
@@ -229,6 +256,29 @@ pub fn classify(bytes: &[u8]) -> Kind {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn atomics_that_decide() {
+        use super::decides;
+        // lock cmpxchg %rdx,(%rdi); xchg %eax,(%rdi); lock bts $0,(%rdi);
+        // lock cmpxchg16b (%rdi)
+        for b in [
+            &[0xf0, 0x48, 0x0f, 0xb1, 0x17][..],
+            &[0x87, 0x07],
+            &[0xf0, 0x0f, 0xba, 0x2f, 0x00],
+            &[0xf0, 0x48, 0x0f, 0xc7, 0x0f],
+        ] {
+            assert!(decides(b), "{b:x?}");
+        }
+        // lock add $1,(%rdi); lock xadd %rax,(%rdi); lock or $1,(%rdi)
+        for b in [
+            &[0xf0, 0x48, 0x83, 0x07, 0x01][..],
+            &[0xf0, 0x48, 0x0f, 0xc1, 0x07],
+            &[0xf0, 0x83, 0x0f, 0x01],
+        ] {
+            assert!(!decides(b), "{b:x?}");
+        }
+    }
+
     #[test]
     fn flags_ops() {
         assert_eq!(flags_op(&[0x9d]), Some(FlagsOp::Popf));

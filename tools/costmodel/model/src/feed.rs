@@ -36,6 +36,9 @@ pub struct MemOp {
     /// The index of its instruction in its vCPU's instructions, a rep
     /// string instruction once (`Feed::insns` of the count at it).
     pub insn: u64,
+    /// Its instruction is an atomic that acts on the value it reads
+    /// (`decode::decides`): a spinning vCPU's waits for that value.
+    pub decides: bool,
 }
 
 /// How the plugin counts (its arguments `strings=`, `rmw=`, `atomics=`).

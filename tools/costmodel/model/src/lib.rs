@@ -4,7 +4,8 @@
 //! string instructions folded as the CPU runs them (`strings`), the
 //! decoding of atomics, string instructions and marks (`decode`), the
 //! counts and their file format (`counts`), the prices (`profile`), the
-//! accesses an out-of-order core would hide (`overlap`), the validation
+//! accesses an out-of-order core would hide (`overlap`), the order of the vCPUs' events in modeled time and their
+//! waiting (`order`), the validation
 //! against published hardware figures (`validate`), and what the
 //! plugin does with each of QEMU's callbacks (`feed`). The plugin (the
 //! crate one level up) feeds it guest accesses; `cargo test` checks it on
@@ -17,6 +18,7 @@ pub mod counts;
 pub mod decode;
 pub mod feed;
 pub mod machine;
+pub mod order;
 pub mod overlap;
 pub mod profile;
 pub mod strings;

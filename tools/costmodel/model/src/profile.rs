@@ -15,7 +15,9 @@
 //! ```
 //!
 //! Every field of `counts::FIELDS` must be priced (0 is a price, with a
-//! source saying why), so that a profile cannot silently leave one out.
+//! source saying why), so that a profile cannot silently leave one out,
+//! but those that are not the machine's (`TIMES`: cycles already, or
+//! elapsed time) and the hidden accesses (`HIDDEN`), which are derived.
 
 use crate::counts::{Counts, FIELDS, N_FIELDS};
 use crate::overlap::CoreConfig;
@@ -63,6 +65,21 @@ struct RawProfile {
     prices: BTreeMap<String, Price>,
     core: Option<RawCore>,
 }
+
+/// The fields that are time already (`order`), with their price in every
+/// profile and why: `wait` is cycles, `span` elapsed time (not work).
+pub const TIMES: [(&str, f64, &str); 2] = [
+    (
+        "wait",
+        1.0,
+        "cycles already: a vCPU's time waiting for a line in transfer or, spinning, for another vCPU's store (model/src/order.rs)",
+    ),
+    (
+        "span",
+        0.0,
+        "elapsed time, not work: a region's makespan, reported beside the cycles (model/src/order.rs)",
+    ),
+];
 
 /// The accesses an interval core may hide, and the level each is of:
 /// `hid_X` is priced at minus `X`'s price (an interval core), or 0 (an
@@ -138,6 +155,11 @@ impl Profile {
         if let Some(k) = prices.keys().find(|k| field(k).is_none()) {
             return Err(format!("profile {name}: '{k}' is no counted event"));
         }
+        if let Some((k, _, _)) = TIMES.iter().find(|(t, _, _)| prices.contains_key(t)) {
+            return Err(format!(
+                "profile {name}: '{k}' is not priced in the file (it is time already)"
+            ));
+        }
         if let Some((k, _)) = HIDDEN.iter().find(|(h, _)| prices.contains_key(h)) {
             return Err(format!(
                 "profile {name}: '{k}' is not priced in the file (minus its level's price under an interval core, else 0)"
@@ -162,6 +184,11 @@ impl Profile {
         let mut sources = vec![String::new(); N_FIELDS];
         for (i, f) in FIELDS.iter().enumerate() {
             if HIDDEN.iter().any(|(h, _)| h == f) {
+                continue;
+            }
+            if let Some((_, c, why)) = TIMES.iter().find(|(t, _, _)| t == f) {
+                cycles[i] = *c;
+                sources[i] = why.to_string();
                 continue;
             }
             let p = prices
@@ -318,7 +345,7 @@ mod tests {
     fn text(extra: &str) -> String {
         let mut s = String::from("[t]\ndescription = \"test\"\nghz = 2.0\n[t.prices]\n");
         for f in FIELDS {
-            if HIDDEN.iter().any(|(h, _)| *h == f) {
+            if HIDDEN.iter().any(|(h, _)| *h == f) || TIMES.iter().any(|(t, _, _)| *t == f) {
                 continue;
             }
             if f == "dram_local" {
@@ -352,6 +379,11 @@ mod tests {
             .contains("'io'"));
         let unknown = text("tlb = { cycles = 1, source = \"x\" }\n");
         assert!(Profile::from_toml(&unknown, "t").is_err());
+        // Time is not a price: wait is 1 and span 0 in every profile.
+        let time = text("wait = { cycles = 2, source = \"x\" }\n");
+        assert!(Profile::from_toml(&time, "t").is_err());
+        let p = Profile::from_toml(&text(""), "t").unwrap();
+        assert_eq!((p.of("wait"), p.of("span")), (1.0, 0.0));
         let both = text("").replace(
             "io = { cycles = 1, source = \"x\" }",
             "io = { cycles = 1, ns = 2, source = \"x\" }",

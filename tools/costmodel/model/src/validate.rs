@@ -53,6 +53,12 @@ pub mod test {
     /// The calibration guest's bounce of a line between two vCPUs of a
     /// node (calib::BOUNCE).
     pub const BOUNCE: u64 = 3;
+    /// Two threads lock-add counters of one line (calib::C_SHARE + 2).
+    pub const SHARE_2: u64 = 42;
+    /// Two threads lock-xadd one counter (calib::C_XADD + 2).
+    pub const XADD_2: u64 = 58;
+    /// Two threads lock-add counters of lines of their own (calib::C_OWN + 2).
+    pub const OWN_2: u64 = 66;
 }
 
 /// How a row's modeled figure comes from the counts.
@@ -64,6 +70,12 @@ pub enum Measure {
     Ns(u64),
     /// Cycles per operation of a test against those of another.
     Ratio(u64, u64),
+    /// The makespan per operation in nanoseconds (`span`: elapsed time,
+    /// timed by the plugin with the boot's profile, which must be the
+    /// row's).
+    SpanNs(u64),
+    /// The makespan per operation of a test against another's.
+    SpanRatio(u64, u64),
 }
 
 /// One row.
@@ -103,7 +115,7 @@ const SKL: &str = "skylake-ooo";
 const DOWNS_WRITES: &str = "random writes: about 3 cycles a write to an L2-sized region, 5-6 to the L3, 15-20 to RAM (Travis Downs, 'Random writes and microcode, oh my', travisdowns.github.io, 2019-03-19; an Intel client core of the Skylake family, the exact part not named in the text seen here)";
 
 /// The rows, in the order of docs/benchmarks.md's table.
-pub const ROWS: [Row; 10] = [
+pub const ROWS: [Row; 12] = [
     Row {
         name: "l1-chase",
         what: "load-to-use latency of the L1: a pointer chase through 8 KiB",
@@ -208,9 +220,37 @@ pub const ROWS: [Row; 10] = [
         unit: "ns per move",
         source: "CAS latency between cores of a socket, 47-51 ns (nviennot/core-to-core-latency, Cascade Lake and Ice Lake servers)",
         profile: "server-ooo",
-        measure: Measure::Ns(test::BOUNCE),
-        note: Some("the server profile's transfer price is Intel MLC's HITM latency (50 ns, FD.io CSIT): another tool, the same kind of machine"),
+        measure: Measure::SpanNs(test::BOUNCE),
+        note: Some("the server profile's transfer price is Intel MLC's HITM latency (50 ns, FD.io CSIT): another tool, the same kind of machine; the machine's elapsed time per move (both sides wait for each other: their cycles add to twice it)"),
         known: None,
+    },
+    Row {
+        name: "xadd-2",
+        what: "a contended atomic counter: a thread's time per lock xadd while another thread of the node does the same on the counter, against a thread's on a counter of its own line (calib's contention programs)",
+        figure: (6.3, 6.3),
+        unit: "x its time alone",
+        source: "atomic add at 2 threads 44.1 ns an operation per thread, 7.0 ns at 1 (travisdowns/concurrency-hierarchy-bench, results/skl/combined.csv at 1b3f7f8, i7-6700HQ Skylake at 2.6 GHz; the blog post 'A Concurrency Cost Hierarchy', travisdowns.github.io, 2020-07-06)",
+        profile: "server-ooo",
+        measure: Measure::SpanRatio(test::XADD_2, test::OWN_2),
+        note: Some("a ratio, so that a client part's figure can judge the server profile's timing; the model's own-line side is two threads on lines of their own (hardware's: one thread alone)"),
+        known: Some((
+            "the ratio is two transfers against an uncontended atomic: the 4-core client's ring moves a line in about 22 ns (its 44.1 ns a thread is two), the server's mesh in about 50 (nviennot/core-to-core-latency; the profile's 125 cycles); at 22 ns the model's ratio would be 2 x 55 / 19.5 = 5.6; the mechanism (one transfer an update, each waiting for the other's) is the figure's",
+            1.03,
+        )),
+    },
+    Row {
+        name: "share-2",
+        what: "false sharing: a thread's time per atomic increment of its own counter while another thread increments the counter beside it in the same line, against the counters a line apart",
+        figure: (6.0, 6.0),
+        unit: "x apart",
+        source: "two atomic fetch_add counters in one struct, 2 threads: 40.0 ns an operation against 6.65 padded (moderncpp-dev.pages.dev, 'Cache line false sharing', i7-4790 at 3.6 GHz)",
+        profile: "server-ooo",
+        measure: Measure::SpanRatio(test::SHARE_2, test::OWN_2),
+        note: Some("a Haswell client's ratio against the server profile: the ratio of a transfer to an uncontended atomic is what it checks"),
+        known: Some((
+            "as xadd-2: a client ring's transfer (about 20 ns at 3.6 GHz: 40.0 ns a thread is two) against the server mesh's 50 ns that the profile prices",
+            1.13,
+        )),
     },
     Row {
         name: "slub-pair",
@@ -276,6 +316,21 @@ impl<'a> Files<'a> {
     /// The quietest round of `test` under `p` in the file that has it:
     /// (operations, cycles); Err says why not.
     fn per_op(&self, test: u64, p: &Profile) -> Result<f64, String> {
+        self.per_op_by(test, p, |c| p.price(c))
+    }
+
+    /// The quietest round's makespan per operation, in cycles (the boot's
+    /// clock).
+    fn span_per_op(&self, test: u64, p: &Profile) -> Result<f64, String> {
+        self.per_op_by(test, p, |c| c.span as f64)
+    }
+
+    fn per_op_by(
+        &self,
+        test: u64,
+        p: &Profile,
+        what: impl Fn(&crate::counts::Counts) -> f64,
+    ) -> Result<f64, String> {
         let (text, regs) = self
             .files
             .iter()
@@ -287,7 +342,7 @@ impl<'a> Files<'a> {
         p.fits(header_core(text))?;
         regs.iter()
             .filter(|r| r.id >> 32 == test && r.id & 0xffff_ffff > 0)
-            .map(|r| p.price(&r.counts) / (r.id & 0xffff_ffff) as f64)
+            .map(|r| what(&r.counts) / (r.id & 0xffff_ffff) as f64)
             .min_by(f64::total_cmp)
             .ok_or_else(|| format!("no region of test {test}"))
     }
@@ -302,6 +357,10 @@ pub fn validate(files: &Files, profiles: &str) -> Vec<Outcome> {
                 Profile::from_toml(profiles, row.profile).and_then(|p| match row.measure {
                     Measure::Cycles(t) => files.per_op(t, &p),
                     Measure::Ns(t) => files.per_op(t, &p).map(|c| c / p.ghz),
+                    Measure::SpanNs(t) => files.span_per_op(t, &p).map(|c| c / p.ghz),
+                    Measure::SpanRatio(t, base) => {
+                        Ok(files.span_per_op(t, &p)? / files.span_per_op(base, &p)?)
+                    }
                     Measure::Ratio(t, base) => Ok(files.per_op(t, &p)? / files.per_op(base, &p)?),
                 });
             Outcome { row: *row, modeled }
