@@ -5,7 +5,7 @@
 # (processes and threads, pipes and sockets), iperf3 TCP and UDP over the
 # guest's loopback (server and client on different CPUs), stress-ng
 # --sock, and the programs of upstream's sheaves reports: perf bench
-# syscall fork and execve, will-it-scale-style mmap1 and mmap2 loops and a
+# syscall fork and execve, will-it-scale-style mmap1, mmap2 and brk1 loops and a
 # cross-CPU unix socket stream (tools/realprogs, built here), in the bench
 # kernel flavor. Three boots:
 #
@@ -26,6 +26,9 @@
 #            mmap programs run a task a CPU, perf bench 4 copies at once.
 #            MODES=model (make bench SUITE=real MODES=model) is both boots,
 #            run at the same time (each takes one host core)
+#   model16, model32  the same on 16 vCPUs over 2 nodes and 32 over 4 (8
+#            a node), the programs shorter (MODEL16_SIZES, MODEL32_SIZES):
+#            make bench SUITE=real REAL_MODES=model16 AA=0 (scale runs)
 #   counters REAL_CPUS vCPUs, wall clock, a counters build of rslub.ko
 #            (the bench build compiles them out): rslub's counters over one
 #            run of each workload, with the locked and unlocked cmpxchg
@@ -161,6 +164,10 @@ done
 MODEL_SIZES="HB_LOOPS=30 IPERF_TCP_BYTES=12M IPERF_UDP_BYTES=3M NG_OPS=12 PERF_FORK_LOOPS=30
 PERF_EXECVE_LOOPS=40 MMAP_ITERS=4000 XCPU_MSGS=16000"
 MODEL8_SIZES="MMAP_PROCS=8 PERF_COPIES=4 PERF_FORK_LOOPS=15 PERF_EXECVE_LOOPS=20"
+# 16 and 32 vCPUs: a task a CPU, the loops shorter again (the plugin runs
+# every vCPU on one host thread: a boot's time grows with its work).
+MODEL16_SIZES="MMAP_PROCS=16 PERF_COPIES=8 PERF_FORK_LOOPS=8 PERF_EXECVE_LOOPS=10 MMAP_ITERS=2000 HB_GROUPS=8 HB_LOOPS=15"
+MODEL32_SIZES="MMAP_PROCS=32 PERF_COPIES=16 PERF_FORK_LOOPS=4 PERF_EXECVE_LOOPS=5 MMAP_ITERS=1000 HB_GROUPS=16 HB_LOOPS=8"
 
 # run MODE CPUS QEMU_OPTS DIR [BUILD]: a boot of DIR's rslub.ko; with
 # BUILD (an experiment's build variant) its logs are named after it.
@@ -168,15 +175,20 @@ MODEL8_SIZES="MMAP_PROCS=8 PERF_COPIES=4 PERF_FORK_LOOPS=15 PERF_EXECVE_LOOPS=20
 # MODE=model.
 run() {
 	local mode=$1 cpus=$2 qopts=$3 dir=$4 tag=${5:+-$5}
-	local log=$out/vm-$1$tag.log sides=$SIDES label=$BUILD_LABEL gmode=${1%8}
+	local log=$out/vm-$1$tag.log sides=$SIDES label=$BUILD_LABEL gmode=$1
 	local scale='' v marks=${RUN_MARKS:-0}
 	# The model's boots run a fifth of each program (MODEL_SIZES; a size
 	# set in the environment wins): the plugin runs 4-8 times slower than
 	# icount. On 8 vCPUs the mmap programs run one task a CPU and perf
 	# bench 4 copies at once.
+	case $1 in model*) gmode=model ;; esac
 	if [ "$gmode" = model ]; then
 		local sizes=$MODEL_SIZES n
-		[ "$mode" != model8 ] || sizes="$MODEL8_SIZES $sizes"
+		case $mode in
+		model8) sizes="$MODEL8_SIZES $sizes" ;;
+		model16) sizes="$MODEL16_SIZES $sizes" ;;
+		model32) sizes="$MODEL32_SIZES $sizes" ;;
+		esac
 		for v in $sizes; do
 			n=${v%%=*}
 			[ -z "${!n:-}" ] || continue
@@ -220,13 +232,27 @@ run_mode() {
 		q=$(model_boot_opts "$BKDIR" "$out/counts-model8${2:+-$2}.txt" \
 			cpu_nodes=0:0:0:0:1:1:1:1,mem_starts=0x60000000) || exit 1
 		VM_NUMA=2 run model8 8 "$q" "$1" ${2:+"$2"} ;;
+	model16 | model32)
+		# 16 vCPUs over 2 nodes, 32 over 4 (8 a node), VM_MEM (3 GiB)
+		# split evenly: cpu_nodes and mem_starts tell the model the same.
+		local n=${mode#model} nodes=2 mb per starts='' cn='' k c
+		[ "$n" = 32 ] && nodes=4
+		mb=$(numfmt --from=iec "${VM_MEM:-3G}" | awk '{print int($1 / 1048576)}')
+		per=$((mb / nodes))
+		for ((k = 1; k < nodes; k++)); do
+			starts="$starts${starts:+:}$(printf '0x%x' $((k * per * 1048576)))"
+		done
+		for ((c = 0; c < n; c++)); do cn="$cn${cn:+:}$((c / (n / nodes)))"; done
+		q=$(model_boot_opts "$BKDIR" "$out/counts-$mode${2:+-$2}.txt" \
+			"cpu_nodes=$cn,mem_starts=$starts") || exit 1
+		VM_NUMA=$nodes run "$mode" "$n" "$q" "$1" ${2:+"$2"} ;;
 	counters)
 		if grep -qs "^bench: no-serve:" "$out"/vm-*.log; then
 			echo "bench: counters boot skipped (no serving interface)"
 			return 0
 		fi
 		run counters "$REAL_CPUS" "" "$1-stats" ${2:+"$2"} ;;
-	*) fail "unknown mode '$mode' (icount, wall, counters, model, model8)" ;;
+	*) fail "unknown mode '$mode' (icount, wall, counters, model, model8, model16, model32)" ;;
 	esac
 }
 
@@ -265,7 +291,7 @@ for mode in $REAL_MODES; do
 		[ ! -f "$c" ] || counts+=(--counts "$f=$c")
 	done
 	[ -f "$out/vm-$mode.log" ] || continue
-	case $mode in icount | model) n=2 ;; model8) n=8 ;; *) n=$REAL_CPUS ;; esac
+	case $mode in icount | model) n=2 ;; model8 | model16 | model32) n=${mode#model} ;; *) n=$REAL_CPUS ;; esac
 	cpus_meta="${cpus_meta:+$cpus_meta, }$mode $n"
 done
 git_rev=$(git describe --always --dirty 2>/dev/null || echo unknown)

@@ -29,6 +29,9 @@
 #                 MMAP_ITERS times (will-it-scale's mmap1)
 #   mmap2         mmap-loop file: the same with a file of each process's own
 #                 on the tmpfs MMAP_DIR (will-it-scale's mmap2)
+#   brk1          mmap-loop brk: MMAP_PROCS processes, each moving its break
+#                 up a page and back MMAP_ITERS times (will-it-scale's brk1,
+#                 its processes variant: the heap VMA and its maple nodes)
 #   xcpu-unix     tools/realprogs/xcpu-unix: XCPU_MSGS writes of XCPU_BYTES
 #                 into a unix stream socket on CPU XCPU_FROM, read on CPU
 #                 XCPU_TO (each SKB allocated on one CPU, freed on the other;
@@ -61,7 +64,7 @@ SERVE_FILE=/sys/kernel/rslub/serve
 # SERVE='kmalloc-? kmalloc-?? kmalloc-??? kmalloc-?k skbuff_head_cache'.
 SERVE=${SERVE:-*}
 REAL_WORKLOADS_ALL="hb-proc-pipe hb-proc-sock hb-thr-pipe hb-thr-sock iperf3-tcp iperf3-udp ng-sock
-perf-fork perf-execve mmap1 mmap2 xcpu-unix"
+perf-fork perf-execve mmap1 mmap2 brk1 xcpu-unix"
 HB_GROUPS=${HB_GROUPS:-4}
 HB_LOOPS=${HB_LOOPS:-150}
 IPERF_TCP_BYTES=${IPERF_TCP_BYTES:-64M}
@@ -282,6 +285,7 @@ run_workload() {
 	perf-execve) perf_copies execve "$PERF_EXECVE_LOOPS" "$_o" ;;
 	mmap1) "$REAL_PROGS/mmap-loop" anon "$MMAP_PROCS" "$MMAP_ITERS" "$MMAP_MIB" >"$_o" 2>&1 ;;
 	mmap2) "$REAL_PROGS/mmap-loop" file "$MMAP_PROCS" "$MMAP_ITERS" "$MMAP_MIB" "$MMAP_DIR" >"$_o" 2>&1 ;;
+	brk1) "$REAL_PROGS/mmap-loop" brk "$MMAP_PROCS" "$MMAP_ITERS" 0 >"$_o" 2>&1 ;;
 	xcpu-unix)
 		"$REAL_PROGS/xcpu-unix" "$XCPU_MSGS" "$XCPU_BYTES" "$XCPU_FROM" "$XCPU_TO" \
 			"$XCPU_SNDBUF" >"$_o" 2>&1 ;;
@@ -297,7 +301,7 @@ run_workload() {
 workload_ns() {
 	_o=$REAL_OUT/$1.out
 	case $1 in
-	hb-* | mmap* | xcpu-*) awk '/^Time:/ { printf "%.0f\n", $2 * 1e9; exit }' "$_o" ;;
+	hb-* | mmap* | brk1 | xcpu-*) awk '/^Time:/ { printf "%.0f\n", $2 * 1e9; exit }' "$_o" ;;
 	perf-*) awk '/^# Executed [0-9]+ / { n = $3 } n && $2 == "usecs/op" { t = $1 * n * 1e3; if (t > m) m = t; n = 0 }
 		END { if (m) printf "%.0f\n", m }' "$_o" ;;
 	iperf3-tcp | iperf3-udp) cat "$REAL_OUT/$1.ns" ;;
@@ -310,7 +314,7 @@ workload_line() {
 	_o=$REAL_OUT/$1.out
 	case $1 in
 	hb-*) grep -m1 '^Time:' "$_o" ;;
-	mmap* | xcpu-*) echo "$(grep -m1 '^Time:' "$_o"): $(head -n 1 "$_o" | sed 's/^[a-z-]*: //')" ;;
+	mmap* | brk1 | xcpu-*) echo "$(grep -m1 '^Time:' "$_o"): $(head -n 1 "$_o" | sed 's/^[a-z-]*: //')" ;;
 	perf-*)
 		_l=$(grep -E -m2 '^# Executed|usecs/op' "$_o" | sed 's/^ *//' | paste -sd ',' - | sed 's/,/, /')
 		if [ "$PERF_COPIES" -gt 1 ]; then echo "$_l (the first of $PERF_COPIES copies at once)"; else echo "$_l"; fi ;;

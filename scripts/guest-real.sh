@@ -62,7 +62,7 @@ dmesg -C
 # shellcheck disable=SC2086 # RSLUB_PARAMS: several parameters
 insmod rslub.ko ${RSLUB_PARAMS:-} || { echo "bench: FAILED: insmod rslub.ko ${RSLUB_PARAMS:-}"; exit 1; }
 echo "bench: guest: $(nproc) CPUs, $(uname -r), mode $MODE, rounds $ROUNDS, rslub.ko ${RSLUB_PARAMS:-(defaults)}"
-echo "bench: sizes: hackbench -g $HB_GROUPS -l $HB_LOOPS; iperf3 TCP $IPERF_TCP_BYTES in $IPERF_TCP_LEN writes, UDP $IPERF_UDP_BYTES in $IPERF_UDP_LEN datagrams (server CPU ${PIN_SERVER:-any}, client CPU ${PIN_CLIENT:-any}); stress-ng --sock $NG_WORKERS --sock-ops $NG_OPS; perf bench syscall fork --loop $PERF_FORK_LOOPS, execve --loop $PERF_EXECVE_LOOPS, $PERF_COPIES at once; mmap1/mmap2 $MMAP_PROCS x $MMAP_ITERS of $MMAP_MIB MiB (file in $MMAP_DIR); xcpu-unix $XCPU_MSGS x $XCPU_BYTES bytes CPU $XCPU_FROM to $XCPU_TO"
+echo "bench: sizes: hackbench -g $HB_GROUPS -l $HB_LOOPS; iperf3 TCP $IPERF_TCP_BYTES in $IPERF_TCP_LEN writes, UDP $IPERF_UDP_BYTES in $IPERF_UDP_LEN datagrams (server CPU ${PIN_SERVER:-any}, client CPU ${PIN_CLIENT:-any}); stress-ng --sock $NG_WORKERS --sock-ops $NG_OPS; perf bench syscall fork --loop $PERF_FORK_LOOPS, execve --loop $PERF_EXECVE_LOOPS, $PERF_COPIES at once; mmap1/mmap2 $MMAP_PROCS x $MMAP_ITERS of $MMAP_MIB MiB (file in $MMAP_DIR), brk1 $MMAP_PROCS x $MMAP_ITERS; xcpu-unix $XCPU_MSGS x $XCPU_BYTES bytes CPU $XCPU_FROM to $XCPU_TO"
 real_prepare
 case $WORKLOADS in
 *perf-*)

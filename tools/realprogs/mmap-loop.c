@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mmap-loop: will-it-scale's mmap1 and mmap2 as a fixed amount of work, for
- * make bench SUITE=real (workloads mmap1 and mmap2, scripts/guest-real-lib.sh).
+ * mmap-loop: will-it-scale's mmap1, mmap2 and brk1 as a fixed amount of
+ * work, for make bench SUITE=real (workloads mmap1, mmap2 and brk1,
+ * scripts/guest-real-lib.sh).
  *
- * Usage: mmap-loop anon|file PROCS ITERATIONS MIB [DIR]
+ * Usage: mmap-loop anon|file|brk PROCS ITERATIONS MIB [DIR]
  *
  * PROCS processes, process i pinned to CPU i modulo the CPUs online, each
  * maps and unmaps MIB MiB ITERATIONS times, private and read-write, never
@@ -12,7 +13,10 @@
  * unlinked before the loop (file, mmap2). Either way each iteration is the
  * kernel's VMA work alone: a vm_area_struct and maple tree nodes allocated
  * by mmap() and freed by munmap(), plus for a file the file's reference and
- * its address_space's i_mmap tree; no page is faulted in.
+ * its address_space's i_mmap tree; no page is faulted in. With brk (brk1),
+ * each iteration moves the process's break up by a page and back (MIB is
+ * not used): the heap's VMA grows and shrinks, and the maple tree nodes
+ * that describe it are allocated and freed.
  *
  * will-it-scale runs each task for a fixed time (128 MiB, one task per CPU)
  * and reports iterations per second; here the iterations are fixed and the
@@ -63,7 +67,7 @@ static void worker(int file, long iters, size_t len, const char *dir,
 	char path[4096], c;
 	long i;
 
-	if (file) {
+	if (file > 0) {
 		snprintf(path, sizeof(path), "%s/mmap-loop.XXXXXX", dir);
 		fd = mkstemp(path);
 		if (fd < 0)
@@ -78,6 +82,15 @@ static void worker(int file, long iters, size_t len, const char *dir,
 		die("write");
 	if (read(go, &c, 1) < 0)
 		die("read");
+	if (file < 0) {
+		char *base = sbrk(0);
+		long page = sysconf(_SC_PAGESIZE);
+
+		for (i = 0; i < iters; i++)
+			if (brk(base + page) || brk(base))
+				die("brk");
+		exit(0);
+	}
 	for (i = 0; i < iters; i++) {
 		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, fd, 0);
 
@@ -97,11 +110,13 @@ int main(int argc, char **argv)
 	double t0;
 	char c;
 
-	if (argc < 5 || (strcmp(argv[1], "anon") && strcmp(argv[1], "file"))) {
-		fprintf(stderr, "usage: mmap-loop anon|file PROCS ITERATIONS MIB [DIR]\n");
+	if (argc < 5 || (strcmp(argv[1], "anon") && strcmp(argv[1], "file") &&
+			 strcmp(argv[1], "brk"))) {
+		fprintf(stderr, "usage: mmap-loop anon|file|brk PROCS ITERATIONS MIB [DIR]\n");
 		return 2;
 	}
-	file = !strcmp(argv[1], "file");
+	/* 1: a file each, 0: anonymous memory, -1: the break. */
+	file = !strcmp(argv[1], "file") ? 1 : !strcmp(argv[1], "brk") ? -1 : 0;
 	procs = atoi(argv[2]);
 	iters = atol(argv[3]);
 	len = (size_t)atol(argv[4]) << 20;

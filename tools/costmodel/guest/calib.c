@@ -478,9 +478,11 @@ static uint64_t crowd_work(struct crowd *c, int id)
 		for (i = 0; i < c->per; i++)
 			__atomic_fetch_add(&c->words[id], 1, __ATOMIC_RELAXED);
 		break;
-	case C_PLAIN:
+	case C_PLAIN:	/* relaxed atomics: a plain load and a plain store */
 		for (i = 0; i < c->per; i++)
-			((volatile uint64_t *)c->words)[id]++;
+			__atomic_store_n(&c->words[id],
+					 __atomic_load_n(&c->words[id], __ATOMIC_RELAXED) + 1,
+					 __ATOMIC_RELAXED);
 		break;
 	case C_XADD:	/* word 0 */
 		for (i = 0; i < c->per; i++)
