@@ -26,6 +26,10 @@
 #                   program its make check guest runs and `mark`
 #   make costmodel-selftest  the plugin under QEMU without a kernel: rep
 #                   string instructions and atomics counted as worked out
+#   make qemu       a patched QEMU (patches/qemu: -accel tcg,rr-quantum=N,
+#                   the plugins' vCPU index under -icount), built once and
+#                   cached; prints its path (scripts/qemu-build.sh; not part
+#                   of setup or check). scripts/test-qemu-quantum.sh checks it
 #   make mutants    mutation testing of the core's host tests (cargo-mutants;
 #                   FILE='slub/*.rs' RE=regex JOBS=1 LIST=1; not part of check)
 #
@@ -65,10 +69,10 @@ KMAKE = $(MAKE) -C $(BUILD_KDIR) M=$(ROOT) $(KLLVM)
 RUST_SRC := $(wildcard rust/*.rs rust/serve/*.rs rust/core/*.rs rust/core/slub/*.rs)
 # host_shim.c is userspace code (the shim's host twin): not kernel style.
 # stress/modcycle.c and tools/realprogs/ are userspace too, but kernel style.
-C_SRC := $(filter-out %.mod.c c_shim/host_shim.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c kunit/*.h bench/*.c stress/*.c include/*.h tools/realprogs/*.c tools/costmodel/guest/*.c))
+C_SRC := $(filter-out %.mod.c c_shim/host_shim.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c kunit/*.h bench/*.c stress/*.c include/*.h tools/realprogs/*.c tools/costmodel/guest/*.c tools/qemu-quantum/*.c))
 
 .PHONY: all modules setup check bench bench-compare bench-verdict trace-pair stress lint fmt vm kdir clean host-test \
-	host-test-free-batch mutants costmodel costmodel-selftest
+	host-test-free-batch mutants costmodel costmodel-selftest qemu
 
 all: modules
 
@@ -81,6 +85,11 @@ stress/modcycle: stress/modcycle.c
 
 setup:
 	@scripts/setup.sh $(SETUP_ARGS)
+
+# The patched QEMU of patches/qemu, cached under ~/.cache/rslub/qemu; a run
+# selects it with VM_QEMU=$$(scripts/qemu-build.sh) (scripts/vm.sh).
+qemu:
+	@scripts/qemu-build.sh
 
 # The plugin and its host tools (cargo), and the calibration program (static:
 # the guest runs it from the host's filesystem over 9p).
