@@ -69,6 +69,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 . scripts/lib.sh
+use_quantum || exit 1
 export PATH=$HOME/.cargo/bin:$PATH
 
 ROUNDS=${ROUNDS:-5}

@@ -48,6 +48,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 . scripts/lib.sh
+use_quantum || exit 1
 export PATH=$HOME/.cargo/bin:$PATH
 
 SIZES=${SIZES:-8 16 32 64 128 256 512 1024 2048 4096 8192 16384}

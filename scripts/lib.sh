@@ -44,6 +44,12 @@ expand_modes() {
 # MODEL_ARGS from the environment (e.g. MODEL_ARGS=strings=iter,rmw=access:
 # the counting before issue 51, for comparison). COSTMODEL_PLUGIN: another
 # build of the plugin (scripts/plugin-cost.sh compares two).
+# RR_QUANTUM=Q: the patched QEMU of `make qemu` (scripts/qemu-build.sh,
+# which must have run) with each vCPU's turn at most Q instructions
+# (-accel tcg,rr-quantum=Q), and the plugin trusting that QEMU's vCPU index
+# (vcpu=qemu: its patch gives callbacks the vCPU that runs a block), for
+# the vCPUs to interleave finely (docs/benchmarks.md, "Two CPUs at once").
+# It exports VM_QEMU, so call it outside a $(...) too, or use_quantum.
 model_qemu_opts() {
 	local kdir=$1 counts=$2 extra=${3:-} cn
 	cn=$(awk '$3 == "cpu_number" { print $1; exit }' "$kdir/System.map" 2>/dev/null)
@@ -54,7 +60,24 @@ model_qemu_opts() {
 		[ -z "$cn" ] || cn=$(printf '%x' $((0x$cn + 12)))
 	fi
 	[ -n "$cn" ] || { echo "model: no cpu_number (nor pcpu_hot) in $kdir/System.map" >&2; return 1; }
-	echo "-icount shift=0,sleep=off -plugin ${COSTMODEL_PLUGIN:-$ROOT/tools/costmodel/target/release/libcostmodel.so},out=$counts,cpu_number=0x$cn${extra:+,$extra}${MODEL_ARGS:+,$MODEL_ARGS}"
+	local accel=''
+	if [ -n "${RR_QUANTUM:-}" ]; then
+		use_quantum || return 1
+		accel=" -accel tcg,rr-quantum=$RR_QUANTUM"
+		extra="${extra:+$extra,}vcpu=qemu"
+	fi
+	echo "-icount shift=0,sleep=off$accel -plugin ${COSTMODEL_PLUGIN:-$ROOT/tools/costmodel/target/release/libcostmodel.so},out=$counts,cpu_number=0x$cn${extra:+,$extra}${MODEL_ARGS:+,$MODEL_ARGS}"
+}
+
+# use_quantum: with RR_QUANTUM set, exports VM_QEMU, the patched QEMU of
+# `make qemu`, or says how to get it (it is not built here: about 6 min).
+use_quantum() {
+	[ -n "${RR_QUANTUM:-}" ] || return 0
+	case $RR_QUANTUM in '' | *[!0-9]*) echo "model: RR_QUANTUM=$RR_QUANTUM: expected a number of instructions" >&2; return 1 ;; esac
+	local q
+	q=$("$ROOT/scripts/qemu-build.sh" --print-path) || return 1
+	[ -x "$q" ] || { echo "model: RR_QUANTUM needs the patched QEMU: run 'make qemu' first (about 6 min; $q)" >&2; return 1; }
+	export VM_QEMU=$q
 }
 
 # model_profile: the profile make bench prices its model boots with

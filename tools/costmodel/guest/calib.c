@@ -46,7 +46,8 @@
  *  64+k C_OWN       each thread lock-adds a counter on a line of its own
  *  72+k C_LOCK      a spinlock (test and test-and-set, `pause` while it is
  *                   held): N critical sections of CS_WORK dependent adds
- *                   and one shared increment, taken in turn by whoever wins
+ *                   and one shared increment, taken in turn by whoever wins;
+ *                   also with k = 1, the sections' time without waiting
  *
  * Built by `make costmodel` (static: the guest runs it over 9p).
  * Usage: calib [LLC_BYTES]   (default 16 MiB, the server profile's LLC)
@@ -607,6 +608,8 @@ int main(int argc, char **argv)
 		crowd(C_OWN, k, 100000);
 		crowd(C_LOCK, k, 2000);
 	}
+	/* The lock alone: the time of a section without waiting. */
+	crowd(C_LOCK, 1, 2000);
 	printf("calib: contention done\n");
 	printf("calib: done (llc %zu bytes)\n", llc);
 	return chase_buf ? 0 : 1;

@@ -10,6 +10,7 @@
 //!     [,coherence=off][,atomics=off][,cpu_number=0xADDR]
 //!     [,strings=fold|iter][,rmw=whole|access][,model=on|off][,start=mark|boot]
 //!     [,core=ROB:MLP:SB:DEPWIN][,profile=NAME][,order=time|qemu][,wait=on|off]
+//!     [,vcpu=gs|qemu]
 //! ```
 //!
 //! How instructions are counted (issue 51; the defaults first):
@@ -47,7 +48,9 @@
 //!
 //! `cpu_number=` is the address of the guest kernel's per-CPU `cpu_number`
 //! (System.map): without it, under round-robin TCG, every access counts on
-//! the vCPU that translated its code (see `CURRENT`).
+//! the vCPU that translated its code (see `CURRENT`). `vcpu=qemu` trusts
+//! QEMU's vCPU index instead (right on the patched QEMU of `make qemu`,
+//! patches/qemu/0002, or with one vCPU): no register read at each block.
 //!
 //! Lists are separated by `:` (QEMU splits the plugin's arguments at
 //! commas). The model starts at the first mark of the boot: until then the
@@ -161,6 +164,8 @@ struct Options {
     mode: Mode,
     /// `profile=`: the prices of the vCPUs' clocks.
     profile: Profile,
+    /// `vcpu=qemu`: QEMU's vCPU index is the running vCPU's.
+    qemu_index: bool,
 }
 
 /// The profiles the plugin can price clocks with (`profile=`).
@@ -204,6 +209,7 @@ fn parse_options(args: &Args, vcpus: usize) -> Result<Options, String> {
     let mut cpu_number = None;
     let mut mode = Mode::default();
     let mut profile = "server".to_string();
+    let mut qemu_index = false;
     let on_off = |k: &str, v: &str| match v {
         "on" | "true" | "yes" => Ok(true),
         "off" | "false" | "no" => Ok(false),
@@ -269,6 +275,13 @@ fn parse_options(args: &Args, vcpus: usize) -> Result<Options, String> {
                 }
             }
             "wait" => mode.wait = on_off(k, v)?,
+            "vcpu" => {
+                qemu_index = match v {
+                    "gs" => false,
+                    "qemu" => true,
+                    _ => return Err(format!("vcpu={v}: expected gs or qemu")),
+                }
+            }
             _ => return Err(format!("unknown argument '{k}'")),
         }
     }
@@ -285,6 +298,7 @@ fn parse_options(args: &Args, vcpus: usize) -> Result<Options, String> {
         cpu_number,
         mode,
         profile,
+        qemu_index,
     })
 }
 
@@ -299,7 +313,7 @@ fn header(o: &Options) -> String {
     };
     let g = |g: &Geometry| format!("{}K:{}", g.bytes >> 10, g.ways);
     format!(
-        "# costmodel counts v4 vcpus={} cpu_nodes={} mem_starts={} l1={} l2={} llc={} coherence={} atomics={} strings={} rmw={} model={} core={} cpu_number={} order={} wait={} profile={}",
+        "# costmodel counts v4 vcpus={} cpu_nodes={} mem_starts={} l1={} l2={} llc={} coherence={} atomics={} strings={} rmw={} model={} core={} cpu_number={} order={} wait={} profile={} vcpu={}",
         c.cpu_nodes.len(),
         list(c.cpu_nodes.iter().map(|n| n.to_string()).collect()),
         list(c.mem_starts.iter().map(|a| format!("{a:#x}")).collect()),
@@ -316,6 +330,7 @@ fn header(o: &Options) -> String {
         if o.mode.by_time { "time" } else { "qemu" },
         if o.mode.wait { "on" } else { "off" },
         o.profile.name,
+        if o.qemu_index { "qemu" } else { "gs" },
     )
 }
 
@@ -748,7 +763,7 @@ extern "C" fn on_rep(vcpu: u32, userdata: *mut c_void) {
 /// A block's execute callback; `userdata` is its number of instructions.
 extern "C" fn on_block(vcpu: u32, userdata: *mut c_void) {
     let armed = ARMED.load(Ordering::Relaxed);
-    if armed {
+    if armed && !OPTIONS.get().is_some_and(|o| o.qemu_index) {
         CURRENT.store(whoami().unwrap_or(vcpu), Ordering::Relaxed);
     }
     count(SB_INSNS, running(vcpu), userdata as u64);
