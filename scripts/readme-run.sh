@@ -52,6 +52,10 @@ bench-model|ok|make bench QUICK=1 MODES=model
 bench-verdict|ok|make bench-verdict R=\$(ls -d results/2*[0-9] | tail -n 1)
 trace-pair|ok|make trace-pair
 plugin-cost|ok|scripts/plugin-cost.sh
+qemu|ok|make qemu
+qemu-quantum|ok|scripts/test-qemu-quantum.sh
+quantum-sweep|ok|QUANTA='0 1000' scripts/quantum-sweep.sh
+real-model16|ok|make bench SUITE=real QUICK=1 QUICK_MODES=model16 AA=0 WORKLOADS=brk1
 vm|ok|make vm CMD='uname -r; grep -c . /proc/cpuinfo'
 stress|ok|make stress
 stress-faults|ok|make stress FAULTS=1

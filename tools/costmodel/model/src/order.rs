@@ -204,6 +204,9 @@ struct Lane {
     times: Vec<(u64, f64)>,
     /// Its clock after its last event modeled (`Order::refresh`).
     clock: f64,
+    /// Its counts as last priced, and their price (`Order::refresh`).
+    priced: [u64; N_FIELDS],
+    cost: f64,
 }
 
 impl Lane {
@@ -218,6 +221,8 @@ impl Lane {
             spin: None,
             times: vec![(u64::MAX, 0.0); 1 << RING_BITS],
             clock: 0.0,
+            priced: [0; N_FIELDS],
+            cost: 0.0,
         }
     }
 
@@ -230,6 +235,8 @@ impl Lane {
 /// The prices a clock is made of.
 #[derive(Clone, Debug)]
 pub struct Clocks {
+    /// The profile's prices, but `str_folded`'s: minus an instruction's
+    /// (the plugin's instructions are QEMU's, less the folded ones).
     prices: [f64; N_FIELDS],
     insns: f64,
 }
@@ -238,10 +245,12 @@ impl Clocks {
     /// A profile's prices (`Profile::price` of a vCPU's counts is its clock
     /// but for idle time).
     pub fn of(p: &Profile) -> Self {
-        Clocks {
-            prices: p.cycles,
-            insns: p.of("insns"),
+        let mut prices = p.cycles;
+        let insns = p.of("insns");
+        if let Some(i) = FIELDS.iter().position(|f| *f == "str_folded") {
+            prices[i] -= insns;
         }
+        Clocks { prices, insns }
     }
 
     fn field(&self, name: &str) -> f64 {
@@ -267,6 +276,11 @@ pub struct Order {
     /// The vCPU between the load and the store of an atomic: nothing of
     /// another vCPU comes between them.
     atomic: Option<usize>,
+    /// The earliest vCPU of the last look at all of them, and the next
+    /// earliest clock: while only that vCPU's events are modeled and no
+    /// vCPU halts or wakes, it stays the earliest until its clock passes
+    /// that (`drain` need not look at every vCPU at every event).
+    leader: Option<(usize, f64)>,
     /// Events modeled ahead of their turn because too many were queued.
     pub forced: u64,
 }
@@ -284,6 +298,7 @@ impl Order {
             frontier: 0.0,
             queued: 0,
             atomic: None,
+            leader: None,
             forced: 0,
         }
     }
@@ -296,22 +311,20 @@ impl Order {
 
     /// Works `cpu`'s clock out again: its counts priced, its instructions
     /// modeled, its idle time.
+    ///
+    /// Only the counts that changed since the last time are priced (an
+    /// event changes one to three of them): this runs at every event.
     fn refresh(&mut self, m: &Machine, cpu: usize) -> f64 {
-        let t = self.priced(m, cpu);
-        self.lanes[cpu].clock = t;
-        t
-    }
-
-    fn priced(&self, m: &Machine, cpu: usize) -> f64 {
-        let c = &m.counts[cpu];
-        let priced: f64 = c
-            .to_array()
-            .iter()
-            .zip(self.clocks.prices)
-            .map(|(&n, p)| n as f64 * p)
-            .sum();
-        let insns = self.lanes[cpu].insns.saturating_sub(c.str_folded);
-        priced + insns as f64 * self.clocks.insns + self.lanes[cpu].idle_cycles
+        let now = m.counts[cpu].to_array();
+        let lane = &mut self.lanes[cpu];
+        for (i, (&n, was)) in now.iter().zip(lane.priced.iter_mut()).enumerate() {
+            if n != *was {
+                lane.cost += n.wrapping_sub(*was) as i64 as f64 * self.clocks.prices[i];
+                *was = n;
+            }
+        }
+        lane.clock = lane.cost + lane.insns as f64 * self.clocks.insns + lane.idle_cycles;
+        lane.clock
     }
 
     /// The machine's time now: the latest vCPU clock.
@@ -329,6 +342,7 @@ impl Order {
         let lane = &mut self.lanes[cpu];
         if lane.idle {
             lane.idle = false;
+            self.leader = None;
             let behind = self.frontier - lane.clock;
             if behind > 0.0 {
                 lane.idle_cycles += behind;
@@ -401,6 +415,17 @@ impl Order {
                 continue;
             }
             let force = all || self.queued > MAX_QUEUED;
+            if let (Some((l, next)), false) = (self.leader, force) {
+                if self.lanes[l].clock <= next {
+                    if self.lanes[l].queue.is_empty() {
+                        return;
+                    }
+                    if self.blocked_on(l).is_none() {
+                        self.run_while_first(m, l, next);
+                        continue;
+                    }
+                }
+            }
             // The earliest vCPU in the race (with `force`, the earliest
             // with an event); ties go to the lower number.
             let mut first: Option<(usize, f64)> = None;
@@ -421,6 +446,7 @@ impl Order {
                 }
             }
             let Some((mut cpu, _)) = first else { return };
+            self.leader = (!force).then_some((cpu, second));
             if self.lanes[cpu].queue.is_empty() {
                 return;
             }
@@ -435,17 +461,22 @@ impl Order {
                 hops += 1;
                 assert!(hops <= self.lanes.len(), "a cycle of waiting loads");
             }
-            // The vCPU goes on while it is the earliest.
-            while let Some((seq, ev, dep)) = self.lanes[cpu].queue.pop_front() {
-                self.queued -= 1;
-                self.model(m, cpu, seq, ev, dep);
-                if self.atomic.is_some()
-                    || self.lanes[cpu].queue.is_empty()
-                    || self.blocked_on(cpu).is_some()
-                    || self.lanes[cpu].clock > second
-                {
-                    break;
-                }
+            self.run_while_first(m, cpu, second);
+        }
+    }
+
+    /// Models `cpu`'s events while it is the earliest (its clock at most
+    /// `second`), none waits for another vCPU, and no atomic is half done.
+    fn run_while_first(&mut self, m: &mut Machine, cpu: usize, second: f64) {
+        while let Some((seq, ev, dep)) = self.lanes[cpu].queue.pop_front() {
+            self.queued -= 1;
+            self.model(m, cpu, seq, ev, dep);
+            if self.atomic.is_some()
+                || self.lanes[cpu].queue.is_empty()
+                || self.blocked_on(cpu).is_some()
+                || self.lanes[cpu].clock > second
+            {
+                break;
             }
         }
     }
@@ -455,8 +486,20 @@ impl Order {
         let mut start = self.lanes[cpu].clock;
         self.frontier = self.frontier.max(start);
         self.atomic = None;
+        if self.leader.is_some_and(|(l, _)| l != cpu) {
+            self.leader = None;
+        }
         match ev {
-            Event::Block(n) => self.lanes[cpu].insns += n,
+            Event::Block(n) => {
+                // Only the instructions change: no need to price the counts.
+                let lane = &mut self.lanes[cpu];
+                lane.insns += n;
+                lane.clock += n as f64 * self.clocks.insns;
+                lane.done = seq + 1;
+                let t = lane.clock;
+                lane.times[(seq & ((1 << RING_BITS) - 1)) as usize] = (seq, t);
+                return;
+            }
             Event::Rep { pc, op, count } => {
                 m.rep_exec(cpu, pc, op, count);
             }
@@ -465,6 +508,7 @@ impl Order {
                 // present (`push`); one already queued starts there now.
                 if self.lanes[cpu].queue.is_empty() {
                     self.lanes[cpu].idle = true;
+                    self.leader = None;
                 } else if self.frontier > start {
                     self.lanes[cpu].idle_cycles += self.frontier - start;
                 }
