@@ -26,7 +26,7 @@ OUT=${OUT:-results/$(date +%Y%m%d-%H%M%S)-quantum}
 mkdir -p "$OUT"
 make -s costmodel
 for q in $QUANTA; do
-	[ "$q" = 0 ] || RR_QUANTUM=$q use_quantum || exit 1
+	[ "$q" = 0 ] || (RR_QUANTUM=$q use_quantum) || exit 1
 done
 CALIB=tools/costmodel/target/release/costmodel-calib
 NODES=cpu_nodes=0:0:1:1,mem_starts=0x40000000,core=224:10:56:16,profile=server-ooo
@@ -54,6 +54,7 @@ boot() {
 TIMEFORMAT='%U %S'
 plain() {
 	local t
+	unset VM_QEMU
 	t=$( { time VM_CPUS=4 VM_NUMA=2 VM_MEM=2G VM_QEMU_OPTS="-icount shift=0,sleep=off" \
 		VM_APPEND=loglevel=4 scripts/vm.sh "$KDIR" "$1" >"$OUT/vm-plain.log" 2>&1; } 2>&1)
 	echo "$t" | awk '{ printf "%.1f", $1 + $2 }'

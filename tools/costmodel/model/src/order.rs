@@ -380,6 +380,24 @@ impl Order {
             self.model(m, cpu, seq, ev, dep);
             return;
         }
+        // The common case: the earliest vCPU runs, nothing of it queued,
+        // its event waits for nothing: modeled at once, no queue.
+        if let Some((l, next)) = self.leader {
+            let lane = &self.lanes[cpu];
+            let free = dep.is_none_or(|d| self.lanes[d.cpu].done > d.seq);
+            if l == cpu
+                && lane.queue.is_empty()
+                && lane.clock <= next
+                && free
+                && self.atomic.is_none_or(|a| a == cpu)
+            {
+                self.model(m, cpu, seq, ev, dep);
+                if self.lanes[cpu].clock > next || self.atomic.is_some() {
+                    self.drain(m, false);
+                }
+                return;
+            }
+        }
         self.lanes[cpu].queue.push_back((seq, ev, dep));
         self.queued += 1;
         self.drain(m, false);
