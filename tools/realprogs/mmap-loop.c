@@ -120,7 +120,7 @@ int main(int argc, char **argv)
 	procs = atoi(argv[2]);
 	iters = atol(argv[3]);
 	len = (size_t)atol(argv[4]) << 20;
-	if (procs < 1 || iters < 1 || !len)
+	if (procs < 1 || iters < 1 || (file >= 0 && !len))
 		return 2;
 	if (pipe(ready) || pipe(go))
 		die("pipe");
