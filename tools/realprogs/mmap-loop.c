@@ -146,8 +146,12 @@ int main(int argc, char **argv)
 	close(go[1]);
 	while (wait(&status) > 0)
 		bad |= !WIFEXITED(status) || WEXITSTATUS(status);
-	printf("mmap-loop: %s, %d processes x %ld map+unmap of %s MiB\n",
-	       argv[1], procs, iters, argv[4]);
+	if (file < 0)
+		printf("mmap-loop: brk, %d processes x %ld moves of the break up a page and back\n",
+		       procs, iters);
+	else
+		printf("mmap-loop: %s, %d processes x %ld map+unmap of %s MiB\n",
+		       argv[1], procs, iters, argv[4]);
 	printf("Time: %.6f\n", now() - t0);
 	return bad;
 }
