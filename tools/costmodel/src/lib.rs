@@ -471,6 +471,14 @@ fn write_records(kind: &str, id: u64, by: u32, less: u64) {
             );
             o.forced = 0;
         }
+        if o.quiet > 0 {
+            eprintln!(
+                "costmodel: {} times a vCPU sent no event for {} events of the others and was taken for idle",
+                o.quiet,
+                costmodel_model::order::QUIET_EVENTS
+            );
+            o.quiet = 0;
+        }
     }
     s.machine.settle();
     let mut now = totals(s, by, less);

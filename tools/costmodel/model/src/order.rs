@@ -16,8 +16,10 @@
 //! and when its queue is empty nothing goes (its next event may come
 //! earlier than any queued one), until QEMU runs it. A halted vCPU (`hlt`,
 //! `mwait`) is out of the race until its next event; it then starts at the
-//! present (`frontier`, the time of the latest event the model saw), the
-//! time it was idle counted in its clock but not in its cycles.
+//! present (the earliest clock of the vCPUs in the race, or the time of the
+//! latest event the model saw), the time it was idle counted in its clock
+//! but not in its cycles. A vCPU silent for `QUIET_EVENTS` of the others'
+//! events is taken for idle too.
 //!
 //! Each vCPU's own order stays QEMU's, so everything per vCPU (the rep
 //! folding, the windows of `overlap`) sees what it saw before.
@@ -67,6 +69,11 @@ const RING_BITS: u32 = 16;
 /// The queued events beyond which the earliest queued event goes even if
 /// a running vCPU has none queued (memory's bound; counted in `forced`).
 pub const MAX_QUEUED: usize = 4 << 20;
+/// The events the other vCPUs send after a vCPU's last one, beyond which
+/// a vCPU with none queued is taken for idle (halted in a way the plugin
+/// does not see: round-robin QEMU runs every vCPU that can run within a
+/// round of slices, far fewer events than this), until its next event.
+pub const QUIET_EVENTS: u64 = 1 << 20;
 
 /// One event of a vCPU, in QEMU's order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -207,6 +214,8 @@ struct Lane {
     /// Its counts as last priced, and their price (`Order::refresh`).
     priced: [u64; N_FIELDS],
     cost: f64,
+    /// `Order::pushes` at its last event.
+    last_push: u64,
 }
 
 impl Lane {
@@ -223,6 +232,7 @@ impl Lane {
             clock: 0.0,
             priced: [0; N_FIELDS],
             cost: 0.0,
+            last_push: 0,
         }
     }
 
@@ -283,6 +293,10 @@ pub struct Order {
     leader: Option<(usize, f64)>,
     /// Events modeled ahead of their turn because too many were queued.
     pub forced: u64,
+    /// Events pushed so far.
+    pushes: u64,
+    /// vCPUs taken for idle after `QUIET_EVENTS` without an event.
+    pub quiet: u64,
 }
 
 impl Order {
@@ -300,6 +314,8 @@ impl Order {
             atomic: None,
             leader: None,
             forced: 0,
+            pushes: 0,
+            quiet: 0,
         }
     }
 
@@ -339,17 +355,37 @@ impl Order {
 
     /// Queues `cpu`'s next event and models every event whose turn it is.
     pub fn push(&mut self, m: &mut Machine, cpu: usize, ev: Event) {
-        let lane = &mut self.lanes[cpu];
-        if lane.idle {
+        if self.lanes[cpu].idle {
+            // It wakes at the present: the earliest clock of the vCPUs in
+            // the race (one of them woke it, or the time of the latest
+            // event if none is). Not the latest event's time alone: a vCPU
+            // that idles in a loop (QEMU runs `mwait` as `pause` on more
+            // than one vCPU) would otherwise stay behind a vCPU whose
+            // events wait for it, a few cycles a turn.
+            let present = self
+                .lanes
+                .iter()
+                .enumerate()
+                .filter(|(c, l)| *c != cpu && !l.idle)
+                .map(|(_, l)| l.clock)
+                .fold(f64::INFINITY, f64::min);
+            let present = if present.is_finite() {
+                present
+            } else {
+                self.frontier
+            };
+            let lane = &mut self.lanes[cpu];
             lane.idle = false;
             self.leader = None;
-            let behind = self.frontier - lane.clock;
+            let behind = present - lane.clock;
             if behind > 0.0 {
                 lane.idle_cycles += behind;
                 self.refresh(m, cpu);
             }
         }
+        self.pushes += 1;
         let lane = &mut self.lanes[cpu];
+        lane.last_push = self.pushes;
         let seq = lane.next;
         lane.next += 1;
         let mut dep = None;
@@ -436,6 +472,12 @@ impl Order {
             if let (Some((l, next)), false) = (self.leader, force) {
                 if self.lanes[l].clock <= next {
                     if self.lanes[l].queue.is_empty() {
+                        if self.pushes - self.lanes[l].last_push > QUIET_EVENTS {
+                            self.lanes[l].idle = true;
+                            self.leader = None;
+                            self.quiet += 1;
+                            continue;
+                        }
                         return;
                     }
                     if self.blocked_on(l).is_none() {
@@ -466,6 +508,12 @@ impl Order {
             let Some((mut cpu, _)) = first else { return };
             self.leader = (!force).then_some((cpu, second));
             if self.lanes[cpu].queue.is_empty() {
+                if self.pushes - self.lanes[cpu].last_push > QUIET_EVENTS {
+                    self.lanes[cpu].idle = true;
+                    self.leader = None;
+                    self.quiet += 1;
+                    continue;
+                }
                 return;
             }
             if !all && self.queued > MAX_QUEUED {
@@ -818,6 +866,21 @@ mod tests {
         assert!(c1 >= 10_000.0 && c1 > c0 - 100.0, "clocks {c0} {c1}");
         // Idle time is in the clock, not in the counts.
         assert_eq!(r.m.counts[1].wait, 0);
+    }
+
+    #[test]
+    fn a_silent_vcpu_is_taken_for_idle() {
+        // vCPU 1 runs once, then sends nothing (halted unseen): vCPU 0's
+        // events queue behind it until QUIET_EVENTS, then go.
+        let mut r = Rig::new(2, Mode::default());
+        r.block(1, 1);
+        let n = QUIET_EVENTS + 10;
+        for _ in 0..n {
+            r.block(0, 1);
+        }
+        assert!(r.o.queued < 20, "{} queued", r.o.queued);
+        assert_eq!(r.o.quiet, 1);
+        assert_eq!(r.o.lanes[0].insns, n);
     }
 
     #[test]
