@@ -33,7 +33,8 @@
  *             In icount mode the two take turns by bursts (remote_lockstep):
  *             QEMU then runs one vCPU at a time, so neither side's timed
  *             window counts the other's instructions.
- *   parallel  1..max_cpus CPUs run pair, then repeat, at once; ops/s
+ *   parallel  1..max_cpus CPUs (or the counts of par_cpus) run pair, then
+ *             repeat, at once; ops/s
  *   churn     random alloc/free over a live set; the caches stay with
  *             their live objects until rmmod, so the guest script can read
  *             the pages held from sysfs before and after shrink
@@ -58,8 +59,9 @@
  * the window's id, (the measurement's start in ns << 4) | the op's number.
  * Its result lines add n= (the operations the value is divided by) and
  * marks=ID[+ID] (the regions of the plugin's counts file the result is
- * made of, all vCPUs); rsbench prices them. mode=model8 is the same on
- * the model's 8-vCPU boot, named apart. parallel's phases are marked
+ * made of, all vCPUs); rsbench prices them. mode=model8, model16 and
+ * model32 are the same on the model's 8-, 16- and 32-vCPU boots, named
+ * apart. parallel's phases are marked
  * whole: their regions hold every CPU's work. remote is marked by bursts
  * (lockstep, forced in this mode): a burst's region also holds the ring's
  * few instructions per batch and the ring's lines passing between the two
@@ -157,6 +159,11 @@ static unsigned int max_cpus;
 module_param(max_cpus, uint, 0444);
 MODULE_PARM_DESC(max_cpus, "parallel: scale up to this many CPUs (0: all online)");
 
+static unsigned int par_cpus[8];
+static int nr_par_cpus;
+module_param_array(par_cpus, uint, &nr_par_cpus, 0444);
+MODULE_PARM_DESC(par_cpus, "parallel: the CPU counts to run at (default every count 1..max_cpus)");
+
 static unsigned int round_base;
 module_param(round_base, uint, 0444);
 MODULE_PARM_DESC(round_base, "number of the first round printed (churn: the round; seeds the RNG)");
@@ -177,7 +184,7 @@ MODULE_PARM_DESC(trace_bulk, "trace: bulk calls of this many objects (2..128) in
 
 #define MAX_ROUNDS 16
 #define MAX_ALLOCS 8
-#define MAX_PAR 16
+#define MAX_PAR 32
 #define HOLD_OBJS 1000
 
 static bool use_ns, quiet, marking;
@@ -1158,6 +1165,21 @@ static void run_parallel(struct subject *s, unsigned int size, unsigned int r,
 			note_oom(s, "parallel", size);
 }
 
+/* parallel at each count of par_cpus, or at every count 1..ncpus */
+static void run_parallel_counts(struct subject *s, unsigned int size, unsigned int r,
+				struct par *x, unsigned int ncpus)
+{
+	unsigned int c;
+
+	if (nr_par_cpus) {
+		for (c = 0; c < nr_par_cpus && !failed; c++)
+			run_parallel(s, size, r, x, par_cpus[c]);
+		return;
+	}
+	for (c = 1; c <= ncpus && !failed; c++)
+		run_parallel(s, size, r, x, c);
+}
+
 /* --- churn: random frees over a live set, pages read from sysfs ---------- */
 
 struct churn {
@@ -1354,13 +1376,9 @@ static int run_workload(enum workload w, struct bench_mem *m)
 					if (s->ops != &floor_ops)
 						run_remote(s, size, r, &m->remote);
 					break;
-				case PARALLEL: {
-					unsigned int c;
-
-					for (c = 1; c <= ncpus; c++)
-						run_parallel(s, size, r, m->par, c);
+				case PARALLEL:
+					run_parallel_counts(s, size, r, m->par, ncpus);
 					break;
-				}
 				case CHURN:
 					/* Caches of their own, kept until rmmod. */
 					if (s->ops != &floor_ops && s->ops != &kmalloc_ops &&
@@ -1412,8 +1430,9 @@ static int check_params(void)
 	int i;
 
 	if (strcmp(mode, "icount") && strcmp(mode, "cycles") && strcmp(mode, "wall") &&
-	    strcmp(mode, "model") && strcmp(mode, "model8")) {
-		pr_err("rslub_bench: mode=%s: must be icount, model, model8, cycles or wall\n",
+	    strcmp(mode, "model") && strcmp(mode, "model8") && strcmp(mode, "model16") &&
+	    strcmp(mode, "model32")) {
+		pr_err("rslub_bench: mode=%s: must be icount, model, model8, model16, model32, cycles or wall\n",
 		       mode);
 		return -EINVAL;
 	}
@@ -1434,6 +1453,13 @@ static int check_params(void)
 		if (!batches[i] || batches[i] > MAX_BATCH) {
 			pr_err("rslub_bench: batches: %u is not in 1..%u\n", batches[i],
 			       MAX_BATCH);
+			return -EINVAL;
+		}
+	}
+	for (i = 0; i < nr_par_cpus; i++) {
+		if (!par_cpus[i] || par_cpus[i] > min(num_online_cpus(), MAX_PAR)) {
+			pr_err("rslub_bench: par_cpus: %u is not in 1..%u (the online CPUs, at most %u)\n",
+			       par_cpus[i], min(num_online_cpus(), MAX_PAR), MAX_PAR);
 			return -EINVAL;
 		}
 	}

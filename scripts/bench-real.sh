@@ -236,16 +236,10 @@ run_mode() {
 	model16 | model32)
 		# 16 vCPUs over 2 nodes, 32 over 4 (8 a node), VM_MEM (3 GiB)
 		# split evenly: cpu_nodes and mem_starts tell the model the same.
-		local n=${mode#model} nodes=2 mb per starts='' cn='' k c
+		local n=${mode#model} nodes=2
 		[ "$n" = 32 ] && nodes=4
-		mb=$(numfmt --from=iec "${VM_MEM:-3G}" | awk '{print int($1 / 1048576)}')
-		per=$((mb / nodes))
-		for ((k = 1; k < nodes; k++)); do
-			starts="$starts${starts:+:}$(printf '0x%x' $((k * per * 1048576)))"
-		done
-		for ((c = 0; c < n; c++)); do cn="$cn${cn:+:}$((c / (n / nodes)))"; done
 		q=$(model_boot_opts "$BKDIR" "$out/counts-$mode${2:+-$2}.txt" \
-			"cpu_nodes=$cn,mem_starts=$starts") || exit 1
+			"$(model_nodes "$n" "$nodes" "${VM_MEM:-3G}")") || exit 1
 		VM_NUMA=$nodes run "$mode" "$n" "$q" "$1" ${2:+"$2"} ;;
 	counters)
 		if grep -qs "^bench: no-serve:" "$out"/vm-*.log; then

@@ -19,6 +19,9 @@
 #       nodes under the plugin): parallel over 1..8 CPUs and remote from
 #       CPU 0 to CPU 4, across the nodes (WORKLOADS_MODEL8, MODEL8_SIZES,
 #       MODEL8_OPS, MODEL8_BUDGET_KB)
+#   model16, model32 boots (MODES=model16 or model32, scale runs): the
+#       same on 16 vCPUs over 2 nodes and 32 over 4 (8 a node), parallel at
+#       PAR16_CPUS / PAR32_CPUS CPUs, remote across nodes
 #
 # Results go to results/<timestamp>/: vm-<mode>.log, bench.json, table.txt,
 # PNG plots and report.md (tools/rsbench).
@@ -72,6 +75,10 @@ WORKLOADS_MODEL8=${WORKLOADS_MODEL8:-parallel remote}
 MODEL8_SIZES=${MODEL8_SIZES:-64 256}
 MODEL8_OPS=${MODEL8_OPS:-2000}
 MODEL8_BUDGET_KB=${MODEL8_BUDGET_KB:-512}
+# model16 and model32 (scale runs, not part of MODES=model): parallel at
+# these CPU counts rather than at each count.
+PAR16_CPUS=${PAR16_CPUS:-1,2,4,8,16}
+PAR32_CPUS=${PAR32_CPUS:-1,2,4,8,16,32}
 note=""
 CLASSIC=0
 if [ "${QUICK:-0}" = 1 ]; then
@@ -268,8 +275,22 @@ run_mode() {
 		VM_NUMA=2 RUN_OPS=$MODEL8_OPS RUN_EXTRA="REMOTE_CPU=4 BUDGET_KB=$MODEL8_BUDGET_KB" \
 			RUN_ALLOCS_NOW=$(echo "$RUN_ALLOCS" | tr , '\n' | grep -v '^kmalloc$\|^kserved$' | paste -sd,) \
 			run model8 8 "$q" "$WORKLOADS_MODEL8" "$MODEL8_SIZES" "$ROUNDS" ;;
+	model16 | model32)
+		# 16 vCPUs over 2 nodes, 32 over 4 (8 a node): parallel at
+		# PAR16_CPUS / PAR32_CPUS CPUs, remote from CPU 0 to the first
+		# CPU of the last node; as model8 otherwise.
+		local n=${1#model} nodes=2 par
+		[ "$n" = 32 ] && nodes=4
+		par=$PAR16_CPUS
+		[ "$n" = 32 ] && par=$PAR32_CPUS
+		q=$(model_boot_opts "$RUN_KDIR" "$out/counts-${RUN_TAG}$1.txt" \
+			"$(model_nodes "$n" "$nodes" "${VM_MEM:-3G}")") || exit 1
+		VM_NUMA=$nodes RUN_OPS=$MODEL8_OPS \
+			RUN_EXTRA="REMOTE_CPU=$((n - n / nodes)) BUDGET_KB=$MODEL8_BUDGET_KB PAR_CPUS=$par" \
+			RUN_ALLOCS_NOW=$(echo "$RUN_ALLOCS" | tr , '\n' | grep -v '^kmalloc$\|^kserved$' | paste -sd,) \
+			run "$1" "$n" "$q" "$WORKLOADS_MODEL8" "$MODEL8_SIZES" "$ROUNDS" ;;
 	cycles) run cycles "$BENCH_CPUS" "" "$WORKLOADS_ICOUNT parallel" "$SIZES" "$WALL_ROUNDS" ;;
-	*) echo "bench: unknown mode '$1' (icount, wall, model, model8)" >&2; exit 2 ;;
+	*) echo "bench: unknown mode '$1' (icount, wall, model, model8, model16, model32)" >&2; exit 2 ;;
 	esac
 }
 
@@ -324,7 +345,7 @@ cpus_meta=""
 for mode in $MODES; do
 	logs+=("$out/vm-$mode.log")
 	[ ! -f "$out/counts-$mode.txt" ] || counts+=(--counts "$out/vm-$mode.log=$out/counts-$mode.txt")
-	case $mode in icount | model) n=2 ;; model8) n=8 ;; *) n=$BENCH_CPUS ;; esac
+	case $mode in icount | model) n=2 ;; model8 | model16 | model32) n=${mode#model} ;; *) n=$BENCH_CPUS ;; esac
 	cpus_meta="${cpus_meta:+$cpus_meta, }$mode $n"
 done
 kernel_meta=$(basename "$BKDIR")

@@ -6,11 +6,12 @@
 # round; it stays loaded with its live objects while this script reads the
 # pages each cache holds from sysfs, before and after shrink.
 #
-# Environment: MODE (icount|wall|model|model8), MARKS (1: the bench module
+# Environment: MODE (icount|wall|model|model8|model16|model32), MARKS (1: the bench module
 # marks its windows in icount mode too, for the plugin's model=off count),
 # WORKLOADS, SIZES, BATCHES,
 # ALLOCS, OPS, ROUNDS, CHURN_ROUNDS, MAX_CPUS, REMOTE_BATCH, REMOTE_CPU (the
-# freeing CPU of remote), BUDGET_KB (the bench module's budget_kb), RSLUB_PARAMS (for rslub.ko),
+# freeing CPU of remote), BUDGET_KB (the bench module's budget_kb), PAR_CPUS
+# (parallel's CPU counts, e.g. 1,2,4,8: par_cpus), RSLUB_PARAMS (for rslub.ko),
 # RSLUB_BUILDS ("LABEL=PATH[?PARAM,PARAM] ...", default "default=rslub.ko"):
 # the builds of rslub.ko to measure in turn, each after rmmod of the one
 # before, loaded with RSLUB_PARAMS and its own PARAMs (a suite's LOADS). The
@@ -51,7 +52,7 @@ rc=0
 load() {
 	out=$(insmod $BENCH mode="$MODE" marks="${MARKS:-0}" allocs="$ALLOCS" ops="$OPS" rounds="$ROUNDS" \
 		max_cpus="$MAX_CPUS" remote_batch="$REMOTE_BATCH" remote_cpu="$REMOTE_CPU" \
-		${BUDGET_KB:+budget_kb="$BUDGET_KB"} "$@" 2>&1)
+		${BUDGET_KB:+budget_kb="$BUDGET_KB"} ${PAR_CPUS:+par_cpus="$PAR_CPUS"} "$@" 2>&1)
 	st=$?
 	dmesg -c | grep "rslub_bench:"
 	# Success is -EAGAIN ("Resource temporarily unavailable") or staying loaded.

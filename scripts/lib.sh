@@ -80,6 +80,20 @@ use_quantum() {
 	export VM_QEMU=$q
 }
 
+# model_nodes N NODES MEM: the plugin's cpu_nodes= and mem_starts= for N
+# vCPUs over NODES nodes of N/NODES vCPUs each, MEM (e.g. 3G) split evenly
+# as QEMU's -numa does for VM_NUMA=NODES (scripts/vm.sh).
+model_nodes() {
+	local n=$1 nodes=$2 mb per starts='' cn='' k c
+	mb=$(numfmt --from=iec "$3" | awk '{print int($1 / 1048576)}')
+	per=$((mb / nodes))
+	for ((k = 1; k < nodes; k++)); do
+		starts="$starts${starts:+:}$(printf '0x%x' $((k * per * 1048576)))"
+	done
+	for ((c = 0; c < n; c++)); do cn="$cn${cn:+:}$((c / (n / nodes)))"; done
+	echo "cpu_nodes=$cn,mem_starts=$starts"
+}
+
 # model_profile: the profile make bench prices its model boots with
 # (MODEL_PROFILE, default server-ooo: the server's prices on an interval
 # core, which hides what an out-of-order core overlaps; `server` is the

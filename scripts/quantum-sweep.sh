@@ -8,7 +8,8 @@
 # instructions). Prints, per Q, the figures that depend on the interleaving
 # (transfers an update, the makespan of a lock's section, the program's
 # cycles, transfers, waiting and makespan) and the CPU time of the
-# program's boot against plain -icount's (the boot alone subtracted), so
+# program's boot against plain -icount's (the boot alone subtracted), and
+# plain -icount's at that Q (what the quantum alone costs), so
 # that one can see the figures converge as Q shrinks and what each Q costs.
 #
 # Usage: scripts/quantum-sweep.sh [KDIR]   (default: the test kernel)
@@ -50,16 +51,25 @@ boot() {
 	echo "$t" | awk '{ printf "%.1f", $1 + $2 }'
 }
 
-# plain -icount, for the cost's base
+# plain Q CMD: CPU seconds of a plain -icount boot (no plugin) at quantum Q
+# (0: the distribution's QEMU), the base of the plugin's cost.
 TIMEFORMAT='%U %S'
 plain() {
-	local t
+	local q=$1 accel='' t
 	unset VM_QEMU
-	t=$( { time VM_CPUS=4 VM_NUMA=2 VM_MEM=2G VM_QEMU_OPTS="-icount shift=0,sleep=off" \
-		VM_APPEND=loglevel=4 scripts/vm.sh "$KDIR" "$1" >"$OUT/vm-plain.log" 2>&1; } 2>&1)
+	if [ "$q" != 0 ]; then
+		RR_QUANTUM=$q use_quantum
+		accel=" -accel tcg,rr-quantum=$q"
+	fi
+	t=$( { time VM_CPUS=4 VM_NUMA=2 VM_MEM=2G VM_QEMU_OPTS="-icount shift=0,sleep=off$accel" \
+		VM_APPEND=loglevel=4 scripts/vm.sh "$KDIR" "$2" >"$OUT/vm-plain-q$q.log" 2>&1; } 2>&1)
 	echo "$t" | awk '{ printf "%.1f", $1 + $2 }'
 }
-base=$(awk -v a="$(plain "cd $ROOT && ($WORK)")" -v b="$(plain true)" 'BEGIN { printf "%.1f", a - b }')
+# plain_work Q: the program's CPU seconds under plain -icount at Q.
+plain_work() {
+	awk -v a="$(plain "$1" "cd $ROOT && ($WORK)")" -v b="$(plain "$1" true)" 'BEGIN { printf "%.1f", a - b }'
+}
+base=$(plain_work 0)
 echo "quantum-sweep: plain -icount, the program: $base CPU s (log: $OUT)"
 
 # The region of the program: its counts summed over the vCPUs.
@@ -69,8 +79,8 @@ region() {
 		END { printf "%d %d %d %d %d\n", s["insns"], s["xfer_local"] + s["xfer_remote"], s["wait"], s["span"], s["locked"] + s["rmw_xfer"] }' "$1"
 }
 
-printf '%-7s %-58s %-44s %14s\n' Q "calib: transfers an update (share-2 xadd-2 share-4), lock a section (2, 4 threads)" \
-	"program: insns xfer wait span (M)" "program CPU s (x plain)"
+printf '%-7s %-58s %-44s %14s %18s\n' Q "calib: transfers an update (share-2 xadd-2 share-4), lock a section (2, 4 threads)" \
+	"program: insns xfer wait span (M)" "program CPU s (x plain)" "plain at Q (x plain)"
 for q in $QUANTA; do
 	boot "$q" "calib-q$q" tools/costmodel/guest/calib >/dev/null
 	"$CALIB" --profile server-ooo "$OUT/counts-calib-q$q.txt" >"$OUT/calib-q$q.txt" || true
@@ -82,7 +92,9 @@ for q in $QUANTA; do
 		/spinlock/ { for (i = 1; i <= NF; i++) if ($i == "makespan") l[++m] = $(i + 1) }
 		END { printf "%s %s %s, %s %s", a[1], b, a[2], l[1], l[2] }' "$OUT/calib-q$q.txt")
 	work=$(awk -v a="$with" -v b="$none" 'BEGIN { printf "%.1f", a - b }')
-	printf '%-7s %-58s %-44s %14s\n' "$q" "$c" \
+	if [ "$q" = 0 ]; then pq=$base; else pq=$(plain_work "$q"); fi
+	printf '%-7s %-58s %-44s %14s %18s\n' "$q" "$c" \
 		"$(awk -v i="$insns" -v x="$xfer" -v w="$wait" -v s="$span" 'BEGIN { printf "%.2f %.4f %.2f %.2f", i / 1e6, x / 1e6, w / 1e6, s / 1e6 }')" \
-		"$work ($(awk -v w="$work" -v p="$base" 'BEGIN { printf "%.2f", w / p }')x)"
+		"$work ($(awk -v w="$work" -v p="$base" 'BEGIN { printf "%.2f", w / p }')x)" \
+		"$pq ($(awk -v w="$pq" -v p="$base" 'BEGIN { printf "%.2f", w / p }')x)"
 done | tee "$OUT/sweep.txt"

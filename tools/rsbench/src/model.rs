@@ -138,6 +138,8 @@ pub fn mode_desc(mode: &str) -> &'static str {
             "model8: the cost model on 8 vCPUs over 2 NUMA nodes (remote frees across \
              the nodes); deterministic"
         }
+        "model16" => "model16: the cost model on 16 vCPUs over 2 NUMA nodes; deterministic",
+        "model32" => "model32: the cost model on 32 vCPUs over 4 NUMA nodes; deterministic",
         _ => "unknown mode",
     }
 }
