@@ -28,7 +28,9 @@
 #            run at the same time (each takes one host core)
 #   model16, model32  the same on 16 vCPUs over 2 nodes and 32 over 4 (8
 #            a node), the programs shorter (MODEL16_SIZES, MODEL32_SIZES):
-#            make bench SUITE=real REAL_MODES=model16 AA=0 (scale runs)
+#            make bench SUITE=real REAL_MODES=model16 (a scale run: perf
+#            bench fork and execve, mmap2, brk1 and hackbench, 2 rounds,
+#            no A/A side unless WORKLOADS, ROUNDS or AA say otherwise)
 #   counters REAL_CPUS vCPUs, wall clock, a counters build of rslub.ko
 #            (the bench build compiles them out): rslub's counters over one
 #            run of each workload, with the locked and unlocked cmpxchg
@@ -72,6 +74,7 @@ cd "$ROOT"
 use_quantum || exit 1
 export PATH=$HOME/.cargo/bin:$PATH
 
+ROUNDS_GIVEN=${ROUNDS:-}
 ROUNDS=${ROUNDS:-5}
 # make bench MODES=...: the boots, model meaning the cost model's two (on
 # 2 and on 8 vCPUs), unless REAL_MODES or QUICK_MODES say otherwise.
@@ -82,6 +85,14 @@ if [ -n "${MODES:-}" ]; then
 fi
 REAL_MODES=${REAL_MODES:-icount wall counters}
 REAL_CPUS=${REAL_CPUS:-4}
+# A scale run (REAL_MODES of model16 and model32 only): the programs of
+# upstream's reports at 16 and 32 vCPUs, 2 rounds, no A/A side (about 30
+# to 60 min a mode on a 2-core host): figures, not verdicts.
+if [ -z "$(echo "$REAL_MODES" | tr ' ' '\n' | grep -v '^model16$\|^model32$\|^$')" ]; then
+	WORKLOADS=${WORKLOADS:-perf-fork perf-execve mmap2 brk1 hb-proc-pipe}
+	ROUNDS=${ROUNDS_GIVEN:-2}
+	AA=${AA:-0}
+fi
 if [ "${QUICK:-0}" = 1 ]; then
 	ROUNDS=2
 	REAL_MODES=${QUICK_MODES:-icount counters}
