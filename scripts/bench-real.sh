@@ -367,7 +367,7 @@ qemu=$(qemu-system-x86_64 --version | head -n 1 | sed 's/^QEMU emulator version 
 # sed reads all of grep's lines (a head that stops early would end grep
 # with SIGPIPE, which pipefail makes the script's failure).
 sizes=$(grep -h -m1 "^bench: sizes:" "${logs[@]}" | sed -n '1s/^bench: sizes: //p')
-serve=$(grep -h -m1 "^rslub_bench: serve " "${logs[@]}" | sed -n '1s/^rslub_bench: serve //p')
+serve=$({ grep -h -m1 "^rslub_bench: serve " "${logs[@]}" || true; } | sed -n '1s/^rslub_bench: serve //p')
 "$RSBENCH" parse -o "$out/bench.json" "${renames[@]}" \
 	--meta "kernel=$kernel_meta" --meta "qemu=$qemu" \
 	--meta "mode=$(echo "$REAL_MODES" | tr ' ' ,)" --meta "cpus=$cpus_meta" \
