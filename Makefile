@@ -7,7 +7,7 @@
 #   make check      setup if needed, host tests, lint, build, KUnit in VMs
 #                   (DEBUG=1: on the debug kernel flavor, KASAN and friends)
 #   make bench      A/B benchmark: in-tree SLUB vs rslub vs a floor allocator
-#                   (QUICK=1, SUITE=max-empty|cpu-partial|fill|cmpxchg|hardening|free-batch|real|classic, KVM=1)
+#                   (QUICK=1, SUITE=max-empty|cpu-partial|fill|cmpxchg|hardening|free-batch|real|classic|classic-real, KVM=1)
 #   make bench-compare A=results/<x> B=results/<y>   compare two saved runs
 #   make bench-verdict R=results/<x>   a model run's verdicts priced again
 #                   (transfer and atomic prices halved and doubled, desktop)

@@ -39,6 +39,20 @@
 # Results go to results/<timestamp>-real/ (vm-<mode>.log, bench.json,
 # table.txt, PNG plots, report.md), like the other suites.
 #
+# CLASSIC=1 (make bench SUITE=classic-real): the same programs on two
+# kernels, as upstream weighed sheaves against the design before them. For
+# each mode, first a boot of the classic kernel (Linux 6.12's C SLUB: CPU
+# slabs and partial lists; scripts/setup.sh --flavor classic, or
+# CLASSIC_KDIR) with sides slub and slub-aa (the in-tree SLUB twice: its A/A
+# noise; rslub.ko is not loaded there), logs vm-classic-<mode>.log; then the
+# bench kernel's (7.3's sheaves) with slub, slub-aa and rslub serving. The
+# table names 6.12's SLUB classic, 7.3's sheaves (their second runs
+# classic-aa, sheaves-aa), compares all with classic and calls
+# sheaves/classic only outside the larger of the two A/A noises. Modes
+# (REAL_MODES) icount model model8 by default, model alone with QUICK=1
+# (2 rounds); counters boots run on 7.3 only; AA=1 adds rslub's own A/A.
+# Results go to results/<timestamp>-classic-real/.
+#
 # EXPERIMENT=name runs a seed's experiment on the same programs, rslub
 # against itself (the seeds' threads judged their changes on hackbench and
 # slabinfo -r; here the counters boot gives the redo table per busy cache):
@@ -66,7 +80,9 @@
 #   BENCH_BUILD, QUICK=1, ICOUNT_PLUGIN (1), AA (1 without EXPERIMENT: the
 #   A/A side, rslub served twice, about half as much time again)
 #   (2 rounds, no wall boot), NO_SERVE_OK=1 (a run without rslub's serving
-#   interface passes with the in-tree side alone: for testing the scripts).
+#   interface passes with the in-tree side alone: for testing the scripts),
+#   CLASSIC=1 (above; AA then 0 by default), CLASSIC_KDIR (a built classic
+#   kernel: no setup).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -76,12 +92,18 @@ export PATH=$HOME/.cargo/bin:$PATH
 
 ROUNDS_GIVEN=${ROUNDS:-}
 ROUNDS=${ROUNDS:-5}
+CLASSIC=${CLASSIC:-0}
 # make bench MODES=...: the boots, model meaning the cost model's two (on
 # 2 and on 8 vCPUs), unless REAL_MODES or QUICK_MODES say otherwise.
 if [ -n "${MODES:-}" ]; then
 	# shellcheck disable=SC2086 # a list of modes
 	m=$(expand_modes $MODES)
 	REAL_MODES=${REAL_MODES:-$m} QUICK_MODES=${QUICK_MODES:-$m}
+fi
+if [ "$CLASSIC" = 1 ]; then
+	# The comparison of upstream's reports: the 2-vCPU boots and 8 vCPUs
+	# over 2 nodes, instructions and the cost model.
+	REAL_MODES=${REAL_MODES:-icount model model8} QUICK_MODES=${QUICK_MODES:-model}
 fi
 REAL_MODES=${REAL_MODES:-icount wall counters}
 REAL_CPUS=${REAL_CPUS:-4}
@@ -112,10 +134,18 @@ free-batch) VARIANT_BUILD=free_batch VARIANT_SIDES="slub rslub:free_batch=8 rslu
 *) fail "unknown EXPERIMENT '$EXPERIMENT' (cpu-partial, max-empty, fill, cmpxchg, free-batch)" ;;
 esac
 [ -z "$VARIANT_BUILD" ] || BUILD_LABEL=default
-# The A/A side (AA=1, the default without an experiment): rslub served a
-# second time in each round, so that the table calls a verdict only where
-# rslub and the in-tree SLUB differ by more than two runs of rslub do.
-if [ "${AA:-$([ -z "${EXPERIMENT:-}" ] && echo 1 || echo 0)}" = 1 ]; then
+# Two kernels: the in-tree SLUB run twice on each (slub-aa), rslub beside
+# them on 7.3 (CLASSIC_SIDES on 6.12, SIDES on 7.3).
+CLASSIC_SIDES="slub slub-aa"
+if [ "$CLASSIC" = 1 ]; then
+	[ -z "${EXPERIMENT:-}" ] || fail "EXPERIMENT=$EXPERIMENT is for SUITE=real, not SUITE=classic-real"
+	SIDES="slub slub-aa rslub"
+fi
+# The A/A side (AA=1, the default without an experiment or a second
+# kernel): rslub served a second time in each round, so that the table
+# calls a verdict only where rslub and the in-tree SLUB differ by more than
+# two runs of rslub do.
+if [ "${AA:-$([ -z "${EXPERIMENT:-}" ] && [ "$CLASSIC" = 0 ] && echo 1 || echo 0)}" = 1 ]; then
 	[ -z "${EXPERIMENT:-}" ] || fail "AA=1 is for the plain suite, not EXPERIMENT=$EXPERIMENT"
 	SIDES="$SIDES aa"
 fi
@@ -126,6 +156,14 @@ else
 	scripts/setup.sh --flavor bench
 	BKDIR=$(scripts/setup.sh --flavor bench --print-kdir)
 fi
+if [ "$CLASSIC" = 1 ]; then
+	if [ -n "${CLASSIC_KDIR:-}" ]; then
+		CKDIR=$CLASSIC_KDIR
+	else
+		scripts/setup.sh --flavor classic
+		CKDIR=$(scripts/setup.sh --flavor classic --print-kdir)
+	fi
+fi
 command -v hackbench >/dev/null && command -v iperf3 >/dev/null && command -v stress-ng >/dev/null ||
 	fail "hackbench, iperf3 or stress-ng missing on the host (the guest uses the host's): run scripts/setup.sh"
 case ${WORKLOADS:-perf-} in
@@ -134,8 +172,18 @@ case ${WORKLOADS:-perf-} in
 		fail "the host's perf has no 'perf bench syscall fork/execve' ($(perf --version 2>&1)): run scripts/setup.sh" ;;
 esac
 
+# First: the guest runs mark from the copies below (build).
+ICOUNT_PLUGIN=${ICOUNT_PLUGIN:-1}
+case " $REAL_MODES " in
+*" model"* | *" icount "*)
+	echo "bench: building the cost model's plugin and mark (tools/costmodel)"
+	make -s costmodel ;;
+esac
+
 # Two module builds in copies of the tree: the bench build (counters
 # compiled out, what is timed) and a counters build (the counters boot).
+# The classic kernel's boots run in the bench build's copy too: they need
+# its programs (tools/realprogs, mark), not its rslub.ko.
 BUILD=${BENCH_BUILD:-${RSLUB_CACHE:-$HOME/.cache/rslub}/bench-build}
 lock_build "$BUILD"
 build() {	# build DIR STATS [VARIANT]
@@ -151,17 +199,13 @@ if [ -n "$VARIANT_BUILD" ]; then
 	case " $REAL_MODES " in *" counters "*) build "$BUILD-$VARIANT_BUILD-stats" 1 "$VARIANT_BUILD" ;; esac
 fi
 
-ICOUNT_PLUGIN=${ICOUNT_PLUGIN:-1}
-case " $REAL_MODES " in
-*" model"* | *" icount "*)
-	echo "bench: building the cost model's plugin and mark (tools/costmodel)"
-	make -s costmodel ;;
-esac
 echo "bench: building tools/rsbench"
 (cd tools/rsbench && cargo build --release --quiet)
 RSBENCH=$ROOT/tools/rsbench/target/release/rsbench
 
-out=$ROOT/results/$(date +%Y%m%d-%H%M%S)-real${EXPERIMENT:+-$EXPERIMENT}
+suite=real
+[ "$CLASSIC" = 0 ] || suite=classic-real
+out=$ROOT/results/$(date +%Y%m%d-%H%M%S)-$suite${EXPERIMENT:+-$EXPERIMENT}
 mkdir -p "$out"
 T0=$(date +%s)
 # What the guest script passes on to the workloads.
@@ -184,10 +228,11 @@ MODEL32_SIZES="MMAP_PROCS=32 PERF_COPIES=16 PERF_FORK_LOOPS=4 PERF_EXECVE_LOOPS=
 # run MODE CPUS QEMU_OPTS DIR [BUILD]: a boot of DIR's rslub.ko; with
 # BUILD (an experiment's build variant) its logs are named after it.
 # VM_NUMA comes from the environment; a model8 boot is the guest's
-# MODE=model.
+# MODE=model. RUN_KDIR (the kernel; BKDIR), RUN_TAG (its logs'
+# prefix, classic- for the classic kernel) and RUN_SIDES (SIDES) too.
 run() {
-	local mode=$1 cpus=$2 qopts=$3 dir=$4 tag=${5:+-$5}
-	local log=$out/vm-$1$tag.log sides=$SIDES label=$BUILD_LABEL gmode=$1
+	local mode=$1 cpus=$2 qopts=$3 dir=$4 tag=${5:+-$5} pre=${RUN_TAG:-}
+	local log=$out/vm-$pre$1$tag.log sides=${RUN_SIDES:-$SIDES} label=$BUILD_LABEL gmode=$1
 	local scale='' v marks=${RUN_MARKS:-0}
 	# The model's boots run a fifth of each program (MODEL_SIZES; a size
 	# set in the environment wins): the plugin runs 4-8 times slower than
@@ -208,40 +253,40 @@ run() {
 		done
 	fi
 	[ -z "${5:-}" ] || { sides=$VARIANT_SIDES label=$5; }
-	echo "bench: [$(($(date +%s) - T0))s] $mode boot$tag, $cpus vCPUs (log: $log)"
+	echo "bench: [$(($(date +%s) - T0))s] $mode boot$tag${pre:+ of ${RUN_KDIR##*/}}, $cpus vCPUs (log: $log)"
 	# As in bench.sh: judged by its output (VM_STALL), a quiet console.
 	VM_CPUS=$cpus VM_MEM=${VM_MEM:-3G} VM_QEMU_OPTS=$qopts VM_STALL=${VM_STALL:-2400} \
-		VM_TIMEOUT=${VM_TIMEOUT:-10800} VM_APPEND=loglevel=4 VM_CONSOLE=$out/console-$1$tag.log \
-		scripts/vm.sh "$BKDIR" "cd $dir && MODE=$gmode MARKS=$marks SIDES='$sides' $scale BUILD_LABEL='$label' $GUEST_ENV scripts/guest-real.sh" 2>&1 |
+		VM_TIMEOUT=${VM_TIMEOUT:-10800} VM_APPEND=loglevel=4 VM_CONSOLE=$out/console-$pre$1$tag.log \
+		scripts/vm.sh "${RUN_KDIR:-$BKDIR}" "cd $dir && MODE=$gmode MARKS=$marks SIDES='$sides' $scale BUILD_LABEL='$label' $GUEST_ENV scripts/guest-real.sh" 2>&1 |
 		tee "$log" | grep --line-buffered "^bench:" | sed -u 's/^/  /' || true
 	if grep -q "^bench: FAILED" "$log" || ! grep -q "^bench: guest done (rc 0)" "$log"; then
 		grep -E "^bench: FAILED|^vm:" "$log" | head -n 10
-		fail "the $mode run did not complete (see $log)"
+		fail "the $pre$mode run did not complete (see $log)"
 	fi
 	if grep -q "^bench: no-serve:" "$log" && [ "${NO_SERVE_OK:-0}" != 1 ]; then
 		fail "no rslub side: $(grep -m1 '^bench: no-serve:' "$log" | sed 's/^bench: no-serve: //')"
 	fi
 }
 
-# run_mode MODE DIR [BUILD]: one boot of DIR's rslub.ko.
+# run_mode MODE DIR [BUILD]: one boot of DIR's rslub.ko (of RUN_KDIR).
 run_mode() {
-	local mode=$1 q
+	local mode=$1 q kdir=${RUN_KDIR:-$BKDIR} counts=$out/counts-${RUN_TAG:-}$1${3:+-$3}.txt
 	shift
 	case $mode in
 	icount)
 		if [ "$ICOUNT_PLUGIN" = 1 ]; then
-			q=$(model_qemu_opts "$BKDIR" "$out/counts-icount${2:+-$2}.txt" model=off) || exit 1
+			q=$(model_qemu_opts "$kdir" "$counts" model=off) || exit 1
 			RUN_MARKS=1 run icount 2 "$q" "$1" ${2:+"$2"}
 		else
 			run icount 2 "-icount shift=0,sleep=off" "$1" ${2:+"$2"}
 		fi ;;
 	wall) run wall "$REAL_CPUS" "" "$1" ${2:+"$2"} ;;
 	model)
-		q=$(model_boot_opts "$BKDIR" "$out/counts-model${2:+-$2}.txt") || exit 1
+		q=$(model_boot_opts "$kdir" "$counts") || exit 1
 		run model 2 "$q" "$1" ${2:+"$2"} ;;
 	model8)
 		# 3 GiB over 2 nodes: node 1's memory begins at 1.5 GiB.
-		q=$(model_boot_opts "$BKDIR" "$out/counts-model8${2:+-$2}.txt" \
+		q=$(model_boot_opts "$kdir" "$counts" \
 			cpu_nodes=0:0:0:0:1:1:1:1,mem_starts=0x60000000) || exit 1
 		VM_NUMA=2 run model8 8 "$q" "$1" ${2:+"$2"} ;;
 	model16 | model32)
@@ -249,7 +294,7 @@ run_mode() {
 		# split evenly: cpu_nodes and mem_starts tell the model the same.
 		local n=${mode#model} nodes=2
 		[ "$n" = 32 ] && nodes=4
-		q=$(model_boot_opts "$BKDIR" "$out/counts-$mode${2:+-$2}.txt" \
+		q=$(model_boot_opts "$kdir" "$counts" \
 			"$(model_nodes "$n" "$nodes" "${VM_MEM:-3G}")") || exit 1
 		VM_NUMA=$nodes run "$mode" "$n" "$q" "$1" ${2:+"$2"} ;;
 	counters)
@@ -262,9 +307,21 @@ run_mode() {
 	esac
 }
 
+# run_kernels MODE DIR [BUILD]: a mode's boots: with CLASSIC=1 the
+# classic kernel's first (but for the counters boot: rslub's, on 7.3
+# only), then the bench kernel's.
+run_kernels() {
+	if [ "$CLASSIC" = 1 ] && [ "$1" != counters ]; then
+		RUN_KDIR=$CKDIR RUN_TAG=classic- RUN_SIDES=$CLASSIC_SIDES run_mode "$@"
+	fi
+	run_mode "$@"
+}
+
 # run_modes DIR [BUILD]: the boots of one build of rslub.ko. The model's
 # two boots run at once on a host of 2 cores or more: under -icount QEMU
-# runs all of a guest's vCPUs in one thread, so each takes one core.
+# runs all of a guest's vCPUs in one thread, so each takes one core. With
+# two kernels each of the two runs its kernels' boots one after the other:
+# never more than two boots at once.
 run_modes() {
 	local mode pids=() both=0
 	case " $REAL_MODES " in *" model "*)
@@ -272,10 +329,10 @@ run_modes() {
 	esac
 	for mode in $REAL_MODES; do
 		if [ "$both" = 1 ] && [ "${mode%8}" = model ]; then
-			run_mode "$mode" "$@" &
+			run_kernels "$mode" "$@" &
 			pids+=($!)
 		else
-			run_mode "$mode" "$@"
+			run_kernels "$mode" "$@"
 		fi
 	done
 	for mode in "${pids[@]}"; do
@@ -287,30 +344,40 @@ run_modes "$BUILD"
 
 logs=()
 counts=()
+renames=()
 cpus_meta=""
 for mode in $REAL_MODES; do
-	for f in "$out/vm-$mode.log" ${VARIANT_BUILD:+"$out/vm-$mode-$VARIANT_BUILD.log"}; do
+	classic_log=
+	[ "$CLASSIC" = 0 ] || classic_log=$out/vm-classic-$mode.log
+	for f in ${classic_log:+"$classic_log"} "$out/vm-$mode.log" ${VARIANT_BUILD:+"$out/vm-$mode-$VARIANT_BUILD.log"}; do
 		[ -f "$f" ] || continue
 		logs+=("$f")
 		c=${f%.log}.txt
 		c=$out/counts-${c#"$out"/vm-}
 		[ ! -f "$c" ] || counts+=(--counts "$f=$c")
+		# Two kernels: each in-tree SLUB by its design's name.
+		[ "$CLASSIC" = 1 ] || continue
+		k=sheaves
+		[ "$f" != "$classic_log" ] || k=classic
+		renames+=(--rename "$f:slub=$k" --rename "$f:slub-aa=$k-aa")
 	done
 	[ -f "$out/vm-$mode.log" ] || continue
 	case $mode in icount | model) n=2 ;; model8 | model16 | model32) n=${mode#model} ;; *) n=$REAL_CPUS ;; esac
 	cpus_meta="${cpus_meta:+$cpus_meta, }$mode $n"
 done
+kernel_meta=$(basename "$BKDIR")
+[ "$CLASSIC" = 0 ] || kernel_meta="$kernel_meta + $(basename "$CKDIR")"
 git_rev=$(git describe --always --dirty 2>/dev/null || echo unknown)
 qemu=$(qemu-system-x86_64 --version | head -n 1 | sed 's/^QEMU emulator version //')
 # sed reads all of grep's lines (a head that stops early would end grep
 # with SIGPIPE, which pipefail makes the script's failure).
 sizes=$(grep -h -m1 "^bench: sizes:" "${logs[@]}" | sed -n '1s/^bench: sizes: //p')
-serve=$(grep -h -m1 "^rslub_bench: serve " "${logs[@]}" | sed -n '1s/^rslub_bench: serve //p')
-"$RSBENCH" parse -o "$out/bench.json" \
-	--meta "kernel=$(basename "$BKDIR")" --meta "qemu=$qemu" \
+serve=$({ grep -h -m1 "^rslub_bench: serve " "${logs[@]}" || true; } | sed -n '1s/^rslub_bench: serve //p')
+"$RSBENCH" parse -o "$out/bench.json" "${renames[@]}" \
+	--meta "kernel=$kernel_meta" --meta "qemu=$qemu" \
 	--meta "mode=$(echo "$REAL_MODES" | tr ' ' ,)" --meta "cpus=$cpus_meta" \
 	--meta nodes=1 --meta "date=$(date -u +%FT%TZ)" --meta "git=$git_rev" \
-	--meta suite=real${EXPERIMENT:+ --meta "experiment=$EXPERIMENT"} --meta "quick=${QUICK:-0}" --meta "rounds=$ROUNDS" \
+	--meta suite=$suite${EXPERIMENT:+ --meta "experiment=$EXPERIMENT"} --meta "quick=${QUICK:-0}" --meta "rounds=$ROUNDS" \
 	--meta "rslub_params=${RSLUB_PARAMS:-}" --meta "workloads=$sizes" \
 	${serve:+--meta "served=$serve"} "${counts[@]}" --profile "$(model_profile)" "${logs[@]}"
 "$RSBENCH" table "$out" | tee "$out/table.txt"

@@ -36,7 +36,11 @@
 #                  is the classic design rslub implements: one table of
 #                  classic (6.12), sheaves (7.3's SLUB) and rslub (7.3), with
 #                  the floor measured on both kernels (icount only unless
-#                  MODES is given)
+#                  MODES is given);
+#                  SUITE=classic-real: SUITE=real's programs on both
+#                  kernels (scripts/bench-real.sh CLASSIC=1): classic,
+#                  sheaves and rslub, each in-tree SLUB run twice for its
+#                  A/A noise (boots icount, model, model8; QUICK=1: model)
 #   MODES          "icount wall" (default), any of icount, wall, model
 #                  (the 2- and 8-vCPU model boots; model8 alone: the 8);
 #                  KVM=1 runs one "cycles" boot on KVM
@@ -44,7 +48,7 @@
 #   SIZES BATCHES OPS ROUNDS CHURN_ROUNDS BENCH_CPUS WORKLOADS_ICOUNT
 #   WORKLOADS_WALL WALL_SIZES WALL_ROUNDS override the defaults below
 #   BENCH_KDIR     a bench kernel already built (setup is skipped)
-#   CLASSIC_KDIR   SUITE=classic: a classic (6.12) kernel already built
+#   CLASSIC_KDIR   SUITE=classic, classic-real: a classic (6.12) kernel already built
 #   BENCH_BUILD    where the modules are built (two runs at once need two)
 #   ICOUNT_PLUGIN  1 (default): the icount boot under the plugin (model=off)
 set -euo pipefail
@@ -91,6 +95,9 @@ real)
 	# The real-workload A/B: a script of its own (its own boots and guest),
 	# given the modes as the user gave them.
 	MODES=$MODES_GIVEN exec scripts/bench-real.sh ;;
+classic-real)
+	# The same on the classic kernel and on 7.3 (bench-real.sh, CLASSIC=1).
+	MODES=$MODES_GIVEN CLASSIC=1 exec scripts/bench-real.sh ;;
 max-empty)
 	ALLOCS=rslub:max_empty=0,rslub:max_empty=1,rslub:max_empty=8
 	WORKLOADS_ICOUNT=remote WORKLOADS_WALL=remote ;;
@@ -130,7 +137,7 @@ classic)
 	# shellcheck disable=SC2086 # a list of modes
 	MODES=$(expand_modes ${MODES_GIVEN:-icount}) ;;
 *)
-	echo "bench: unknown SUITE '$SUITE' (max-empty, cpu-partial, fill, cmpxchg, hardening, free-batch, real, classic)" >&2
+	echo "bench: unknown SUITE '$SUITE' (max-empty, cpu-partial, fill, cmpxchg, hardening, free-batch, real, classic, classic-real)" >&2
 	exit 2 ;;
 esac
 [ "${KVM:-0}" = 1 ] && MODES=cycles
@@ -354,7 +361,7 @@ git_rev=$(git describe --always --dirty 2>/dev/null || echo unknown)
 qemu=$(qemu-system-x86_64 --version | head -n 1 | sed 's/^QEMU emulator version //')
 "$RSBENCH" parse -o "$out/bench.json" "${renames[@]}" \
 	--meta "kernel=$kernel_meta" --meta "qemu=$qemu" \
-	--meta "mode=$(echo $MODES | tr ' ' ,)" --meta "cpus=$cpus_meta" \
+	--meta "mode=$(echo "$MODES" | tr ' ' ,)" --meta "cpus=$cpus_meta" \
 	--meta nodes=1 --meta "date=$(date -u +%FT%TZ)" --meta "git=$git_rev" \
 	--meta "suite=${SUITE:-default}" --meta "quick=${QUICK:-0}" \
 	--meta "kvm=${KVM:-0}" --meta "rslub_params=${RSLUB_PARAMS:-}" \

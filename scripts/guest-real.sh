@@ -32,7 +32,11 @@
 #   prefixed with build=BUILD_LABEL when that is set (a build variant of
 #   rslub.ko); in the counters boot the op is WORKLOAD@VARIANT. A side
 #   "aa" is rslub served again, its results alloc=rslub-aa: the A/A noise
-#   floor (make bench SUITE=real AA=1; rsbench table's A/A section).
+#   floor (make bench SUITE=real AA=1; rsbench table's A/A section). A side
+#   "slub-aa" is the in-tree SLUB run again, its results alloc=slub-aa (make
+#   bench SUITE=classic-real, on both kernels). When no side needs rslub
+#   (only slub and slub-aa: the classic kernel, which has no rslub build),
+#   rslub.ko is neither loaded nor asked to serve.
 #
 # Environment: MODE, MARKS, ROUNDS (5), WORKLOADS, WARMUP (1), RSLUB_PARAMS,
 # SIDES, BUILD_LABEL, and the workload sizes of scripts/guest-real-lib.sh.
@@ -56,12 +60,24 @@ free_remove_partial empty_cache_hit free_frozen cmpxchg_double_fail cmpxchg_doub
 
 dmesg -n 1
 dmesg -C
-# kunit runs rslub.ko's suite at every load of the module: not here.
-[ -w /sys/module/kunit/parameters/filter_glob ] &&
-	printf rslub-no-suites >/sys/module/kunit/parameters/filter_glob
-# shellcheck disable=SC2086 # RSLUB_PARAMS: several parameters
-insmod rslub.ko ${RSLUB_PARAMS:-} || { echo "bench: FAILED: insmod rslub.ko ${RSLUB_PARAMS:-}"; exit 1; }
-echo "bench: guest: $(nproc) CPUs, $(uname -r), mode $MODE, rounds $ROUNDS, rslub.ko ${RSLUB_PARAMS:-(defaults)}"
+sides=${SIDES:-slub rslub}
+# in_tree SIDE: whether SIDE runs on the in-tree SLUB alone (nothing served).
+in_tree() { case $1 in slub | slub-aa) return 0 ;; *) return 1 ;; esac; }
+# rslub.ko is loaded only when a side serves with it: the classic kernel
+# (make bench SUITE=classic-real) has no rslub build.
+LOADED=0
+for side in $sides; do in_tree "$side" || LOADED=1; done
+if [ "$LOADED" = 1 ]; then
+	# kunit runs rslub.ko's suite at every load of the module: not here.
+	[ -w /sys/module/kunit/parameters/filter_glob ] &&
+		printf rslub-no-suites >/sys/module/kunit/parameters/filter_glob
+	# shellcheck disable=SC2086 # RSLUB_PARAMS: several parameters
+	insmod rslub.ko ${RSLUB_PARAMS:-} || { echo "bench: FAILED: insmod rslub.ko ${RSLUB_PARAMS:-}"; exit 1; }
+	what="rslub.ko ${RSLUB_PARAMS:-(defaults)}"
+else
+	what="rslub.ko not loaded and nothing served (no side needs it: $sides)"
+fi
+echo "bench: guest: $(nproc) CPUs, $(uname -r), mode $MODE, rounds $ROUNDS, $what"
 echo "bench: sizes: hackbench -g $HB_GROUPS -l $HB_LOOPS; iperf3 TCP $IPERF_TCP_BYTES in $IPERF_TCP_LEN writes, UDP $IPERF_UDP_BYTES in $IPERF_UDP_LEN datagrams (server CPU ${PIN_SERVER:-any}, client CPU ${PIN_CLIENT:-any}); stress-ng --sock $NG_WORKERS --sock-ops $NG_OPS; perf bench syscall fork --loop $PERF_FORK_LOOPS, execve --loop $PERF_EXECVE_LOOPS, $PERF_COPIES at once; mmap1/mmap2 $MMAP_PROCS x $MMAP_ITERS of $MMAP_MIB MiB (file in $MMAP_DIR), brk1 $MMAP_PROCS x $MMAP_ITERS; xcpu-unix $XCPU_MSGS x $XCPU_BYTES bytes CPU $XCPU_FROM to $XCPU_TO"
 real_prepare
 case $WORKLOADS in
@@ -72,20 +88,23 @@ case $WORKLOADS in
 esac
 rc=0
 DRAINING=0
-sides=${SIDES:-slub rslub}
 # An experiment: rslub sides are labelled (variant=) even when plain.
 LABELLED=0
 case $sides in *rslub:*) LABELLED=1 ;; esac
 [ -z "${BUILD_LABEL:-}" ] || LABELLED=1
-if ! serve_available; then
+if [ "$LOADED" = 1 ] && ! serve_available; then
 	echo "bench: no-serve: $(serve_missing_msg); the rslub side is not run"
-	sides=slub
+	kept=
+	for side in $sides; do in_tree "$side" && kept="$kept${kept:+ }$side"; done
+	sides=${kept:-slub}
 	[ "$MODE" = counters ] && { echo "bench: guest done (rc 1)"; exit 1; }
 fi
 [ "$MODE" = counters ] && sides=$(echo "$sides" | tr ' ' '\n' | grep '^rslub' | tr '\n' ' ')
 # The knobs any side sets (each side that sets none writes their defaults back).
 KNOBS=$(echo "$sides" | tr ' ' '\n' | sed -n 's/^rslub://p' | tr ':' '\n' | cut -d= -f1 | sort -u)
-if [ "$sides" != slub ]; then
+SERVING=0
+for side in $sides; do in_tree "$side" || SERVING=1; done
+if [ "$SERVING" = 1 ]; then
 	# What serving covers here: served once, listed, stopped.
 	if serve_start; then
 		names=$(served)
@@ -101,11 +120,11 @@ if [ "$sides" != slub ]; then
 	dmesg | grep -i "serve .*refused" | sed 's/^\[[ 0-9.]*\] /bench: note: /' | head -n 20
 fi
 
-# side_variant SIDE: the variant= of a side's results ("-" for slub and,
-# outside experiments, for rslub).
+# side_variant SIDE: the variant= of a side's results ("-" for the in-tree
+# sides and, outside experiments, for rslub).
 side_variant() {
 	case $1 in
-	slub) echo - ;;
+	slub | slub-aa) echo - ;;
 	*)
 		_k=default
 		case $1 in rslub:*) _k=${1#rslub:} ;; esac
@@ -115,7 +134,7 @@ side_variant() {
 }
 
 # side_alloc SIDE: the alloc= of a side's results.
-side_alloc() { case $1 in slub) echo slub ;; aa) echo rslub-aa ;; *) echo rslub ;; esac; }
+side_alloc() { case $1 in slub | slub-aa) echo "$1" ;; aa) echo rslub-aa ;; *) echo rslub ;; esac; }
 
 # set_knobs SIDE DIR...: writes a side's knobs to the served caches, or
 # for a side without knobs the defaults recorded at their creation.
@@ -157,7 +176,7 @@ snapshot() {
 # Sets RUN_VALUE (the run's metric, as printed) for the progress line.
 one() {
 	w=$1 side=$2 round=$3 nserved=0
-	if [ "$side" != slub ]; then
+	if ! in_tree "$side"; then
 		if ! serve_start; then
 			echo "bench: FAILED: serving '$SERVE' failed: $(dmesg | grep -i 'rslub.*serve' | tail -n 1)"
 			rc=1
@@ -180,7 +199,7 @@ one() {
 	[ "$MARKING" = 0 ] || "$MARK" "$t0"
 	t1=$(now_ns)
 	kb=$(slab_kb)
-	if [ "$side" != slub ]; then
+	if ! in_tree "$side"; then
 		# shellcheck disable=SC2086 # a list of directories
 		[ "$MODE" = counters ] && snapshot "$REAL_OUT/after" $dirs
 		serve_stop
@@ -270,6 +289,7 @@ if serve_available && [ -n "$(cat "$SERVE_FILE")" ]; then
 	serve_stop
 	wait_gone 30 1 || echo "bench: note: still draining at the end: $(draining | tr '\n' ' ')"
 fi
-rmmod rslub || echo "bench: note: rmmod rslub refused (served caches left: $(cat "$SERVE_FILE" 2>/dev/null | tr '\n' ' '))"
+[ "$LOADED" = 0 ] || rmmod rslub ||
+	echo "bench: note: rmmod rslub refused (served caches left: $(tr '\n' ' ' 2>/dev/null <"$SERVE_FILE"))"
 echo "bench: guest done (rc $rc)"
 exit $rc

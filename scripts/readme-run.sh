@@ -69,6 +69,7 @@ suite-cmpxchg|ok|make bench SUITE=cmpxchg QUICK=1
 suite-hardening|ok|make bench SUITE=hardening QUICK=1
 suite-free-batch|ok|make bench SUITE=free-batch QUICK=1
 suite-real|ok|make bench SUITE=real QUICK=1
+suite-classic-real|ok|make bench SUITE=classic-real QUICK=1 WORKLOADS=brk1
 real-cpu-partial|ok|make bench SUITE=real EXPERIMENT=cpu-partial QUICK=1 WORKLOADS=xcpu-unix
 real-max-empty|ok|make bench SUITE=real EXPERIMENT=max-empty QUICK=1 MODES=model WORKLOADS=xcpu-unix
 real-fill|ok|make bench SUITE=real EXPERIMENT=fill QUICK=1 WORKLOADS=xcpu-unix

@@ -7,6 +7,7 @@
 //! read at run time, so no fontconfig or freetype is needed.
 
 use crate::model::{is_event, metric_desc, mode_desc, Bench, Measure};
+use crate::table::CLASSIC;
 use plotters::prelude::*;
 use std::error::Error;
 use std::path::{Path, PathBuf};
@@ -413,27 +414,41 @@ struct Bars {
     ops: Vec<String>,
     /// Per allocator, per program: its bar.
     series: Vec<(String, Vec<Bar>)>,
+    /// The y axis: what the bars are relative to.
+    y_desc: String,
 }
 
-/// (median, min, max) / slub's median; None where either is missing.
+/// (median, min, max) / the base's median; None where either is missing.
 type Bar = Option<(f64, f64, f64)>;
 
 fn bars(b: &Bench) -> Vec<Bars> {
+    // The model's event counts are not drawn (the table sums them).
     let real = b
         .results
         .iter()
-        .filter(|m| m.workload == "real" && m.mode != "counters");
+        .filter(|m| m.workload == "real" && m.mode != "counters" && !is_event(&m.metric));
     let mut out = Vec::new();
     for g in group_by(real, |m| (m.mode.clone(), m.metric.clone())) {
         let ops = distinct(&g, |m| m.op.clone());
+        // A two-kernel run (SUITE=classic-real) against the classic SLUB,
+        // without its A/A series (the table judges them).
+        let kernels = g.iter().any(|m| m.allocator == CLASSIC);
+        let (base_name, base_desc) = if kernels {
+            (CLASSIC, "the classic SLUB's (6.12)")
+        } else {
+            ("slub", "the in-tree SLUB's")
+        };
         let base = |op: &str| {
             g.iter()
-                .find(|m| m.op == op && m.allocator == "slub")
+                .find(|m| m.op == op && m.allocator == base_name)
                 .map(|m| m.median)
                 .filter(|v| *v != 0.0)
         };
         let mut series = Vec::new();
         for name in distinct(&g, Measure::series) {
+            if kernels && crate::aa::aa_of(&name).is_some() {
+                continue;
+            }
             let vals = ops
                 .iter()
                 .map(|op| {
@@ -445,16 +460,21 @@ fn bars(b: &Bench) -> Vec<Bars> {
             series.push((name, vals));
         }
         // Baseline first.
-        series.sort_by_key(|(n, _)| n != "slub");
-        if series.len() < 2 || !series.iter().any(|(n, _)| n == "slub") {
+        series.sort_by_key(|(n, _)| n != base_name);
+        if series.len() < 2 || !series.iter().any(|(n, _)| n == base_name) {
             continue;
         }
         let (mode, metric) = (&g[0].mode, &g[0].metric);
+        let against = if kernels {
+            "classic SLUB"
+        } else {
+            "in-tree SLUB"
+        };
         out.push(Bars {
             file: format!("real-{mode}-{metric}.png"),
-            title: format!("real workloads: {metric}, {mode} (relative to in-tree SLUB)"),
+            title: format!("real workloads: {metric}, {mode} (relative to {against})"),
             caption: format!(
-                "Each program's {} relative to the in-tree SLUB's (1.0); bars are \
+                "Each program's {} relative to {base_desc} (1.0); bars are \
                  medians, whiskers the range of the rounds (the axis does not start \
                  at 0); {}.",
                 metric_desc(metric),
@@ -462,6 +482,7 @@ fn bars(b: &Bench) -> Vec<Bars> {
             ),
             ops,
             series,
+            y_desc: format!("relative to {against} ({base_name} = 1.0)"),
         });
     }
     out
@@ -506,7 +527,7 @@ fn draw_bars(c: &Bars, path: &Path) -> Result<(), Box<dyn Error>> {
                 String::new()
             }
         })
-        .y_desc("relative to in-tree SLUB (slub = 1.0)")
+        .y_desc(c.y_desc.as_str())
         .y_label_formatter(&|y| format!("{y:.2}"))
         .label_style(("sans-serif", 14))
         .axis_desc_style(("sans-serif", 17))
@@ -622,5 +643,40 @@ mod tests {
         // 12 programs of 14 characters: 12 * (14 * 8.5 + 24) + 140.
         let many = names(&["stress-ng-sock"; 12]);
         assert_eq!(bars_width(&many), 12 * 143 + 140);
+    }
+    #[test]
+    fn real_bars_skip_event_counts_and_two_kernel_aa_series() {
+        let m = |alloc: &str, metric: &str, v: f64| Measure {
+            workload: "real".into(),
+            op: "brk1".into(),
+            size: 0,
+            batch: 1,
+            cpus: 2,
+            allocator: alloc.into(),
+            variant: None,
+            mode: "model".into(),
+            metric: metric.into(),
+            rounds: vec![v],
+            median: v,
+            min: v,
+            max: v,
+        };
+        let mut b = Bench::default();
+        for metric in ["minstr", "ev_span_per_op"] {
+            for (alloc, v) in [("classic", 10.0), ("classic-aa", 11.0), ("sheaves", 12.0)] {
+                b.results.push(m(alloc, metric, v));
+            }
+        }
+        let bars = bars(&b);
+        assert_eq!(bars.len(), 1);
+        assert_eq!(bars[0].file, "real-model-minstr.png");
+        let names: Vec<&str> = bars[0].series.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["classic", "sheaves"]);
+        assert_eq!(bars[0].series[1].1[0], Some((1.2, 1.2, 1.2)));
+        assert!(
+            bars[0].y_desc.contains("classic = 1.0"),
+            "{}",
+            bars[0].y_desc
+        );
     }
 }

@@ -150,15 +150,25 @@ pub fn table(b: &Bench, title: &str) -> String {
     out.push_str(LEGEND);
     out.push('\n');
     if kernels {
-        out.push_str(
-            "two kernels: every allocator against the classic SLUB; \
-             each later floor-<kernel> against the first (the harness: about 1.000)\n",
-        );
+        out.push_str("two kernels: every allocator against the classic SLUB");
+        // The floors of SUITE=classic (the real programs have none).
+        if b.results.iter().any(|m| m.allocator.starts_with("floor-")) {
+            out.push_str(
+                "; each later floor-<kernel> against the first (the harness: about 1.000)",
+            );
+        }
+        out.push('\n');
+    }
+    // A two-kernel run's A/A series (X-aa) are judged in their sections
+    // below, not shown as columns of their own.
+    let aa_col = |m: &Measure| kernels && crate::aa::aa_of(&m.allocator).is_some();
+    if b.results.iter().any(aa_col) {
+        out.push_str("the A/A series (-aa): in the A/A sections at the end\n");
     }
     let shown = b
         .results
         .iter()
-        .filter(|m| m.mode != "counters" && !is_event(&m.metric));
+        .filter(|m| m.mode != "counters" && !is_event(&m.metric) && !aa_col(m));
     let mut legend = true;
     for sec in sections(shown) {
         let mut series: Vec<String> = Vec::new();
@@ -272,6 +282,7 @@ pub fn table(b: &Bench, title: &str) -> String {
         }
     }
     out.push_str(&crate::aa::section(b));
+    out.push_str(&crate::aa::kernels_section(b));
     out.push_str(&counters(b));
     out
 }
@@ -834,5 +845,31 @@ mod tests {
             ),
             "{out}"
         );
+    }
+    #[test]
+    fn a_two_kernel_table_hides_the_aa_columns_and_judges_the_kernels() {
+        let mut b = Bench::default();
+        for (alloc, v) in [
+            ("classic", 100.0),
+            ("classic-aa", 101.0),
+            ("sheaves", 130.0),
+            ("sheaves-aa", 129.0),
+            ("rslub", 98.0),
+        ] {
+            let mut x = m(alloc, &[v, v]);
+            x.workload = "real".into();
+            x.op = "brk1".into();
+            x.metric = "minstr".into();
+            b.results.push(x);
+        }
+        let out = table(&b, "t");
+        let head = out.lines().find(|l| l.starts_with("op ")).unwrap();
+        assert!(
+            head.contains("classic") && head.contains("sheaves"),
+            "{out}"
+        );
+        assert!(!head.contains("-aa"), "{out}");
+        assert!(out.contains("classic against sheaves"), "{out}");
+        assert!(out.contains("sheaves dearer"), "{out}");
     }
 }

@@ -362,6 +362,70 @@ fn real_workloads_table_counters_and_bars() {
 }
 
 #[test]
+fn classic_real_judges_the_kernels_against_their_aa_noise() {
+    let dir = tmp("classic-real");
+    let json = dir.join("bench.json").display().to_string();
+    let (k612, k73) = (
+        fixture("classic-real-6.12.log"),
+        fixture("classic-real-7.3.log"),
+    );
+    let renames = [
+        format!("{k612}:slub=classic"),
+        format!("{k612}:slub-aa=classic-aa"),
+        format!("{k73}:slub=sheaves"),
+        format!("{k73}:slub-aa=sheaves-aa"),
+    ];
+    let mut args = vec!["parse", "-o", &json];
+    for x in &renames {
+        args.extend(["--rename", x]);
+    }
+    args.extend([k612.as_str(), k73.as_str()]);
+    ok(&args);
+    let out = ok(&["table", dir.to_str().unwrap()]);
+    // The main table: classic, sheaves and rslub, no A/A columns.
+    let head: Vec<&str> = out
+        .lines()
+        .find(|l| l.starts_with("op "))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        head[4..],
+        ["classic", "sheaves", "ratio", "diff", "rslub", "ratio", "diff"],
+        "{out}"
+    );
+    let r = row(&out, "real / minstr", "hb-proc-pipe", "0");
+    assert_eq!(r[4..7], ["1005", "1105", "1.100"], "{r:?}");
+    // Classic against sheaves: (mode, op, metric) -> the row's fields.
+    let section = &out[out.find("classic against sheaves").expect("the section")..];
+    let kernel_row = |op: &str, metric: &str| -> Vec<String> {
+        section
+            .lines()
+            .map(|l| l.split_whitespace().map(String::from).collect::<Vec<_>>())
+            .find(|f| f.len() > 3 && f[1] == op && f[3] == metric)
+            .unwrap_or_else(|| panic!("no row {op} {metric} in {section}"))
+    };
+    let r = kernel_row("hb-proc-pipe", "minstr");
+    assert_eq!(r[0], "icount");
+    assert_eq!(r[4..8], ["1.100", "0.2%", "0.1%", "3"], "{r:?}");
+    assert_eq!(r[8..], ["sheaves", "dearer", "0.947"], "{r:?}");
+    // 1 % dearer, inside classic's 3 % A/A noise.
+    let r = kernel_row("brk1", "minstr");
+    assert_eq!(r[4..6], ["1.010", "3.0%"], "{r:?}");
+    assert_eq!(r[8..10], ["within", "A/A"], "{r:?}");
+    // rslub's own A/A section needs an rslub-aa side: none here.
+    assert!(!out.contains("aa/rslub"), "{out}");
+    // The bars: relative to classic, without the A/A series.
+    ok(&["plot", dir.to_str().unwrap()]);
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(report.contains("](real-icount-minstr.png)"), "{report}");
+    assert!(
+        report.contains("relative to the classic SLUB's"),
+        "{report}"
+    );
+}
+
+#[test]
 fn two_kernels_rename_and_compare_with_classic() {
     let dir = tmp("classic");
     let json = dir.join("bench.json").display().to_string();
