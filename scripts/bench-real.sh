@@ -205,6 +205,8 @@ RSBENCH=$ROOT/tools/rsbench/target/release/rsbench
 
 suite=real
 [ "$CLASSIC" = 0 ] || suite=classic-real
+# shellcheck disable=SC2086 # a list of modes
+need_quantum_qemu $REAL_MODES || exit 1
 out=$ROOT/results/$(date +%Y%m%d-%H%M%S)-$suite${EXPERIMENT:+-$EXPERIMENT}
 mkdir -p "$out"
 T0=$(date +%s)
@@ -255,7 +257,7 @@ run() {
 	[ -z "${5:-}" ] || { sides=$VARIANT_SIDES label=$5; }
 	echo "bench: [$(($(date +%s) - T0))s] $mode boot$tag${pre:+ of ${RUN_KDIR##*/}}, $cpus vCPUs (log: $log)"
 	# As in bench.sh: judged by its output (VM_STALL), a quiet console.
-	VM_CPUS=$cpus VM_MEM=${VM_MEM:-3G} VM_QEMU_OPTS=$qopts VM_STALL=${VM_STALL:-2400} \
+	VM_QEMU=$(vm_qemu_for "$qopts") VM_CPUS=$cpus VM_MEM=${VM_MEM:-3G} VM_QEMU_OPTS=$qopts VM_STALL=${VM_STALL:-2400} \
 		VM_TIMEOUT=${VM_TIMEOUT:-10800} VM_APPEND=loglevel=4 VM_CONSOLE=$out/console-$pre$1$tag.log \
 		scripts/vm.sh "${RUN_KDIR:-$BKDIR}" "cd $dir && MODE=$gmode MARKS=$marks SIDES='$sides' $scale BUILD_LABEL='$label' $GUEST_ENV scripts/guest-real.sh" 2>&1 |
 		tee "$log" | grep --line-buffered "^bench:" | sed -u 's/^/  /' || true
@@ -378,7 +380,7 @@ serve=$({ grep -h -m1 "^rslub_bench: serve " "${logs[@]}" || true; } | sed -n '1
 	--meta "mode=$(echo "$REAL_MODES" | tr ' ' ,)" --meta "cpus=$cpus_meta" \
 	--meta nodes=1 --meta "date=$(date -u +%FT%TZ)" --meta "git=$git_rev" \
 	--meta suite=$suite${EXPERIMENT:+ --meta "experiment=$EXPERIMENT"} --meta "quick=${QUICK:-0}" --meta "rounds=$ROUNDS" \
-	--meta "rslub_params=${RSLUB_PARAMS:-}" --meta "workloads=$sizes" \
+	--meta "rslub_params=${RSLUB_PARAMS:-}" --meta "workloads=$sizes" --meta "quantum=$(model_quantum)" \
 	${serve:+--meta "served=$serve"} "${counts[@]}" --profile "$(model_profile)" "${logs[@]}"
 "$RSBENCH" table "$out" | tee "$out/table.txt"
 "$RSBENCH" plot "$out" >/dev/null

@@ -220,6 +220,8 @@ case " $MODES " in
 	fi ;;
 esac
 
+# shellcheck disable=SC2086 # a list of modes
+need_quantum_qemu $MODES || exit 1
 out=$ROOT/results/$(date +%Y%m%d-%H%M%S)${SUITE:+-$SUITE}
 mkdir -p "$out"
 T0=$(date +%s)
@@ -238,7 +240,7 @@ run() {
 	# stuck after VM_STALL (2400) s without output; the console keeps only
 	# warnings and errors (loglevel=4), so that printing cannot land inside
 	# a measurement.
-	VM_CPUS=$cpus VM_MEM=${VM_MEM:-3G} VM_QEMU_OPTS=$qopts VM_STALL=${VM_STALL:-2400} \
+	VM_QEMU=$(vm_qemu_for "$qopts") VM_CPUS=$cpus VM_MEM=${VM_MEM:-3G} VM_QEMU_OPTS=$qopts VM_STALL=${VM_STALL:-2400} \
 		VM_TIMEOUT=${VM_TIMEOUT:-7200} VM_APPEND=loglevel=4 VM_CONSOLE=$out/console-$RUN_TAG$1.log \
 		scripts/vm.sh "$RUN_KDIR" "cd $RUN_BUILD && MODE=$mode WORKLOADS='$workloads' SIZES='$sizes' \
 BATCHES='$BATCHES' ALLOCS='${RUN_ALLOCS_NOW:-$RUN_ALLOCS}' OPS=${RUN_OPS:-$OPS} ROUNDS=$rounds CHURN_ROUNDS=$CHURN_ROUNDS ${RUN_EXTRA:-} \
@@ -364,7 +366,7 @@ qemu=$(qemu-system-x86_64 --version | head -n 1 | sed 's/^QEMU emulator version 
 	--meta "mode=$(echo "$MODES" | tr ' ' ,)" --meta "cpus=$cpus_meta" \
 	--meta nodes=1 --meta "date=$(date -u +%FT%TZ)" --meta "git=$git_rev" \
 	--meta "suite=${SUITE:-default}" --meta "quick=${QUICK:-0}" \
-	--meta "kvm=${KVM:-0}" --meta "rslub_params=${RSLUB_PARAMS:-}" \
+	--meta "kvm=${KVM:-0}" --meta "rslub_params=${RSLUB_PARAMS:-}" --meta "quantum=$(model_quantum)" \
 	${note:+--meta "note=$note"} "${counts[@]}" --profile "$(model_profile)" "${logs[@]}"
 "$RSBENCH" table "$out" | tee "$out/table.txt"
 "$RSBENCH" plot "$out"

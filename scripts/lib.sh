@@ -48,8 +48,9 @@ expand_modes() {
 # which must have run) with each vCPU's turn at most Q instructions
 # (-accel tcg,rr-quantum=Q), and the plugin trusting that QEMU's vCPU index
 # (vcpu=qemu: its patch gives callbacks the vCPU that runs a block), for
-# the vCPUs to interleave finely (docs/benchmarks.md, "Two CPUs at once").
-# It exports VM_QEMU, so call it outside a $(...) too, or use_quantum.
+# the vCPUs to interleave finely (docs/benchmarks.md, "Two CPUs at once");
+# 0 or empty: the distribution's QEMU. Boot with VM_QEMU=$(vm_qemu_for
+# OPTS), or call use_quantum outside a $(...) (it exports VM_QEMU).
 model_qemu_opts() {
 	local kdir=$1 counts=$2 extra=${3:-} cn
 	cn=$(awk '$3 == "cpu_number" { print $1; exit }' "$kdir/System.map" 2>/dev/null)
@@ -61,7 +62,7 @@ model_qemu_opts() {
 	fi
 	[ -n "$cn" ] || { echo "model: no cpu_number (nor pcpu_hot) in $kdir/System.map" >&2; return 1; }
 	local accel=''
-	if [ -n "${RR_QUANTUM:-}" ]; then
+	if [ "${RR_QUANTUM:-0}" != 0 ]; then
 		use_quantum || return 1
 		accel=" -accel tcg,rr-quantum=$RR_QUANTUM"
 		extra="${extra:+$extra,}vcpu=qemu"
@@ -72,7 +73,7 @@ model_qemu_opts() {
 # use_quantum: with RR_QUANTUM set, exports VM_QEMU, the patched QEMU of
 # `make qemu`, or says how to get it (it is not built here: about 6 min).
 use_quantum() {
-	[ -n "${RR_QUANTUM:-}" ] || return 0
+	[ "${RR_QUANTUM:-0}" != 0 ] || return 0
 	case $RR_QUANTUM in '' | *[!0-9]*) echo "model: RR_QUANTUM=$RR_QUANTUM: expected a number of instructions" >&2; return 1 ;; esac
 	local q
 	q=$("$ROOT/scripts/qemu-build.sh" --print-path) || return 1
@@ -94,6 +95,39 @@ model_nodes() {
 	echo "cpu_nodes=$cn,mem_starts=$starts"
 }
 
+# vm_qemu_for OPTS: the QEMU binary for a boot with QEMU options OPTS: the
+# patched one of `make qemu` when they ask for a quantum, else VM_QEMU
+# (empty: scripts/vm.sh's default, the distribution's).
+vm_qemu_for() {
+	case $1 in
+	*rr-quantum=*) "$ROOT/scripts/qemu-build.sh" --print-path ;;
+	*) echo "${VM_QEMU:-}" ;;
+	esac
+}
+
+# model_quantum: the quantum of make bench's model boots: RR_QUANTUM, 1000
+# instructions when unset (the figures converge from Q = 10000 down, where
+# the distribution's QEMU gives a spinner's clock whole slices of waiting:
+# docs/benchmarks.md, "Fine interleaving"); 0: the distribution's QEMU.
+model_quantum() { echo "${RR_QUANTUM-1000}"; }
+
+# need_quantum_qemu MODES...: when one of MODES is a model boot and
+# model_quantum is not 0, builds the patched QEMU (scripts/qemu-build.sh:
+# about 6 min the first time, cached under RSLUB_CACHE/qemu).
+need_quantum_qemu() {
+	local m
+	[ "$(model_quantum)" != 0 ] || return 0
+	for m in "$@"; do
+		case $m in model*)
+			"$ROOT/scripts/qemu-build.sh" >/dev/null || {
+				echo "bench: FAILED: building the patched QEMU of the model boots (scripts/qemu-build.sh; RR_QUANTUM=0 boots them on the distribution's)" >&2
+				return 1
+			}
+			return 0 ;;
+		esac
+	done
+}
+
 # model_profile: the profile make bench prices its model boots with
 # (MODEL_PROFILE, default server-ooo: the server's prices on an interval
 # core, which hides what an out-of-order core overlaps; `server` is the
@@ -103,7 +137,8 @@ model_profile() { echo "${MODEL_PROFILE:-server-ooo}"; }
 # model_boot_opts KDIR COUNTS [ARG,...]: model_qemu_opts for a make bench
 # boot, with the plugin's core= of model_profile when it is an interval
 # core (costmodel-price --core; empty for an in-order profile), so that
-# the counts can be priced under it and under the in-order profiles.
+# the counts can be priced under it and under the in-order profiles, at
+# the quantum of model_quantum (boot them with VM_QEMU=$(vm_qemu_for OPTS)).
 model_boot_opts() {
 	local core extra=${3:-}
 	core=$("$ROOT/tools/costmodel/target/release/costmodel-price" --profile "$(model_profile)" --core) ||
@@ -112,7 +147,7 @@ model_boot_opts() {
 	# The vCPUs' clocks (the order of their events, waiting, the span)
 	# are timed with the same profile.
 	extra="${extra:+$extra,}profile=$(model_profile)"
-	model_qemu_opts "$1" "$2" "$extra"
+	RR_QUANTUM=$(model_quantum) model_qemu_opts "$1" "$2" "$extra"
 }
 
 # lock_build DIR: holds DIR (a module build copy of make bench) for this

@@ -44,7 +44,7 @@ cpu() {	# cpu BOOT CMD: CPU seconds (user + system) of one boot running CMD
 	TIMEFORMAT='%U %S'
 	# A model boot runs a program 6-8 times slower than plain -icount,
 	# more with other work on the host: the watcher's patience to match.
-	t=$( { time VM_STALL=${VM_STALL:-1800} VM_QEMU_OPTS=$q VM_APPEND=loglevel=4 scripts/vm.sh "$KDIR" "$2" >"$out/vm.log" 2>&1; } 2>&1) ||
+	t=$( { time VM_QEMU=$(vm_qemu_for "$q") VM_STALL=${VM_STALL:-1800} VM_QEMU_OPTS=$q VM_APPEND=loglevel=4 scripts/vm.sh "$KDIR" "$2" >"$out/vm.log" 2>&1; } 2>&1) ||
 		{ echo "plugin-cost: the $1 boot failed:" >&2; tail -n 5 "$out/vm.log" >&2; return 1; }
 	echo "$t" | awk '{ printf "%.1f", $1 + $2 }'
 }
