@@ -279,7 +279,10 @@ pub fn kernels_section(b: &Bench) -> String {
     let mut out = String::from(
         "\nclassic against sheaves: 6.12's SLUB (classic) and 7.3's (sheaves), each run twice \
          in its own boot (classic-aa, sheaves-aa); X A/A = the largest |X-aa/X - 1| of a round \
-         pair; a verdict is called only outside the larger of the two\n",
+         pair; a verdict is called only outside the larger of the two. On the model the \
+         program's verdict is its ev_span_per_op row (the machine's elapsed cycles: throughput \
+         at a fixed amount of work, what upstream's reports measured); cycles_per_op is the \
+         work of all CPUs together\n",
     );
     out.push_str(&crate::table::render(&grid, &[0, 1, 3, 8]));
     out
