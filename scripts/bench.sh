@@ -7,7 +7,7 @@
 #       pair, repeat, fifo, shuffle, bulk, remote, churn over every size;
 #       under the cost model's plugin with model=off, so that a rep string
 #       instruction counts once (ICOUNT_PLUGIN=0: the virtual clock alone,
-#       each iteration an instruction, as before issue 51)
+#       each iteration of a rep string instruction counted as one)
 #   wall boot (BENCH_CPUS vCPUs, multi-threaded TCG; nanoseconds):
 #       parallel scaling over 1..BENCH_CPUS, remote objects/s, pair
 #   model boot (MODES=model; the icount boot's workloads under the cost

@@ -42,7 +42,8 @@ expand_modes() {
 # the counts file, the kernel's per-CPU cpu_number (System.map; the plugin
 # finds the running vCPU with it) and any further plugin arguments, then
 # MODEL_ARGS from the environment (e.g. MODEL_ARGS=strings=iter,rmw=access:
-# the counting before issue 51, for comparison). COSTMODEL_PLUGIN: another
+# each rep iteration an access and an atomic's accesses priced on top of
+# it, the older counting, for comparison). COSTMODEL_PLUGIN: another
 # build of the plugin (scripts/plugin-cost.sh compares two).
 # RR_QUANTUM=Q: the patched QEMU of `make qemu` (scripts/qemu-build.sh,
 # which must have run) with each vCPU's turn at most Q instructions
@@ -130,8 +131,8 @@ need_quantum_qemu() {
 
 # model_profile: the profile make bench prices its model boots with
 # (MODEL_PROFILE, default server-ooo: the server's prices on an interval
-# core, which hides what an out-of-order core overlaps; `server` is the
-# in-order model the tables used before issue 51).
+# core, which hides what an out-of-order core overlaps; `server` prices
+# in order, every access one after another).
 model_profile() { echo "${MODEL_PROFILE:-server-ooo}"; }
 
 # model_boot_opts KDIR COUNTS [ARG,...]: model_qemu_opts for a make bench
