@@ -28,7 +28,7 @@ import sys
 # 2026-12-01: the slab magic is the cache's secret XOR the slab's address
 # (one xor more; docs/design.md, "Fast-path cost").
 # The served entries (the kernel's static calls into rslub for a cache it
-# serves, issue 32) are the API's paths plus one test of rslub's rare-case
+# serves in place of SLUB) are the API's paths plus one test of rslub's rare-case
 # word and of the node on alloc (41 and 47 in the bench build).
 BUDGETS = {
     "rslub_cache_alloc": 40,
