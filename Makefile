@@ -66,7 +66,7 @@ KLLVM = $(if $(filter y,$(call kconfig,CONFIG_CC_IS_CLANG)),LLVM=$(if $(shell co
 KMAKE = $(MAKE) -C $(BUILD_KDIR) M=$(ROOT) $(KLLVM)
 
 # The module's Rust (kernel rustfmt config); tools/ use cargo fmt's defaults.
-RUST_SRC := $(wildcard rust/*.rs rust/serve/*.rs rust/core/*.rs rust/core/slub/*.rs)
+RUST_SRC := $(wildcard rust/*.rs rust/serve/*.rs rust/core/*.rs rust/core/slab/*.rs rust/core/slub/*.rs)
 # host_shim.c is userspace code (the shim's host twin): not kernel style.
 # stress/modcycle.c and tools/realprogs/ are userspace too, but kernel style.
 C_SRC := $(filter-out %.mod.c c_shim/host_shim.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c kunit/*.h bench/*.c stress/*.c include/*.h tools/realprogs/*.c tools/costmodel/guest/*.c tools/qemu-quantum/*.c))
