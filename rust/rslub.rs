@@ -37,6 +37,7 @@ pub mod registry;
 #[cfg(CONFIG_KUNIT)]
 mod selftest;
 pub mod serve;
+#[path = "core/shim_methods.rs"]
 mod shim_methods;
 pub mod sysfs;
 
