@@ -48,7 +48,8 @@ export LIBCLANG_PATH ?= /usr/lib/llvm-22/lib
 # project's cached one. The cached one's path depends on what setup installs,
 # so it is resolved when first used (after setup), and it is never put in the
 # environment under the name KDIR: a nested make (scripts/check.sh runs
-# 'make setup') must not mistake it for the user's (issue 10).
+# 'make setup') must not mistake it for the user's, or that setup would
+# install the tools only and never build or refresh the cached kernel.
 # scripts/test-setup-logic.sh checks these decisions.
 ifeq ($(origin KDIR),undefined)
 BUILD_KDIR = $(eval BUILD_KDIR := $(shell $(ROOT)/scripts/setup.sh --print-kdir 2>/dev/null))$(BUILD_KDIR)
