@@ -4,7 +4,7 @@
 //!   `[freelist, counters]` pair a free updates with cmpxchg16b;
 //! - `freeptr.rs`: the free pointer codec, how a free object names the
 //!   next one (obfuscated in hardened caches);
-//! - `list.rs`: [`SlabList`], the intrusive list of slabs a node keeps.
+//! - `list.rs`: `SlabList`, the intrusive list of slabs a node keeps.
 //!
 //! Platform-free: compiled into the module and the host crate.
 
