@@ -18,7 +18,8 @@ use core::ptr;
 const SLAB_BROKEN: usize = 0xb20c_e45a_ab5e_1f00_u64 as usize;
 
 /// The frozen bit in the counters word: the slab belongs to one CPU (as its
-/// CPU slab or on its CPU partial list) and is on no node list.
+/// CPU slab or on its CPU partial list), or is isolated, and is on no node
+/// list (see the [`SlabHeader`] invariants).
 pub const FROZEN: usize = 1 << 32;
 
 /// Objects in use, from a counters word.
@@ -29,6 +30,47 @@ pub const fn inuse(counters: usize) -> u32 {
 /// Per-slab metadata: at the start of the slab, or, where that would cost
 /// too much of it, outside (`Layout::header_outside`), found through the
 /// slab's first page (`Platform::slab_meta`). Either way it is 64 bytes.
+///
+/// # Invariants
+/// Of the header of a slab from `init` until its cache kills it (`kill`),
+/// unless a stray write damaged it (every path checks `magic` before it
+/// trusts the rest):
+/// - `magic` is `live_magic(secret, base)` for the owning cache's secret,
+///   or that value `^ SLAB_BROKEN` once the slab is isolated; it becomes 0
+///   only when the slab, on no list and empty, is queued for its pages to
+///   go (`Discards`). `owner`, `node` and `base` are written by `init` and
+///   never again; a header in the slab sits at `base`.
+/// - `pair` is `[freelist, counters]`: `freelist` is null or the first of
+///   a null-terminated chain of free objects of this slab, linked by the
+///   cache's free pointer codec, and `inuse(counters)` plus the chain's
+///   length is `Layout::objects`. Objects a CPU holds on its lockless
+///   freelist (and, in the `free_batch` build, those waiting in a CPU's
+///   batch) count as in use.
+/// - Once other CPUs can reach the slab (a CPU slab, on a list, or found
+///   from an object by a free), `pair` changes only as a whole by a locked
+///   cmpxchg16b; plain stores (`set_pair_private`) only while the slab is
+///   private to one task.
+/// - `FROZEN` set in `counters`: the slab is on no node list, and is either
+///   one CPU's (its CPU slab, on its CPU partial list, or held by the task
+///   moving it onto or off them), which alone takes objects from it and
+///   unfreezes it, or isolated, frozen for good. A free to a frozen slab
+///   only pushes onto `freelist`.
+/// - `FROZEN` clear (the only state a debug cache's slabs know, until
+///   isolated): as another holder of the node's lock sees it, the slab is
+///   on its node's partial list if some but not all of its objects are
+///   free; on that list, on the empty-slab cache, or private to one task
+///   (new, just taken off the cache, or queued to be freed) if all are
+///   free; on no list if none is free (a debug cache's: on its `full`
+///   list). A slab its list forgot (`SlabList::remove`) is the exception:
+///   on no list whatever its counts.
+/// - A slab linked on a node list has `on_list` set and `list_gen` equal
+///   to that list's generation; `on_list` clear means on no node list, and
+///   `on_list` with another generation means on a list that has since
+///   forgotten its slabs, so on none. `prev`, `on_list` and `list_gen`
+///   belong to the holder of the node's lock.
+/// - `next` has one owner at a time: the node's lock while the slab is on a
+///   node list, the owning CPU (under its CPU lock) while the slab is on its
+///   CPU partial list, the `Discards` that holds it once it is killed.
 #[repr(C, align(16))]
 pub struct SlabHeader {
     /// `secret ^ base` while the slab is live, with the owning cache's
@@ -47,7 +89,8 @@ pub struct SlabHeader {
     /// NUMA node of the slab's pages (below `MAX_NODES`; two bytes, so
     /// that the header keeps to 64 with its `base`).
     pub node: i16,
-    /// Whether the slab is on its node's partial list or empty cache.
+    /// Whether the slab is on a node list (partial, empty-slab cache, or a
+    /// debug cache's full list), as far as `list_gen` agrees.
     pub on_list: bool,
     /// The `generation` of the list it was put on (`SlabList::holds`).
     pub(super) list_gen: u32,
@@ -163,6 +206,8 @@ impl SlabHeader {
                 thread_freelist::<false>(base, layout, seq, start)
             }
         };
+        // INVARIANT: every object is on the new freelist and none is in use;
+        // the magic is live; unfrozen, on no list, private to the caller.
         // SAFETY: in the slab the header fits before the first object and
         // `base` is aligned far beyond `SlabHeader`'s alignment; outside,
         // per the caller.
@@ -200,7 +245,9 @@ impl SlabHeader {
         }
     }
 
-    /// Sets the pair while the slab is private to the caller.
+    /// Sets the pair while the slab is private to the caller, who keeps
+    /// the counting invariant (`inuse` plus the freelist's length is the
+    /// slab's object count).
     ///
     /// # Safety
     /// No other CPU can reach the slab.
@@ -265,8 +312,12 @@ impl SlabHeader {
         self.owner = owner;
     }
 
-    /// Marks the slab dead, so stale pointers into it are refused.
+    /// Marks the slab dead, so stale pointers into it are refused. Its
+    /// cache calls it only for an empty slab it took off every list, on its
+    /// way back to the page allocator (`Discards::kill_and_queue`).
     pub fn kill(&mut self) {
+        // INVARIANT: the end of the live header; nothing of it is trusted
+        // from here on.
         self.magic = 0;
     }
 
@@ -283,6 +334,8 @@ impl SlabHeader {
     /// The caller has taken the slab off every list (or it is on none).
     pub unsafe fn mark_isolated(slab: *mut SlabHeader, secret: usize, base: usize) {
         let magic = Self::live_magic(secret, base) ^ SLAB_BROKEN;
+        // INVARIANT: the isolated magic, for good; the caller froze the
+        // slab (`Cache::isolate`) and it is on no list.
         // SAFETY: per the caller; racing readers of `magic` only compare it.
         unsafe { ptr::write_volatile(ptr::addr_of_mut!((*slab).magic), magic) };
     }

@@ -12,6 +12,22 @@ use core::sync::atomic::{AtomicU32, Ordering};
 
 /// An intrusive doubly linked list of slabs with its length, for node lists
 /// (the crate's own: no `Default` or `is_empty` it does not use).
+///
+/// # Invariants
+/// A list lives inside its node's lock (`NodeLists`), so it and its
+/// members' links change only under that lock. Unless a stray write
+/// damaged a member's header (which `remove` looks for before it writes
+/// through a link):
+/// - `len` slabs are linked from `head` through `next`; `head` and `tail`
+///   are null when `len` is 0, else the first and the last of them. Each
+///   member's `prev` names the member before it (null for `head`), its
+///   `next` the one after it (null for `tail`).
+/// - Every member has `on_list` set and `list_gen` equal to `generation`.
+/// - `generation` is 0 until the list first forgets its slabs, then a value
+///   of `NEXT_GENERATION` no list had before: a slab marked `on_list` with
+///   another generation is not on this list. Lists that never forgot share
+///   generation 0, so that test tells "this list" from "none" only for a
+///   slab the caller knows to be on this list or on none (`holds`).
 pub(crate) struct SlabList {
     head: *mut SlabHeader,
     tail: *mut SlabHeader,
@@ -52,6 +68,8 @@ impl SlabList {
     /// # Safety
     /// `slab` is a live header owned by the caller and on no list.
     pub(crate) unsafe fn push_front(&mut self, slab: *mut SlabHeader) {
+        // INVARIANT: `slab` becomes the head, marked as a member of this
+        // generation, and is counted.
         // SAFETY: the caller owns `slab`; `head`, when set, is a member.
         unsafe {
             (*slab).prev = ptr::null_mut();
@@ -73,6 +91,8 @@ impl SlabList {
     /// # Safety
     /// `slab` is a live header owned by the caller and on no list.
     pub(crate) unsafe fn push_back(&mut self, slab: *mut SlabHeader) {
+        // INVARIANT: `slab` becomes the tail, marked as a member of this
+        // generation, and is counted.
         // SAFETY: the caller owns `slab`; `tail`, when set, is a member.
         unsafe {
             (*slab).next = ptr::null_mut();
@@ -118,6 +138,7 @@ impl SlabList {
         // SAFETY: `slab` is live per the caller.
         if unsafe { (*slab).list_gen } != self.generation && self.head != slab {
             // On the list before it forgot its slabs: on none now.
+            // INVARIANT: not a member (another generation); its mark goes.
             // SAFETY: as above.
             unsafe { (*slab).on_list = false };
             return Ok(());
@@ -151,6 +172,8 @@ impl SlabList {
             if !(prev_ok && next_ok && (*slab).list_gen == self.generation) {
                 return Err(self.forget(slab));
             }
+            // INVARIANT: the links agree, so the neighbours (or the ends)
+            // are rewired around `slab`, which loses its mark and its count.
             if prev.is_null() {
                 self.head = next;
             } else {
@@ -179,6 +202,8 @@ impl SlabList {
     #[cold]
     unsafe fn forget(&mut self, at: *mut SlabHeader) -> BrokenList {
         let lost = self.len;
+        // INVARIANT: empty, under a generation no slab carries, so every
+        // former member reads as on no list.
         *self = Self::new();
         self.generation = NEXT_GENERATION.fetch_add(1, Ordering::Relaxed);
         // SAFETY: per the caller.
