@@ -48,7 +48,8 @@ export LIBCLANG_PATH ?= /usr/lib/llvm-22/lib
 # project's cached one. The cached one's path depends on what setup installs,
 # so it is resolved when first used (after setup), and it is never put in the
 # environment under the name KDIR: a nested make (scripts/check.sh runs
-# 'make setup') must not mistake it for the user's (issue 10).
+# 'make setup') must not mistake it for the user's, or that setup would
+# install the tools only and never build or refresh the cached kernel.
 # scripts/test-setup-logic.sh checks these decisions.
 ifeq ($(origin KDIR),undefined)
 BUILD_KDIR = $(eval BUILD_KDIR := $(shell $(ROOT)/scripts/setup.sh --print-kdir 2>/dev/null))$(BUILD_KDIR)
@@ -66,7 +67,7 @@ KLLVM = $(if $(filter y,$(call kconfig,CONFIG_CC_IS_CLANG)),LLVM=$(if $(shell co
 KMAKE = $(MAKE) -C $(BUILD_KDIR) M=$(ROOT) $(KLLVM)
 
 # The module's Rust (kernel rustfmt config); tools/ use cargo fmt's defaults.
-RUST_SRC := $(wildcard rust/*.rs rust/serve/*.rs rust/core/*.rs rust/core/slub/*.rs)
+RUST_SRC := $(wildcard rust/*.rs rust/serve/*.rs rust/core/*.rs rust/core/slab/*.rs rust/core/slub/*.rs)
 # host_shim.c is userspace code (the shim's host twin): not kernel style.
 # stress/modcycle.c and tools/realprogs/ are userspace too, but kernel style.
 C_SRC := $(filter-out %.mod.c c_shim/host_shim.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c kunit/*.h bench/*.c stress/*.c include/*.h tools/realprogs/*.c tools/costmodel/guest/*.c tools/qemu-quantum/*.c))

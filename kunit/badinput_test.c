@@ -343,14 +343,13 @@ static void a_copied_slab_header_is_refused(struct kunit *test)
 
 /*
  * An overflow of 16 bytes from the memory before a slab lands on the first
- * words of its header (issue 30, finding 1). They are the magic and the
- * owner, which every free checks first, and not the [freelist, counters]
- * pair: a full slab whose first 16 bytes now read freelist 0, counters 1
- * refuses the free of one of its objects (counted in errors), keeps its
- * pages through a shrink, and none of its live objects is handed out
- * again. With the pair first (until 2026-12-01), that free emptied the
- * slab by its forged count, the shrink gave its pages back, and the live
- * objects were handed out again.
+ * words of its header. They are the magic and the owner, which every free
+ * checks first, and not the [freelist, counters] pair: a full slab whose
+ * first 16 bytes now read freelist 0, counters 1 refuses the free of one of
+ * its objects (counted in errors), keeps its pages through a shrink, and
+ * none of its live objects is handed out again. With the pair first (until
+ * 2026-12-01), that free emptied the slab by its forged count, the shrink
+ * gave its pages back, and the live objects were handed out again.
  */
 static void an_overflow_onto_a_slab_header_frees_nothing(struct kunit *test)
 {

@@ -433,14 +433,13 @@ static void kfree_nolock_is_deferred(struct kunit *test)
 
 /*
  * rslub_badinput's an_overflow_onto_a_slab_header_frees_nothing on a served
- * slab (issue 30, finding 1): 16 bytes from the memory before the slab
- * overwrite the first words of its header, the magic and the owner word.
- * The kernel's free of one of the slab's objects then finds no live slab of
- * rslub's there and drops the object (a log line); the slab's count is not
- * touched, so none of its live objects is handed out again. With the
- * [freelist, counters] pair first, the forged count emptied the slab and
- * its live objects were handed out again. The header repaired, every
- * object goes back and the cache drains.
+ * slab: 16 bytes from the memory before the slab overwrite the first words
+ * of its header, the magic and the owner word. The kernel's free of one of
+ * the slab's objects then finds no live slab of rslub's there and drops the
+ * object (a log line); the slab's count is not touched, so none of its live
+ * objects is handed out again. With the [freelist, counters] pair first,
+ * the forged count emptied the slab and its live objects were handed out
+ * again. The header repaired, every object goes back and the cache drains.
  */
 static void an_overflow_onto_a_served_slab_header_frees_nothing(struct kunit *test)
 {
@@ -595,13 +594,13 @@ static void expect_slab_errors(struct kunit *test)
 }
 
 /*
- * Issue 30, finding 2: rslub's slabs have no object count for SLUB's object
- * extensions, so nothing may ask for them. kmem_cache_charge() of a served
- * object from a child memory cgroup leaves it uncharged (before, it wrote
- * through a zero-sized vector: an oops); a request SLUB would charge goes
- * to SLUB, a bulk one too. Issue 31: a SLAB_ACCOUNT cache is served too; its allocations
- * from the root cgroup (this kthread's), which SLUB does not charge
- * either, come from rslub, those from a child cgroup from SLUB.
+ * rslub's slabs have no object count for SLUB's object extensions, so
+ * nothing may ask for them. kmem_cache_charge() of a served object from a
+ * child memory cgroup leaves it uncharged (before, it wrote through a
+ * zero-sized vector: an oops); a request SLUB would charge goes to SLUB, a
+ * bulk one too. A SLAB_ACCOUNT cache is served too: its allocations from
+ * the root cgroup (this kthread's), which SLUB does not charge either,
+ * come from rslub, those from a child cgroup from SLUB.
  */
 static void charge_one(struct kunit *test, const char *name, slab_flags_t flags)
 {
@@ -650,10 +649,12 @@ static void charging_a_served_object(struct kunit *test)
 }
 
 /*
- * Finding 2 again: allocation profiling switched on while a cache is served
- * (sysctl vm.mem_profiling=1 flips this key, and nothing else). New objects come from SLUB,
- * which tags them; rslub's objects still go back to rslub. Before, the
- * served allocation reached the tagging hook: an oops.
+ * The missing object extensions again, met through allocation profiling,
+ * whose tags live in them: profiling switched on while a cache is served
+ * (sysctl vm.mem_profiling=1 flips this key, and nothing else). New
+ * objects come from SLUB, which tags them; rslub's objects still go back
+ * to rslub. Before, the served allocation reached the tagging hook: an
+ * oops.
  */
 static void allocation_profiling_switched_on(struct kunit *test)
 {
@@ -688,11 +689,11 @@ static void allocation_profiling_switched_on(struct kunit *test)
 }
 
 /*
- * Finding 4: kmem_cache_destroy() of a served cache whose objects rslub
- * still has out. As SLUB does with its own, the kernel keeps the cache
- * (and reports it, counted here instead of warning); the object is freed
- * through it later and the rslub cache drains and goes. Before, the
- * kmem_cache was freed and that free read it.
+ * kmem_cache_destroy() of a served cache whose objects rslub still has out.
+ * As SLUB does with its own, the kernel keeps the cache (and reports it,
+ * counted here instead of warning); the object is freed through it later
+ * and the rslub cache drains and goes. Before, the kmem_cache was freed and
+ * that free read it.
  */
 static void destroy_with_objects_out(struct kunit *test)
 {
@@ -712,11 +713,11 @@ static void destroy_with_objects_out(struct kunit *test)
 }
 
 /*
- * Finding 6: the usercopy check of a live object in a served slab whose
- * header an overflow damaged. rslub finds the object from the cache's
- * geometry, not the header, so the copy is allowed (before, the check
- * found no object and killed the task); a copy past the object's end is
- * still refused by the bounds the object start gives (not run: it BUGs).
+ * The usercopy check of a live object in a served slab whose header an
+ * overflow damaged. rslub finds the object from the cache's geometry, not
+ * the header, so the copy is allowed (before, the check found no object and
+ * killed the task); a copy past the object's end is still refused by the
+ * bounds the object start gives (not run: it BUGs).
  */
 static void usercopy_from_a_damaged_slab(struct kunit *test)
 {
@@ -747,10 +748,10 @@ static void usercopy_from_a_damaged_slab(struct kunit *test)
 }
 
 /*
- * Finding 5: a served SLAB_CACHE_DMA32 cache's slabs come from below
- * 4 GiB, as SLUB's do, even when asked for on a node whose memory is all
- * above it (the guest running this has one: scripts/check.sh). Before,
- * rslub took its pages with the caller's gfp alone.
+ * A served SLAB_CACHE_DMA32 cache's slabs come from below 4 GiB, as SLUB's
+ * do, even when asked for on a node whose memory is all above it (the guest
+ * running this has one: scripts/check.sh). Before, rslub took its pages
+ * with the caller's gfp alone.
  */
 static void dma32_slabs_stay_below_4g(struct kunit *test)
 {
@@ -784,15 +785,15 @@ static void dma32_slabs_stay_below_4g(struct kunit *test)
 }
 
 /*
- * Finding 5: rslub's slabs of order > 0 are asked for lightly (no retry,
- * no warning, no reserves); when the page allocator says no, SLUB serves
- * the object with its own fallback to its minimum order. Order 1 and up
- * fail for this task (fail_page_alloc, set up by scripts/guest-kunit.sh:
- * min-order 1, task-filter, verbose 2). Every allocation succeeds; none
- * is rslub's; and the guest's log has no stack of a failed request made
- * without __GFP_NOWARN (judged by scripts/check.sh: before, rslub's
- * order-3 request printed one). That __GFP_NORETRY and __GFP_NOMEMALLOC
- * are set too is read in the hook, not tested.
+ * rslub's slabs of order > 0 are asked for lightly (no retry, no warning,
+ * no reserves); when the page allocator says no, SLUB serves the object
+ * with its own fallback to its minimum order. Order 1 and up fail for this
+ * task (fail_page_alloc, set up by scripts/guest-kunit.sh: min-order 1,
+ * task-filter, verbose 2). Every allocation succeeds; none is rslub's; and
+ * the guest's log has no stack of a failed request made without
+ * __GFP_NOWARN (judged by scripts/check.sh: before, rslub's order-3 request
+ * printed one). That __GFP_NORETRY and __GFP_NOMEMALLOC are set too is read
+ * in the hook, not tested.
  */
 static void higher_orders_fail_softly(struct kunit *test)
 {
@@ -824,8 +825,10 @@ static void higher_orders_fail_softly(struct kunit *test)
 }
 
 /*
- * Finding 8: with init_on_free=1 (scripts/check.sh boots one guest so), a
- * served object comes back all zero, rslub's free pointer included.
+ * With init_on_free=1 (scripts/check.sh boots one guest so), a served
+ * object comes back all zero, rslub's free pointer included: the kernel
+ * wipes an object when it is freed, before rslub writes its free pointer
+ * into it, so that word is cleared again when the object is handed out.
  */
 static void init_on_free_objects_come_back_zero(struct kunit *test)
 {
@@ -861,14 +864,14 @@ static void init_on_free_objects_come_back_zero(struct kunit *test)
 }
 
 /*
- * Issue 31: a SLAB_TYPESAFE_BY_RCU kernel cache served. An RCU reader (a
- * kthread in a read section) keeps reading a served object while the test
- * frees it, allocates and frees again, and shrinks rslub's cache: the slab
- * leaves the cache but its pages wait for the reader (rcu_pending_slabs
- * above 0 while it is inside), and the reader sees only what the test
- * wrote (neither a poison nor a free pointer where it reads: the cache
- * sets a freeptr_offset, which rslub keeps to). Asserted here from what
- * the reader counted.
+ * A SLAB_TYPESAFE_BY_RCU kernel cache served. An RCU reader (a kthread in a
+ * read section) keeps reading a served object while the test frees it,
+ * allocates and frees again, and shrinks rslub's cache: the slab leaves the
+ * cache but its pages wait for the reader (rcu_pending_slabs above 0 while
+ * it is inside), and the reader sees only what the test wrote (neither a
+ * poison nor a free pointer where it reads: the cache sets a
+ * freeptr_offset, which rslub keeps to). Asserted here from what the reader
+ * counted.
  */
 struct typesafe_obj {
 	unsigned long seq;
@@ -958,12 +961,12 @@ static void typesafe_by_rcu_served_under_a_reader(struct kunit *test)
 }
 
 /*
- * Issue 31: the sheaf prefill API of a served cache. A sheaf prefilled
- * before serving holds SLUB's objects; refilled while serving it gets
- * rslub's beside them; a new sheaf, and an oversize one, get rslub's.
- * Returned, a sheaf gives its unused objects back to their allocators
- * (SLUB keeps no sheaf that may hold rslub's objects), and objects taken
- * from a sheaf go back to rslub when freed.
+ * The sheaf prefill API of a served cache. A sheaf prefilled before serving
+ * holds SLUB's objects; refilled while serving it gets rslub's beside them;
+ * a new sheaf, and an oversize one, get rslub's. Returned, a sheaf gives
+ * its unused objects back to their allocators (SLUB keeps no sheaf that may
+ * hold rslub's objects), and objects taken from a sheaf go back to rslub
+ * when freed.
  */
 static void prefilled_sheaves_come_from_rslub(struct kunit *test)
 {
@@ -1075,15 +1078,15 @@ static struct task_struct *race_start(int (*fn)(void *), struct race *r, int cpu
 }
 
 /*
- * Finding 7: serving a cache races with its kmem_cache_destroy(). The
- * destroy starts at a delay swept over the serve's own length (rslub makes
- * its cache, then the kernel publishes it); whichever wins, rslub must end
- * up serving nothing for the destroyed cache: either the serve is refused,
- * or the destroy tells rslub, which lets its cache go. Before, the kernel
- * published the serve after dropping slab_mutex and the destroy checked
- * the static key without it: a destroy in between was never told, and
- * rslub kept serving a freed cache. Asserted in the test thread, from what
- * the two threads left.
+ * Serving a cache races with its kmem_cache_destroy(). The destroy starts
+ * at a delay swept over the serve's own length (rslub makes its cache, then
+ * the kernel publishes it); whichever wins, rslub must end up serving
+ * nothing for the destroyed cache: either the serve is refused, or the
+ * destroy tells rslub, which lets its cache go. Before, the kernel
+ * published the serve after dropping slab_mutex and the destroy checked the
+ * static key without it: a destroy in between was never told, and rslub
+ * kept serving a freed cache. Asserted in the test thread, from what the
+ * two threads left.
  */
 static void serving_races_with_destroy(struct kunit *test)
 {
@@ -1242,14 +1245,14 @@ static struct kunit_suite rslub_serve_suite = {
 };
 
 /*
- * Finding 3: a served slab isolated after a reported corruption outlives
- * serving: the kernel may still hold its objects and free them, so the
- * rslub cache is kept for good (and with it rslub), never destroyed by the
- * reaper nor with the kernel cache. A freed object's free pointer is
- * overwritten (a use after free); the next allocation reports it and
- * isolates the CPU slab, whose other objects are still out. Before, the
- * reaper destroyed the cache once the counts (which leave the isolated
- * slab out) said empty, and the frees that followed read the freed cache.
+ * A served slab isolated after a reported corruption outlives serving: the
+ * kernel may still hold its objects and free them, so the rslub cache is
+ * kept for good (and with it rslub), never destroyed by the reaper nor with
+ * the kernel cache. A freed object's free pointer is overwritten (a use
+ * after free); the next allocation reports it and isolates the CPU slab,
+ * whose other objects are still out. Before, the reaper destroyed the cache
+ * once the counts (which leave the isolated slab out) said empty, and the
+ * frees that followed read the freed cache.
  */
 static void an_isolated_served_slab_keeps_its_cache(struct kunit *test)
 {

@@ -21,7 +21,7 @@ pub mod debug;
 pub mod layout;
 #[path = "core/platform.rs"]
 pub mod platform;
-#[path = "core/slab.rs"]
+#[path = "core/slab/mod.rs"]
 pub mod slab;
 #[path = "core/slub/mod.rs"]
 pub mod slub;
@@ -37,6 +37,7 @@ pub mod registry;
 #[cfg(CONFIG_KUNIT)]
 mod selftest;
 pub mod serve;
+#[path = "core/shim_methods.rs"]
 mod shim_methods;
 pub mod sysfs;
 

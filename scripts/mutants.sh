@@ -26,27 +26,15 @@ if ! command -v cargo-mutants >/dev/null; then
 	echo "mutants: installing cargo-mutants (cargo install cargo-mutants --locked)"
 	cargo install cargo-mutants --locked || { echo "mutants: cannot install cargo-mutants"; exit 1; }
 fi
-# cargo-mutants copies rust/core alone; its build script finds the shim here.
+# cargo-mutants copies rust/core alone (without its target/), which holds
+# every file of the host crate; its build script finds the shim here.
 export RSLUB_ROOT=$ROOT
-# ...but the core also includes rust/shim_methods.rs (shared with the module
-# crate) by a relative path, which a copy of rust/core alone does not have.
-# So the mutants are made from a staged copy that holds that file inside;
-# file names in the results are the same as in rust/core.
-STAGE=$(mktemp -d /tmp/rslub-mutants.XXXXXX)
-trap 'rm -rf "$STAGE"' EXIT
-rsync -a --exclude target "$ROOT/rust/core/" "$STAGE/core/"
-cp "$ROOT/rust/shim_methods.rs" "$STAGE/core/"
-sed -i 's|^#\[path = "../shim_methods.rs"\]$|#[path = "shim_methods.rs"]|' "$STAGE/core/lib.rs"
-if ! grep -q '^#\[path = "shim_methods.rs"\]$' "$STAGE/core/lib.rs"; then
-	echo "mutants: rust/core/lib.rs no longer includes ../shim_methods.rs the way scripts/mutants.sh stages it" >&2
-	exit 1
-fi
 case ${VARIANT:-} in
 "") ;;
 free_batch) export RUSTFLAGS="${RUSTFLAGS:-} --cfg rslub_free_batch" ;;
 *) echo "mutants: unknown VARIANT '$VARIANT' (free_batch)" >&2; exit 2 ;;
 esac
-args=(--dir "$STAGE/core" --jobs "${JOBS:-1}" --no-shuffle)
+args=(--dir "$ROOT/rust/core" --jobs "${JOBS:-1}" --no-shuffle)
 if [ -n "${FILE:-}" ]; then
 	for f in $FILE; do args+=(--file "$f"); done
 else

@@ -261,15 +261,15 @@ fn bulk_frees_of_64_small_objects_and_one_more_on_the_shared_bit() {
     }
 }
 
-/// The other guard: the slab's own freelist head (issue 30, finding 9). A
-/// slab of more than 64 small objects is CPU 0's slab; another CPU frees
-/// one of its objects, which then heads the slab's freelist (not the CPU
-/// freelist). CPU 0 bulk-frees 64 (or 63) of its objects with that one
-/// among them, on the bit it shares with the first. Both ways of settling
-/// a shared bit must compare with both guards: the settling of a guard's
-/// bit (up to 64 objects) and the exact set (more than 64). Compared with
-/// the CPU freelist's head alone, the object was linked into the chain and
-/// counted free twice (`inuse` underflowed).
+/// The other guard: the slab's own freelist head. A slab of more than 64
+/// small objects is CPU 0's slab; another CPU frees one of its objects,
+/// which then heads the slab's freelist (not the CPU freelist). CPU 0
+/// bulk-frees 64 (or 63) of its objects with that one among them, on the
+/// bit it shares with the first. Both ways of settling a shared bit must
+/// compare with both guards: the settling of a guard's bit (up to 64
+/// objects) and the exact set (more than 64). Compared with the CPU
+/// freelist's head alone, the object was linked into the chain and counted
+/// free twice (`inuse` underflowed).
 #[test]
 fn bulk_frees_naming_the_slab_freelist_head_are_refused() {
     let _m = machine();
@@ -331,15 +331,15 @@ extern "C" fn free_in_irq(arg: *mut core::ffi::c_void) {
     unsafe { (*w.cache).free(w.obj) };
 }
 
-/// A bulk free of three objects of the CPU slab, with an interrupt at
-/// every interruptible point of it (issue 30, finding 9) that frees the
-/// chain's middle object on the same CPU. Before the chain is gathered the
-/// batch names a free object; after the push the interrupt's free is the
-/// double one; in between the middle object heads the CPU freelist when
-/// the chain is pushed, and the push must find it in the chain (a chain of
-/// three is not short enough to skip its bit test: only chains of one or
-/// two have no member but their ends). Each way one report, and no object
-/// is handed out twice afterwards.
+/// A bulk free of three objects of the CPU slab, with an interrupt at every
+/// interruptible point of it that frees the chain's middle object on the
+/// same CPU. Before the chain is gathered the batch names a free object;
+/// after the push the interrupt's free is the double one; in between the
+/// middle object heads the CPU freelist when the chain is pushed, and the
+/// push must find it in the chain (a chain of three is not short enough to
+/// skip its bit test: only chains of one or two have no member but their
+/// ends). Each way one report, and no object is handed out twice
+/// afterwards.
 #[test]
 fn an_interrupt_freeing_a_chain_member_before_the_push_is_caught() {
     use crate::host::shim;

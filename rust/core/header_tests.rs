@@ -218,17 +218,17 @@ fn an_overwritten_base_word_does_not_pick_the_pages_freed() {
     assert_eq!(pages(), pages0);
 }
 
-/// An overflow of 16 bytes from the memory before a slab (issue 30's first
-/// finding) lands on the first words of the slab's header. They must be words
-/// that the free path checks before it trusts anything else: the magic and
-/// the owner, with the `[freelist, counters]` pair after them. Tried on a
-/// full slab (the other objects live): its first 16 bytes overwritten as
-/// the review did (freelist 0, counters 1), one object freed from another
-/// CPU, the cache shrunk. The free must be refused and reported, the
-/// slab's pages must stay allocated, and no object may be handed out while
-/// it is live. With the pair first, the forged counters said "one object
-/// in use": the free emptied the slab, the shrink gave its pages back, and
-/// the next allocations handed out the live objects again.
+/// An overflow of 16 bytes from the memory before a slab lands on the first
+/// words of the slab's header. They must be words that the free path checks
+/// before it trusts anything else: the magic and the owner, with the
+/// `[freelist, counters]` pair after them. Tried on a full slab (the other
+/// objects live): its first 16 bytes overwritten with a forged pair
+/// (freelist 0, counters 1), one object freed from another CPU, the cache
+/// shrunk. The free must be refused and reported, the slab's pages must
+/// stay allocated, and no object may be handed out while it is live. With
+/// the pair first, the forged counters said "one object in use": the free
+/// emptied the slab, the shrink gave its pages back, and the next
+/// allocations handed out the live objects again.
 #[test]
 fn an_overflow_onto_the_first_header_words_is_reported_and_frees_nothing() {
     let _m = machine();

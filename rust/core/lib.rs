@@ -15,7 +15,6 @@ pub mod slab;
 pub mod slub;
 pub mod stat;
 
-#[path = "../shim_methods.rs"]
 mod shim_methods;
 
 pub mod host;

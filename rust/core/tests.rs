@@ -448,11 +448,11 @@ fn slab_list_refuses_links_that_do_not_agree() {
             assert_eq!(list.pop_front(), Ok(s[3]));
         }
     }
-    // A link zeroed in mid-list (issue 30, finding 9): a null `prev` says
-    // "I am the head", a null `next` "I am the tail"; the list's own ends
-    // must agree, or unlinking would cut the list (a null `prev` set the
-    // head to the slab's `next`, dropping the slabs before it, a null
-    // `next` set the tail to its `prev`).
+    // A link zeroed in mid-list: a null `prev` says "I am the head", a null
+    // `next` "I am the tail"; the list's own ends must agree, or unlinking
+    // would cut the list (a null `prev` set the head to the slab's `next`,
+    // dropping the slabs before it, a null `next` set the tail to its
+    // `prev`).
     for zero_next in [false, true] {
         let mut list = SlabList::new();
         // SAFETY: live headers on no list; then one link zeroed.

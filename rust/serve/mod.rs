@@ -83,6 +83,29 @@ global_lock! {
 static REAPER_ASLEEP: AtomicBool = AtomicBool::new(false);
 
 /// A kernel cache rslub serves or drains.
+///
+/// # Invariants
+/// Entries live in `SERVED` and are read or changed only under its lock.
+/// While an entry is listed:
+/// - `s` is a live kernel cache (the kernel tells rslub before it destroys
+///   one, `rslub_rust_served_destroy`, and keeps it while rslub's objects
+///   of it are out); no two entries have the same `(s, id)`.
+/// - `cache` is a live rslub cache made for `s` alone: its slabs are slab
+///   pages of `s` (`Cache::set_page_owner`), its name is that of `s` and no
+///   other entry's cache has it. It is destroyed only after its entry is
+///   removed.
+/// - `serves` (at least 1) is the number of `slab_backend_serve` calls for
+///   `s` not yet matched by `slab_backend_drained`. An entry is removed
+///   only once serving stopped, all its objects are back and its cache
+///   holds no isolated slab; `drained` is then called `serves` times.
+/// - `serving`: the kernel hands new allocations of `s` to `cache` (the
+///   last backend call for `s` was a serve). When it turns false `s` was
+///   unserved and `cache`'s CPUs flushed once; only frees follow.
+/// - `kept` implies not `serving`, and lasts: the entry is never removed
+///   and never serves again.
+///
+/// rslub holds one reference on its own module while the list is not
+/// empty (taken for the first entry, put when the last one goes).
 struct Served {
     /// The kernel's `struct kmem_cache`.
     s: *mut c_void,
@@ -95,8 +118,8 @@ struct Served {
     /// `slab_backend_serve` calls not yet matched by `slab_backend_drained`.
     serves: u32,
     /// Kept for good: the rslub cache holds an isolated slab (a corruption
-    /// was reported; the kernel may still free objects of it) or could not
-    /// be destroyed. The kernel's hooks stay on and rslub stays loaded.
+    /// was reported; the kernel may still free objects of it). The
+    /// kernel's hooks stay on and rslub stays loaded.
     kept: bool,
 }
 
@@ -412,6 +435,8 @@ fn serve_one(list: &mut ServedList, c: &Candidate) -> Result {
             pr_err!("serve {}: the kernel refused ({})\n", show(name), err);
             return Err(Error::from_errno(err));
         }
+        // INVARIANT: the kernel took one more serve, for `drained` to
+        // match, and sends new allocations to `e.cache` again.
         e.serving = true;
         e.serves += 1;
         pr_info!("serve {}: serving again\n", show(name));
@@ -504,6 +529,9 @@ fn serve_new(list: &mut ServedList, c: &Candidate, name: &[u8]) -> Result {
         pr_err!("serve {}: the kernel refused ({})\n", show(name), err);
         return Err(Error::from_errno(err));
     }
+    // INVARIANT: `cache` was made for `c.s` alone and the kernel took the
+    // serve: one serve to match; `serve_one` found no entry of this
+    // `(s, id)` or of this name.
     // Reserved above.
     let _ = list.0.push(
         Served {
@@ -537,6 +565,7 @@ fn stop(pat: &[u8]) -> Result {
         if e.serving && glob(pat, unsafe { (*e.cache).name() }) {
             // SAFETY: `e.s` is live while listed.
             unsafe { shim::rslub_shim_backend_unserve(e.s) };
+            // INVARIANT: unserved, then the CPUs flushed once.
             e.serving = false;
             // SAFETY: as above.
             flush_once(unsafe { &*e.cache });
@@ -562,6 +591,8 @@ fn keep_isolated(e: &mut Served, cache: &Cache) -> bool {
         cache.name_str(),
         cache.isolated_slabs()
     );
+    // INVARIANT: `reap_locked`, the one caller, asks only for entries that
+    // no longer serve, and nothing clears `kept`.
     e.kept = true;
     true
 }
@@ -608,6 +639,8 @@ fn reap_locked(list: &mut ServedList) {
             i += 1;
             continue;
         }
+        // INVARIANT: unserved, every object back, no isolated slab: the
+        // entry goes, then the kernel's serves are matched, then its cache.
         let Ok(e) = list.0.remove(i) else { break };
         // The kernel lets go of rslub's cache before it goes: from here on
         // no free can reach it through `s->backend_cache`.
@@ -734,6 +767,7 @@ pub unsafe extern "C" fn rslub_rust_served_destroy(s: *mut c_void) -> c_int {
     if e.serving {
         // SAFETY: `s` is live.
         unsafe { shim::rslub_shim_backend_unserve(s) };
+        // INVARIANT: as in `stop`: unserved, then flushed once.
         e.serving = false;
         // SAFETY: `e.cache` is live while listed.
         flush_once(unsafe { &*e.cache });

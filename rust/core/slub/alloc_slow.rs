@@ -158,6 +158,8 @@ impl<P: Platform> Cache<P> {
             unsafe { self.report_free_pointer(slab, ptr::null(), freelist) };
             None
         };
+        // INVARIANT: the CPU freelist (and, on a corrupt one, the CPU slab)
+        // changes below: a new tid first, under the lock.
         g.tid = g.tid.wrapping_add(Self::TID_STEP);
         match next {
             Some(next) => g.freelist = next,
@@ -187,6 +189,7 @@ impl<P: Platform> Cache<P> {
                         freelist = unsafe { self.get_freelist(slab) };
                         if freelist.is_null() {
                             // The slab is full and now unfrozen, on no list.
+                            // INVARIANT: the CPU lets it go with a new tid.
                             g.slab = ptr::null_mut();
                             g.tid = g.tid.wrapping_add(Self::TID_STEP);
                             g.stat(Stat::DeactivateBypass);
@@ -204,12 +207,16 @@ impl<P: Platform> Cache<P> {
             // No usable CPU slab. CPU partial list first.
             let p = g.partial;
             if !p.is_null() {
-                // SAFETY: members of the CPU partial list are frozen slabs
-                // of this CPU; their `next` link is ours under the lock.
+                // SAFETY: by the `CpuSlab` invariant, members of the CPU
+                // partial list are frozen slabs of this CPU, whose `next`
+                // link is ours under the lock (`SlabHeader` invariant).
                 unsafe {
                     g.partial = (*p).next;
                     (*p).next = ptr::null_mut();
                 }
+                // INVARIANT: the count follows the chain; the new CPU slab
+                // comes with a new tid (its freelist stays null until
+                // `load_freelist`).
                 g.partial_slabs -= 1;
                 g.slab = p;
                 g.tid = g.tid.wrapping_add(Self::TID_STEP);
@@ -259,6 +266,9 @@ impl<P: Platform> Cache<P> {
     /// `slab` is a live slab of this cache on no list that no other CPU can
     /// reach.
     unsafe fn install_private(&self, g: &mut CpuGuard<P>, slab: *mut SlabHeader) -> *mut u8 {
+        // INVARIANT: frozen for this CPU with its whole freelist taken (so
+        // every object counts as in use); the caller's `load_freelist`
+        // installs that freelist with a new tid.
         // SAFETY: per the caller, the slab is live and private.
         unsafe {
             let [freelist, _] = (*slab).read_pair();
@@ -338,9 +348,11 @@ impl<P: Platform> Cache<P> {
             } else {
                 // SAFETY: as for the first slab.
                 unsafe { self.freeze(slab, false) };
-                // SAFETY: `slab` is frozen for this CPU now: its `next` link
-                // belongs to the CPU partial list.
+                // SAFETY: `slab` is frozen for this CPU now: by the
+                // `SlabHeader` invariant its `next` link is this CPU's.
                 unsafe { (*slab).next = g.partial };
+                // INVARIANT: a frozen slab of this CPU with free objects
+                // joins its partial list, and the count follows.
                 g.partial = slab;
                 g.partial_slabs += 1;
                 moved += 1;
@@ -485,6 +497,7 @@ impl<P: Platform> Cache<P> {
                 unsafe { ctor(base.add(self.layout.object_offset(idx)).cast()) };
             }
         }
+        // INVARIANT: counted by its node until it is killed or isolated.
         self.node(nid).nr_slabs.fetch_add(1, Ordering::Relaxed);
         slab
     }

@@ -136,7 +136,8 @@ impl<P: Platform> Cache<P> {
             out[i] = o;
             i += 1;
         }
-        // The freelist changed: bump the tid.
+        // INVARIANT: the freelist changed under the lock: a new tid before
+        // the lock goes.
         g.tid = g.tid.wrapping_add(Self::TID_STEP);
         drop(g);
         if gfp & self.gfp_zero != 0 {

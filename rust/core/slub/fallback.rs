@@ -44,6 +44,8 @@ impl<P: Platform> Cache<P> {
         if fb.is_null() {
             return false;
         }
+        // INVARIANT: set before the cache is shared (per the caller); `fb`
+        // comes from `create`, so it has no fallback of its own.
         c.fallback = fb;
         c.gfp_light = gfp_light;
         true

@@ -172,7 +172,8 @@ impl<P: Platform> Cache<P> {
     /// The per-CPU cmpxchg16b of the fast paths: without a lock prefix
     /// (it only races with this CPU's interrupts and preemption), or with
     /// one in the `locked_cmpxchg` build variant (the bench's experiment,
-    /// `make bench SUITE=cmpxchg`).
+    /// `make bench SUITE=cmpxchg`). Every caller commits `tid +
+    /// TID_STEP` with its new freelist, as the `CpuSlab` invariant asks.
     #[inline(always)]
     fn cpu_cmpxchg(&self, old: [usize; 2], new: [usize; 2]) -> bool {
         // SAFETY: `pcpu` is the cache's live per-CPU area of `CpuSlab`s,

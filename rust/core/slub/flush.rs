@@ -17,6 +17,7 @@ impl<P: Platform> Cache<P> {
             self.deactivate_cpu_slab(g);
         }
         let partial = g.partial;
+        // INVARIANT: the chain leaves with its count.
         g.partial = ptr::null_mut();
         g.partial_slabs = 0;
         if !partial.is_null() {

@@ -31,6 +31,9 @@ impl<P: Platform> Cache<P> {
         }
         // SAFETY: per the caller, `next` is ours to set.
         unsafe { (*slab).next = g.partial };
+        // INVARIANT: the slab this free froze (it has the freed objects
+        // now) joins this CPU's partial list; a drained list left with its
+        // count above.
         g.partial = slab;
         g.partial_slabs += 1;
         g.stat(Stat::CpuPartialFree);

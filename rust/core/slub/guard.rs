@@ -20,7 +20,8 @@ use core::sync::atomic::Ordering;
 /// # Invariants
 /// `c` is the `CpuSlab` of a possible CPU of the cache. While the guard
 /// exists no other code writes that `CpuSlab` except the per-CPU event
-/// counter increments made by this same context: either this guard holds
+/// counter increments made by this same context (and `stat_clear`, which
+/// zeroes a counter racily from anywhere): either this guard holds
 /// that CPU's lock (`HOLDS_LOCK`: taken with `token`; irqs off, the task pinned,
 /// so no fast path or interrupt runs there), or its creator holds the lock
 /// for the guard's whole life, or the CPU is dead. Other CPUs only read it

@@ -60,8 +60,13 @@
 //! - any → isolated: `isolate` (`report.rs`), once a corruption was
 //!   reported and the slab taken off its list.
 //!
-//! Every change of a published slab's `[freelist, counters]` pair goes
-//! through `Cache::update_pair` (one locked cmpxchg16b, retried).
+//! Every change of a published slab's `[freelist, counters]` pair is one
+//! locked cmpxchg16b: through `Cache::update_pair` (retried), or the single
+//! inline attempt a free off the CPU slab makes first (`slab_free`).
+//!
+//! The invariants these states keep are written on the types: [`Cache`],
+//! [`CpuSlab`], [`SlabHeader`] and `SlabList` (in `crate::slab`), and
+//! `NodeLists` here.
 //!
 //! # Lock order
 //! CPU lock (a `CpuGuard`: irqs off on this CPU; upstream's `local_lock`
@@ -103,6 +108,28 @@ pub const MAX_NODES: usize = 64;
 pub type Ctor = unsafe extern "C" fn(*mut c_void);
 
 /// One CPU's state for one cache. The first 16 bytes are the cmpxchg16b pair.
+///
+/// # Invariants
+/// - `freelist` and `tid` change only by this CPU's per-CPU cmpxchg16b on
+///   the pair (the fast paths, which advance `tid` by `TID_STEP` with
+///   each change), or under this CPU's lock (a `CpuGuard`), whose holder
+///   advances `tid` by `TID_STEP` before it lets the lock go whenever it
+///   changed `freelist` or `slab`. `tid` is the CPU's number modulo
+///   `TID_STEP`, so no other CPU's tid ever equals it.
+/// - `slab` is null or a frozen slab of the cache that belongs to this CPU.
+///   `freelist` is null while `slab` is; otherwise it is null or a chain of
+///   free objects of `slab` that only this CPU hands out, counted as in use
+///   by `slab`'s counters.
+/// - `partial` is a chain, through the slabs' `next`, of `partial_slabs`
+///   frozen slabs of the cache that belong to this CPU, each with a free
+///   object; none is allocated from until it becomes `slab`. Lowering the
+///   cache's `cpu_partial` may leave the chain longer than the new bound
+///   until the next put drains it.
+/// - All fields but the pair and `stats` change only under this CPU's lock,
+///   or, for a CPU that is dead, in the one flush of it. `stats` are this
+///   CPU's to increment (a per-CPU increment, or under its lock);
+///   `stat_clear` zeroes them racily from anywhere. Other CPUs only read
+///   this state racily, to report it.
 #[repr(C, align(16))]
 pub struct CpuSlab {
     /// Lockless freelist (first word of the pair).
@@ -197,6 +224,36 @@ pub struct Params {
 pub const NAME_MAX: usize = 63;
 
 /// A cache: geometry, tunables, per-CPU and per-node state.
+///
+/// # Invariants
+/// From `create`'s return until `destroy`:
+/// - `pcpu` holds a [`CpuSlab`] for every possible CPU, and `nodes[n]` a
+///   `Node` for each `n < nr_nodes` (`nr_nodes <= MAX_NODES`; the others
+///   are null); both live as long as the cache.
+/// - Fixed once the cache is shared: the name, `flags`, `layout`, `ctor`,
+///   `slab_secret` (random and odd), `debug`, `mode`, `poisoned`,
+///   `typesafe_rcu`, the gfp words and `fallback`. `mode` follows from the
+///   others: `MODE_DEBUG` exactly when `debug` is not 0, else by
+///   `layout.hardened` and `layout.header_outside`.
+/// - Every slab of the cache not yet killed carries `owner == self`, its
+///   magic made from `slab_secret`, and is counted in its node's
+///   `nr_slabs` from `new_slab` until it is killed (`Discards`) or
+///   isolated (then counted in `isolated`, its pages kept for good).
+/// - A debug cache keeps its headers in its slabs and has no fallback, no
+///   CPU slab, CPU partial list or frozen slab (but isolated ones): its
+///   slabs and their pairs change only under their node's lock.
+/// - Locks are taken in the order of the module's "Lock order": a CPU lock
+///   before a node lock, one node lock at a time, and none of `fallback`'s
+///   while one of this cache's is held.
+/// - `page_owner` is null, or, set before the first slab of a cache whose
+///   headers are in its slabs, a kernel cache that outlives every slab of
+///   this one. `fallback` is null, or a cache of the smallest order that
+///   this one made before it was shared, owns and destroys, and that has
+///   no fallback itself.
+/// - `random_seq`, once set (once), holds a permutation of the
+///   `layout.objects` object indices until `destroy` frees it;
+///   `rcu_pending` counts the slabs queued for an RCU grace period whose
+///   callback has not run.
 pub struct Cache<P: Platform> {
     name: [u8; NAME_MAX],
     name_len: usize,
@@ -375,6 +432,10 @@ impl<P: Platform> Cache<P> {
         let mut name_buf = [0u8; NAME_MAX];
         let name_len = name.len().min(NAME_MAX);
         name_buf[..name_len].copy_from_slice(&name[..name_len]);
+        // INVARIANT: the fields fixed for the cache's life are set here and
+        // agree: the secret odd, `mode` from `debug`, `harden` and the
+        // layout; the per-CPU and per-node state follows in `init_state`
+        // (or the cache is freed unshared).
         // SAFETY: `this` is fresh, suitably aligned memory we own.
         unsafe {
             this.write(Cache {
@@ -455,6 +516,7 @@ impl<P: Platform> Cache<P> {
                     return Err(());
                 }
             }
+            // INVARIANT: node `n` lives until `free_state`.
             self.nodes[n] = node;
         }
         self.pcpu = P::alloc_percpu(size_of::<CpuSlab>(), 16);
@@ -464,6 +526,9 @@ impl<P: Platform> Cache<P> {
         for cpu in 0..nr_cpus {
             if P::cpu_possible(cpu) {
                 let c = P::per_cpu_ptr(self.pcpu, cpu).cast::<CpuSlab>();
+                // INVARIANT: a CPU's tids are its number modulo
+                // `TID_STEP` (which is above every CPU number); its slab,
+                // freelist and partial list start empty (zeroed).
                 // SAFETY: the area is zeroed and not yet used.
                 unsafe { (*c).tid = cpu as usize };
             }
@@ -521,6 +586,8 @@ impl<P: Platform> Cache<P> {
     /// `owner` is a kernel cache that stays live while the cache has slabs.
     pub unsafe fn set_page_owner(&self, owner: *mut c_void) {
         debug_assert!(!self.layout.header_outside);
+        // INVARIANT: per the caller, before the first slab, with headers in
+        // the slabs, and `owner` outlives them.
         self.page_owner.store(owner, Ordering::Relaxed);
     }
 
@@ -565,9 +632,10 @@ impl<P: Platform> Cache<P> {
     /// changed the pair in between, counts `cmpxchg_double_fail` and calls
     /// `update` again on the new value. Returns the pair it replaced, or
     /// the `Err` with which `update` gave up. Every change of a published
-    /// slab's pair goes through here (upstream's `slab_update_freelist`
-    /// loop); `update` may run more than once, so what it writes outside
-    /// the pair must be rewritten each time.
+    /// slab's pair but `slab_free`'s one inline attempt goes through here
+    /// (upstream's `slab_update_freelist` loop); `update` may run more than
+    /// once, so what it writes outside the pair must be rewritten each
+    /// time.
     ///
     /// # Safety
     /// `slab` is a live slab of this cache.

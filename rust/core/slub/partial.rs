@@ -201,6 +201,8 @@ impl<P: Platform> Cache<P> {
         g: &mut CpuGuard<P, HOLDS_LOCK>,
     ) {
         let (slab, freelist) = (g.slab, g.freelist);
+        // INVARIANT: the CPU slab and its freelist leave together, with a
+        // new tid, so no fast path's snapshot of them commits.
         g.slab = ptr::null_mut();
         g.freelist = ptr::null_mut();
         g.tid = g.tid.wrapping_add(Self::TID_STEP);

@@ -106,6 +106,8 @@ impl<P: Platform> Cache<P> {
         unsafe { SlabHeader::mark_isolated(slab, self.slab_secret, self.base_of(slab)) };
         // SAFETY: a header field written at slab creation.
         let nid = unsafe { (*slab).node() };
+        // INVARIANT: isolated slabs are frozen, marked, on no list, and
+        // counted in `isolated` instead of by their node.
         self.node(nid).nr_slabs.fetch_sub(1, Ordering::Relaxed);
         self.isolated.fetch_add(1, Ordering::Relaxed);
     }

@@ -1,29 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
-//! One slab: its header, its freelist words, and the intrusive lists.
-//!
-//! The header lives in the first bytes of the slab (see [`crate::layout`]).
-//! A free object holds the address of the next free object at
-//! `Layout::free_offset`; the last one holds null. Hardened caches store it
-//! obfuscated, like in-tree `CONFIG_SLAB_FREELIST_HARDENED`:
-//! `stored = next ^ key ^ swab(address of the slot)`, so a stray write or a
-//! leaked freelist word does not give a usable pointer. The slab's own
-//! freelist head (in the header) and the CPU freelists are plain.
+//! The slab header: per-slab metadata, in the first bytes of the slab (see
+//! [`crate::layout`]) or in a block of its own beside it.
 //!
 //! The slab's `pair` — freelist and counters (inuse, frozen) — is changed
 //! only with a locked cmpxchg16b once the slab is published, so a free from
 //! any CPU can push onto it without a lock. While a slab is private (just
 //! allocated, or taken from the empty-slab cache) plain stores are fine.
-//!
-//! The list links (`prev`, `next`, `on_list`) belong to whoever holds the
-//! list: the node's `list_lock` for node lists, the owning CPU (with its CPU
-//! lock) for the CPU partial list, which uses `next` only.
-//!
-//! Platform-free: compiled into the module and the host crate.
 
+use super::freeptr::set_free_pointer_as;
 use crate::layout::Layout;
 use core::cell::UnsafeCell;
 use core::ptr;
-use core::sync::atomic::{AtomicU32, Ordering};
 
 /// XORed into a live slab's magic to mark it isolated (corruption found
 /// in it): its memory stays allocated and none of its objects is handed
@@ -31,7 +18,8 @@ use core::sync::atomic::{AtomicU32, Ordering};
 const SLAB_BROKEN: usize = 0xb20c_e45a_ab5e_1f00_u64 as usize;
 
 /// The frozen bit in the counters word: the slab belongs to one CPU (as its
-/// CPU slab or on its CPU partial list) and is on no node list.
+/// CPU slab or on its CPU partial list), or is isolated, and is on no node
+/// list (see the [`SlabHeader`] invariants).
 pub const FROZEN: usize = 1 << 32;
 
 /// Objects in use, from a counters word.
@@ -42,6 +30,47 @@ pub const fn inuse(counters: usize) -> u32 {
 /// Per-slab metadata: at the start of the slab, or, where that would cost
 /// too much of it, outside (`Layout::header_outside`), found through the
 /// slab's first page (`Platform::slab_meta`). Either way it is 64 bytes.
+///
+/// # Invariants
+/// Of the header of a slab from `init` until its cache kills it (`kill`),
+/// unless a stray write damaged it (every path checks `magic` before it
+/// trusts the rest):
+/// - `magic` is `live_magic(secret, base)` for the owning cache's secret,
+///   or that value `^ SLAB_BROKEN` once the slab is isolated; it becomes 0
+///   only when the slab, on no list and empty, is queued for its pages to
+///   go (`Discards`). `owner`, `node` and `base` are written by `init` and
+///   never again; a header in the slab sits at `base`.
+/// - `pair` is `[freelist, counters]`: `freelist` is null or the first of
+///   a null-terminated chain of free objects of this slab, linked by the
+///   cache's free pointer codec, and `inuse(counters)` plus the chain's
+///   length is `Layout::objects`. Objects a CPU holds on its lockless
+///   freelist (and, in the `free_batch` build, those waiting in a CPU's
+///   batch) count as in use.
+/// - Once other CPUs can reach the slab (a CPU slab, on a list, or found
+///   from an object by a free), `pair` changes only as a whole by a locked
+///   cmpxchg16b; plain stores (`set_pair_private`) only while the slab is
+///   private to one task.
+/// - `FROZEN` set in `counters`: the slab is on no node list, and is either
+///   one CPU's (its CPU slab, on its CPU partial list, or held by the task
+///   moving it onto or off them), which alone takes objects from it and
+///   unfreezes it, or isolated, frozen for good. A free to a frozen slab
+///   only pushes onto `freelist`.
+/// - `FROZEN` clear (the only state a debug cache's slabs know, until
+///   isolated): as another holder of the node's lock sees it, the slab is
+///   on its node's partial list if some but not all of its objects are
+///   free; on that list, on the empty-slab cache, or private to one task
+///   (new, just taken off the cache, or queued to be freed) if all are
+///   free; on no list if none is free (a debug cache's: on its `full`
+///   list). A slab its list forgot (`SlabList::remove`) is the exception:
+///   on no list whatever its counts.
+/// - A slab linked on a node list has `on_list` set and `list_gen` equal
+///   to that list's generation; `on_list` clear means on no node list, and
+///   `on_list` with another generation means on a list that has since
+///   forgotten its slabs, so on none. `prev`, `on_list` and `list_gen`
+///   belong to the holder of the node's lock.
+/// - `next` has one owner at a time: the node's lock while the slab is on a
+///   node list, the owning CPU (under its CPU lock) while the slab is on its
+///   CPU partial list, the `Discards` that holds it once it is killed.
 #[repr(C, align(16))]
 pub struct SlabHeader {
     /// `secret ^ base` while the slab is live, with the owning cache's
@@ -60,10 +89,11 @@ pub struct SlabHeader {
     /// NUMA node of the slab's pages (below `MAX_NODES`; two bytes, so
     /// that the header keeps to 64 with its `base`).
     pub node: i16,
-    /// Whether the slab is on its node's partial list or empty cache.
+    /// Whether the slab is on a node list (partial, empty-slab cache, or a
+    /// debug cache's full list), as far as `list_gen` agrees.
     pub on_list: bool,
     /// The `generation` of the list it was put on (`SlabList::holds`).
-    list_gen: u32,
+    pub(super) list_gen: u32,
     /// The slab's first byte: the header's own address when the header is
     /// in the slab.
     pub base: usize,
@@ -176,6 +206,8 @@ impl SlabHeader {
                 thread_freelist::<false>(base, layout, seq, start)
             }
         };
+        // INVARIANT: every object is on the new freelist and none is in use;
+        // the magic is live; unfrozen, on no list, private to the caller.
         // SAFETY: in the slab the header fits before the first object and
         // `base` is aligned far beyond `SlabHeader`'s alignment; outside,
         // per the caller.
@@ -213,7 +245,9 @@ impl SlabHeader {
         }
     }
 
-    /// Sets the pair while the slab is private to the caller.
+    /// Sets the pair while the slab is private to the caller, who keeps
+    /// the counting invariant (`inuse` plus the freelist's length is the
+    /// slab's object count).
     ///
     /// # Safety
     /// No other CPU can reach the slab.
@@ -278,8 +312,12 @@ impl SlabHeader {
         self.owner = owner;
     }
 
-    /// Marks the slab dead, so stale pointers into it are refused.
+    /// Marks the slab dead, so stale pointers into it are refused. Its
+    /// cache calls it only for an empty slab it took off every list, on its
+    /// way back to the page allocator (`Discards::kill_and_queue`).
     pub fn kill(&mut self) {
+        // INVARIANT: the end of the live header; nothing of it is trusted
+        // from here on.
         self.magic = 0;
     }
 
@@ -296,6 +334,8 @@ impl SlabHeader {
     /// The caller has taken the slab off every list (or it is on none).
     pub unsafe fn mark_isolated(slab: *mut SlabHeader, secret: usize, base: usize) {
         let magic = Self::live_magic(secret, base) ^ SLAB_BROKEN;
+        // INVARIANT: the isolated magic, for good; the caller froze the
+        // slab (`Cache::isolate`) and it is on no list.
         // SAFETY: per the caller; racing readers of `magic` only compare it.
         unsafe { ptr::write_volatile(ptr::addr_of_mut!((*slab).magic), magic) };
     }
@@ -380,314 +420,4 @@ unsafe fn thread_freelist<const HARDENED: bool>(
         }
     }
     next
-}
-
-/// The free pointer codec, the only place it is written: what a free
-/// pointer stored at `slot` is XORed with, `key ^ swab(slot)` in a hardened
-/// cache (`HARDENED`), nothing otherwise.
-#[inline(always)]
-fn fp_mix<const HARDENED: bool>(layout: &Layout, slot: usize) -> usize {
-    if HARDENED {
-        layout.fp_key ^ slot.swap_bytes()
-    } else {
-        0
-    }
-}
-
-/// Reads (and decodes) the free pointer of free object `obj` in a cache
-/// known to be hardened (`HARDENED`) or not: the fast paths' form, one branch-free
-/// path per mode. The result is not validated: see `Layout::object_index`.
-///
-/// # Safety
-/// `obj` points into a slab laid out with `layout` (its contents may be
-/// stale: the caller validates the result with a cmpxchg16b).
-#[inline(always)]
-pub unsafe fn get_free_pointer_as<const HARDENED: bool>(
-    obj: *const u8,
-    layout: &Layout,
-) -> *mut u8 {
-    // SAFETY: per the caller, the slot is inside mapped slab memory.
-    let slot = unsafe { obj.add(layout.free_offset) };
-    // SAFETY: as the line above says, mapped; the slot is word aligned.
-    let stored = unsafe { ptr::read_volatile(slot.cast::<usize>()) };
-    (stored ^ fp_mix::<HARDENED>(layout, slot as usize)) as *mut u8
-}
-
-/// [`get_free_pointer_as`] with the word read by `read`, which may fail
-/// (None) instead of faulting: upstream's `get_freepointer_safe`. Safe:
-/// it touches no memory but through `read`.
-#[inline(always)]
-pub fn get_free_pointer_with<const HARDENED: bool>(
-    obj: *const u8,
-    layout: &Layout,
-    read: impl FnOnce(*const usize) -> Option<usize>,
-) -> Option<*mut u8> {
-    let slot = obj.wrapping_add(layout.free_offset);
-    let stored = read(slot.cast())?;
-    Some((stored ^ fp_mix::<HARDENED>(layout, slot as usize)) as *mut u8)
-}
-
-/// Writes (encoded) the free pointer of object `obj`, hardened (`HARDENED`) or not.
-///
-/// # Safety
-/// The caller owns `obj` (it is allocated to the caller or being built
-/// into a freelist).
-#[inline(always)]
-pub unsafe fn set_free_pointer_as<const HARDENED: bool>(
-    obj: *mut u8,
-    layout: &Layout,
-    next: *mut u8,
-) {
-    // SAFETY: per the caller, the slot is inside an object the caller owns.
-    let slot = unsafe { obj.add(layout.free_offset) };
-    let stored = next as usize ^ fp_mix::<HARDENED>(layout, slot as usize);
-    // SAFETY: the slot is the caller's and word aligned.
-    unsafe { ptr::write_volatile(slot.cast::<usize>(), stored) };
-}
-
-/// [`get_free_pointer_as`] in the cache's own mode (the slow paths').
-///
-/// # Safety
-/// As for [`get_free_pointer_as`].
-#[inline(always)]
-pub unsafe fn get_free_pointer(obj: *const u8, layout: &Layout) -> *mut u8 {
-    // SAFETY: per the caller (same contract).
-    unsafe {
-        if layout.hardened() {
-            get_free_pointer_as::<true>(obj, layout)
-        } else {
-            get_free_pointer_as::<false>(obj, layout)
-        }
-    }
-}
-
-/// [`set_free_pointer_as`] in the cache's own mode (the slow paths').
-///
-/// # Safety
-/// As for [`set_free_pointer_as`].
-#[inline(always)]
-pub unsafe fn set_free_pointer(obj: *mut u8, layout: &Layout, next: *mut u8) {
-    // SAFETY: per the caller (same contract).
-    unsafe {
-        if layout.hardened() {
-            set_free_pointer_as::<true>(obj, layout, next)
-        } else {
-            set_free_pointer_as::<false>(obj, layout, next)
-        }
-    }
-}
-
-/// Whether `next` (a decoded free pointer read from an object of the slab
-/// starting at `base`) is null or an object start of that slab.
-#[inline(always)]
-pub fn free_pointer_ok(next: *const u8, base: usize, layout: &Layout) -> bool {
-    next.is_null() || is_object_of(next, base, layout)
-}
-
-/// Whether `p` is an object start of the slab starting at `base`. Null
-/// never is: its offset from a slab's base, `2^64 - base`, is one only
-/// for a slab that ends past the top of the address space.
-#[inline(always)]
-pub fn is_object_of(p: *const u8, base: usize, layout: &Layout) -> bool {
-    layout
-        .object_index((p as usize).wrapping_sub(base))
-        .is_some()
-}
-
-/// An intrusive doubly linked list of slabs with its length, for node lists
-/// (the crate's own: no `Default` or `is_empty` it does not use).
-pub(crate) struct SlabList {
-    head: *mut SlabHeader,
-    tail: *mut SlabHeader,
-    len: usize,
-    /// Written into each slab put on the list; a new one, never used
-    /// before, once the list forgets its slabs (`remove`), so that those
-    /// slabs, still marked `on_list`, are known not to be on it.
-    generation: u32,
-}
-
-/// The next list generation `SlabList::forget` hands out (0 is every new
-/// list's).
-static NEXT_GENERATION: AtomicU32 = AtomicU32::new(1);
-
-impl SlabList {
-    /// An empty list.
-    pub(crate) const fn new() -> Self {
-        Self {
-            head: ptr::null_mut(),
-            tail: ptr::null_mut(),
-            len: 0,
-            generation: 0,
-        }
-    }
-
-    /// Number of slabs on the list.
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
-    /// First slab, or null.
-    pub(crate) fn first(&self) -> *mut SlabHeader {
-        self.head
-    }
-
-    /// Adds `slab` at the front.
-    ///
-    /// # Safety
-    /// `slab` is a live header owned by the caller and on no list.
-    pub(crate) unsafe fn push_front(&mut self, slab: *mut SlabHeader) {
-        // SAFETY: the caller owns `slab`; `head`, when set, is a member.
-        unsafe {
-            (*slab).prev = ptr::null_mut();
-            (*slab).next = self.head;
-            (*slab).on_list = true;
-            (*slab).list_gen = self.generation;
-            if self.head.is_null() {
-                self.tail = slab;
-            } else {
-                (*self.head).prev = slab;
-            }
-        }
-        self.head = slab;
-        self.len += 1;
-    }
-
-    /// Adds `slab` at the back.
-    ///
-    /// # Safety
-    /// `slab` is a live header owned by the caller and on no list.
-    pub(crate) unsafe fn push_back(&mut self, slab: *mut SlabHeader) {
-        // SAFETY: the caller owns `slab`; `tail`, when set, is a member.
-        unsafe {
-            (*slab).next = ptr::null_mut();
-            (*slab).prev = self.tail;
-            (*slab).on_list = true;
-            (*slab).list_gen = self.generation;
-            if self.tail.is_null() {
-                self.head = slab;
-            } else {
-                (*self.tail).next = slab;
-            }
-        }
-        self.tail = slab;
-        self.len += 1;
-    }
-
-    /// Whether `slab`, which the caller's state says is on this list or on
-    /// none, is on it: not when it was on it before the list forgot its
-    /// slabs (`remove`).
-    ///
-    /// # Safety
-    /// `slab` is a live header.
-    pub(crate) unsafe fn holds(&self, slab: *const SlabHeader) -> bool {
-        // SAFETY: per the caller.
-        unsafe { (*slab).on_list && (*slab).list_gen == self.generation }
-    }
-
-    /// Unlinks `slab`, once its links agree with its neighbours' (as
-    /// `CONFIG_DEBUG_LIST` checks): the previous slab's `next` and the next
-    /// slab's `prev` must name it (the list's head and tail at the ends).
-    /// A link that does not agree means a header was overwritten, and
-    /// following it would write to wherever it points; then nothing is
-    /// written through any link: the list forgets all its slabs (they stay
-    /// allocated and are never used again) and says so. A slab put on the
-    /// list before it last forgot its slabs (another generation) is on
-    /// none: only its `on_list` is cleared, unless the list names it as
-    /// its head (then its generation was overwritten: the list is broken).
-    ///
-    /// # Safety
-    /// `slab` is a live header the caller found on this list (or on a
-    /// list it forgot); see `unlink_checked` for its links.
-    pub(crate) unsafe fn remove(&mut self, slab: *mut SlabHeader) -> Result<(), BrokenList> {
-        // SAFETY: `slab` is live per the caller.
-        if unsafe { (*slab).list_gen } != self.generation && self.head != slab {
-            // On the list before it forgot its slabs: on none now.
-            // SAFETY: as above.
-            unsafe { (*slab).on_list = false };
-            return Ok(());
-        }
-        // SAFETY: as above.
-        unsafe { self.unlink_checked(slab) }
-    }
-
-    /// `remove` of a slab the list names (its head, or one of its
-    /// generation): the links checked, then unlinked.
-    ///
-    /// # Safety
-    /// `slab` is a live header. Its `prev` and `next`, when not null, are
-    /// read through (as `CONFIG_DEBUG_LIST` reads `prev->next`): a link
-    /// overwritten with another mapped address is caught, one with an
-    /// unmapped address faults here instead of being written through.
-    unsafe fn unlink_checked(&mut self, slab: *mut SlabHeader) -> Result<(), BrokenList> {
-        // SAFETY: per the caller; nothing is written before the check.
-        unsafe {
-            let (prev, next) = ((*slab).prev, (*slab).next);
-            let prev_ok = if prev.is_null() {
-                self.head == slab
-            } else {
-                (*prev).next == slab
-            };
-            let next_ok = if next.is_null() {
-                self.tail == slab
-            } else {
-                (*next).prev == slab
-            };
-            if !(prev_ok && next_ok && (*slab).list_gen == self.generation) {
-                return Err(self.forget(slab));
-            }
-            if prev.is_null() {
-                self.head = next;
-            } else {
-                (*prev).next = next;
-            }
-            if next.is_null() {
-                self.tail = prev;
-            } else {
-                (*next).prev = prev;
-            }
-            (*slab).prev = ptr::null_mut();
-            (*slab).next = ptr::null_mut();
-            (*slab).on_list = false;
-        }
-        self.len -= 1;
-        Ok(())
-    }
-
-    /// Drops every slab from the list without touching them (their links
-    /// are not trusted; they keep `on_list`, and a new generation tells
-    /// they are not on the list), but `at`, taken off it; for `remove`'s
-    /// report.
-    ///
-    /// # Safety
-    /// `at` is a live header.
-    #[cold]
-    unsafe fn forget(&mut self, at: *mut SlabHeader) -> BrokenList {
-        let lost = self.len;
-        *self = Self::new();
-        self.generation = NEXT_GENERATION.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: per the caller.
-        unsafe { (*at).on_list = false };
-        BrokenList { at, lost }
-    }
-
-    /// Unlinks and returns the first slab, or null; a broken link as for
-    /// [`SlabList::remove`].
-    pub(crate) fn pop_front(&mut self) -> Result<*mut SlabHeader, BrokenList> {
-        let slab = self.head;
-        if !slab.is_null() {
-            // SAFETY: `slab` is the head of this list.
-            unsafe { self.remove(slab)? };
-        }
-        Ok(slab)
-    }
-}
-
-/// A node list found with links that do not agree (`SlabList::remove`):
-/// the slab being unlinked, and how many slabs the list forgot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct BrokenList {
-    /// The slab whose links did not agree with its neighbours'.
-    pub(crate) at: *mut SlabHeader,
-    /// Slabs the list held, `at` among them: all leaked.
-    pub(crate) lost: usize,
 }
