@@ -294,8 +294,8 @@ run_mode() {
 	model16 | model32)
 		# 16 vCPUs over 2 nodes, 32 over 4 (8 a node), VM_MEM (3 GiB)
 		# split evenly: cpu_nodes and mem_starts tell the model the same.
-		local n=${mode#model} nodes=2
-		[ "$n" = 32 ] && nodes=4
+		local n nodes
+		read -r n nodes <<<"$(mode_shape "$mode" 0)"
 		q=$(model_boot_opts "$kdir" "$counts" \
 			"$(model_nodes "$n" "$nodes" "${VM_MEM:-3G}")") || exit 1
 		VM_NUMA=$nodes run "$mode" "$n" "$q" "$1" ${2:+"$2"} ;;
@@ -347,7 +347,7 @@ run_modes "$BUILD"
 logs=()
 counts=()
 renames=()
-cpus_meta=""
+cpus_meta="" nodes_meta=""
 for mode in $REAL_MODES; do
 	classic_log=
 	[ "$CLASSIC" = 0 ] || classic_log=$out/vm-classic-$mode.log
@@ -364,13 +364,14 @@ for mode in $REAL_MODES; do
 		renames+=(--rename "$f:slub=$k" --rename "$f:slub-aa=$k-aa")
 	done
 	[ -f "$out/vm-$mode.log" ] || continue
-	case $mode in icount | model) n=2 ;; model8 | model16 | model32) n=${mode#model} ;; *) n=$REAL_CPUS ;; esac
+	read -r n nodes <<<"$(mode_shape "$mode" "$REAL_CPUS")"
 	cpus_meta="${cpus_meta:+$cpus_meta, }$mode $n"
+	nodes_meta="${nodes_meta:+$nodes_meta, }$mode $nodes"
 done
 kernel_meta=$(basename "$BKDIR")
 [ "$CLASSIC" = 0 ] || kernel_meta="$kernel_meta + $(basename "$CKDIR")"
 git_rev=$(git describe --always --dirty 2>/dev/null || echo unknown)
-qemu=$(qemu-system-x86_64 --version | head -n 1 | sed 's/^QEMU emulator version //')
+qemu=$(qemu_meta $REAL_MODES)
 # sed reads all of grep's lines (a head that stops early would end grep
 # with SIGPIPE, which pipefail makes the script's failure).
 sizes=$(grep -h -m1 "^bench: sizes:" "${logs[@]}" | sed -n '1s/^bench: sizes: //p')
@@ -378,7 +379,7 @@ serve=$({ grep -h -m1 "^rslub_bench: serve " "${logs[@]}" || true; } | sed -n '1
 "$RSBENCH" parse -o "$out/bench.json" "${renames[@]}" \
 	--meta "kernel=$kernel_meta" --meta "qemu=$qemu" \
 	--meta "mode=$(echo "$REAL_MODES" | tr ' ' ,)" --meta "cpus=$cpus_meta" \
-	--meta nodes=1 --meta "date=$(date -u +%FT%TZ)" --meta "git=$git_rev" \
+	--meta "nodes=$nodes_meta" --meta "date=$(date -u +%FT%TZ)" --meta "git=$git_rev" \
 	--meta suite=$suite${EXPERIMENT:+ --meta "experiment=$EXPERIMENT"} --meta "quick=${QUICK:-0}" --meta "rounds=$ROUNDS" \
 	--meta "rslub_params=${RSLUB_PARAMS:-}" --meta "workloads=$sizes" --meta "quantum=$(model_quantum)" \
 	${serve:+--meta "served=$serve"} "${counts[@]}" --profile "$(model_profile)" "${logs[@]}"

@@ -288,8 +288,8 @@ run_mode() {
 		# 16 vCPUs over 2 nodes, 32 over 4 (8 a node): parallel at
 		# PAR16_CPUS / PAR32_CPUS CPUs, remote from CPU 0 to the first
 		# CPU of the last node; as model8 otherwise.
-		local n=${1#model} nodes=2 par
-		[ "$n" = 32 ] && nodes=4
+		local n nodes par
+		read -r n nodes <<<"$(mode_shape "$1" 0)"
 		par=$PAR16_CPUS
 		[ "$n" = 32 ] && par=$PAR32_CPUS
 		q=$(model_boot_opts "$RUN_KDIR" "$out/counts-${RUN_TAG}$1.txt" \
@@ -350,21 +350,22 @@ if [ "$CLASSIC" = 1 ]; then
 fi
 run_modes
 
-cpus_meta=""
+cpus_meta="" nodes_meta=""
 for mode in $MODES; do
 	logs+=("$out/vm-$mode.log")
 	[ ! -f "$out/counts-$mode.txt" ] || counts+=(--counts "$out/vm-$mode.log=$out/counts-$mode.txt")
-	case $mode in icount | model) n=2 ;; model8 | model16 | model32) n=${mode#model} ;; *) n=$BENCH_CPUS ;; esac
+	read -r n nodes <<<"$(mode_shape "$mode" "$BENCH_CPUS")"
 	cpus_meta="${cpus_meta:+$cpus_meta, }$mode $n"
+	nodes_meta="${nodes_meta:+$nodes_meta, }$mode $nodes"
 done
 kernel_meta=$(basename "$BKDIR")
 [ "$CLASSIC" = 0 ] || kernel_meta="$kernel_meta + $(basename "$CKDIR")"
 git_rev=$(git describe --always --dirty 2>/dev/null || echo unknown)
-qemu=$(qemu-system-x86_64 --version | head -n 1 | sed 's/^QEMU emulator version //')
+qemu=$(qemu_meta $MODES)
 "$RSBENCH" parse -o "$out/bench.json" "${renames[@]}" \
 	--meta "kernel=$kernel_meta" --meta "qemu=$qemu" \
 	--meta "mode=$(echo "$MODES" | tr ' ' ,)" --meta "cpus=$cpus_meta" \
-	--meta nodes=1 --meta "date=$(date -u +%FT%TZ)" --meta "git=$git_rev" \
+	--meta "nodes=$nodes_meta" --meta "date=$(date -u +%FT%TZ)" --meta "git=$git_rev" \
 	--meta "suite=${SUITE:-default}" --meta "quick=${QUICK:-0}" \
 	--meta "kvm=${KVM:-0}" --meta "rslub_params=${RSLUB_PARAMS:-}" --meta "quantum=$(model_quantum)" \
 	${note:+--meta "note=$note"} "${counts[@]}" --profile "$(model_profile)" "${logs[@]}"

@@ -129,6 +129,34 @@ need_quantum_qemu() {
 	done
 }
 
+# mode_shape MODE DEFAULT_CPUS: "vCPUs nodes" of a bench boot: icount and
+# model 2 on one node, model8 and model16 over 2 nodes, model32 over 4, any
+# other DEFAULT_CPUS on one.
+mode_shape() {
+	case $1 in
+	icount | model) echo "2 1" ;;
+	model8 | model16) echo "${1#model} 2" ;;
+	model32) echo "32 4" ;;
+	*) echo "$2 1" ;;
+	esac
+}
+
+# qemu_meta MODES...: the QEMU of a bench run for its metadata: the
+# distribution's version, and the quantum patch when a model boot used it.
+qemu_meta() {
+	local m v
+	v=$(qemu-system-x86_64 --version | head -n 1 | sed 's/^QEMU emulator version //')
+	if [ "$(model_quantum)" != 0 ]; then
+		for m in "$@"; do
+			case $m in model*)
+				v="$v; model boots: patched, rr-quantum=$(model_quantum)"
+				break ;;
+			esac
+		done
+	fi
+	echo "$v"
+}
+
 # model_profile: the profile make bench prices its model boots with
 # (MODEL_PROFILE, default server-ooo: the server's prices on an interval
 # core, which hides what an out-of-order core overlaps; `server` prices

@@ -1633,6 +1633,69 @@ fn a_broken_node_list_is_reported_and_dropped() {
     assert_eq!(c.destroy(), Err(4 * per));
 }
 
+/// The slabs a broken node list forgot stay leaked: emptied by frees
+/// while the node has partial slabs enough (where an empty slab would be
+/// cached or freed), none goes back on a list or to the page allocator,
+/// and a validate and a shrink after it walk only what the list holds.
+/// With and without debug checks (their frees take another path).
+#[test]
+fn slabs_a_broken_list_forgot_are_never_listed_again() {
+    let _m = machine();
+    for debug in [0, debug::CONSISTENCY] {
+        let c = TestCache::with(256, 0, 1, 8, debug, true);
+        let keep = partial_slabs(&c, 4);
+        let per = c.layout.objects;
+        let second = crate::slab::SlabHeader::of(keep[per - 1], &c.layout);
+        let other = TestCache::new(256, 0, 5, 0);
+        let decoy = on_cpu(0, || other.alloc(GFP_KERNEL, -1));
+        let decoy_slab = crate::slab::SlabHeader::of(decoy, &other.layout);
+        // SAFETY: a live partial slab of `c`; only its link words change.
+        // Both: a debug cache allocates from the listed slabs in place and
+        // unlinks one when it fills, from whichever end.
+        unsafe { ((*second).prev, (*second).next) = (decoy_slab, decoy_slab) };
+        let errors = c.errors();
+        // The break shows when a slab beside the damaged one is unlinked:
+        // the first allocation without debug checks (it takes the head
+        // off the list), one of the first four with them.
+        let mut got = Vec::new();
+        while c.errors() == errors && got.len() < 4 {
+            got.push(on_cpu(0, || c.alloc(GFP_KERNEL, -1)));
+        }
+        assert!(got.iter().all(|p| !p.is_null()));
+        assert_eq!(
+            c.errors(),
+            errors + 1,
+            "debug {debug}: the broken list is reported"
+        );
+        assert_eq!(c.usage().partial, 0, "debug {debug}");
+        // Partial slabs enough that an emptied slab would be discarded.
+        let more = partial_slabs(&c, 3);
+        let slabs = c.usage().slabs;
+        on_cpu(1, || keep.iter().for_each(|&k| c.free(k)));
+        let u = c.usage();
+        assert_eq!(
+            u.empty_slabs, 0,
+            "debug {debug}: a forgotten slab was cached"
+        );
+        assert_eq!(u.slabs, slabs, "debug {debug}: a forgotten slab was freed");
+        assert_eq!(c.validate(), 0, "debug {debug}");
+        c.shrink();
+        assert_eq!(c.usage().slabs, slabs, "debug {debug}");
+        on_cpu(0, || more.iter().chain(&got).for_each(|&m| c.free(m)));
+        assert_eq!(c.errors(), errors + 1, "debug {debug}: no second report");
+        on_cpu(0, || other.free(decoy));
+        other.destroy().unwrap();
+        // The forgotten slabs count as in use, so destroy keeps (leaks)
+        // them: all four, or the three left after a debug cache moved a
+        // full one to its full list before the break showed.
+        let kept = c.destroy().unwrap_err();
+        assert!(
+            kept == 4 * per || (debug != 0 && kept == 3 * per),
+            "debug {debug}: {kept} objects kept, {per} a slab"
+        );
+    }
+}
+
 /// A bulk allocation that meets a corrupted free pointer on the CPU
 /// freelist reports it once, isolates the slab, and still fills the whole
 /// array with distinct objects, none from the damaged slab.

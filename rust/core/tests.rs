@@ -443,7 +443,7 @@ fn slab_list_refuses_links_that_do_not_agree() {
             assert_eq!(list.remove(s[1]), Err(BrokenList { at: s[1], lost: 3 }));
             assert_eq!(std::ptr::read(victim.cast::<[u8; HEADER_SIZE]>()), before);
             assert_eq!((list.len(), list.first()), (0, std::ptr::null_mut()));
-            assert!(!(*s[1]).on_list);
+            assert!((*s[1]).on_list && !list.holds(s[1]), "forgotten, `at` too");
             list.push_front(s[3]);
             assert_eq!(list.pop_front(), Ok(s[3]));
         }

@@ -23,11 +23,12 @@ use core::sync::atomic::{AtomicU32, Ordering};
 ///   member's `prev` names the member before it (null for `head`), its
 ///   `next` the one after it (null for `tail`).
 /// - Every member has `on_list` set and `list_gen` equal to `generation`.
-/// - `generation` is 0 until the list first forgets its slabs, then a value
-///   of `NEXT_GENERATION` no list had before: a slab marked `on_list` with
-///   another generation is not on this list. Lists that never forgot share
-///   generation 0, so that test tells "this list" from "none" only for a
-///   slab the caller knows to be on this list or on none (`holds`).
+/// - `generation` is a value of `NEXT_GENERATION` no list had before, taken
+///   when the list is made and again each time it forgets its slabs: a
+///   slab marked `on_list` with another generation is not on this list
+///   (`holds`), and one marked with no generation of its node's lists was
+///   forgotten (`NodeLists::forgot`). Unique until the 32-bit counter
+///   wraps, after 4 billion lists made or broken.
 pub(crate) struct SlabList {
     head: *mut SlabHeader,
     tail: *mut SlabHeader,
@@ -38,18 +39,18 @@ pub(crate) struct SlabList {
     generation: u32,
 }
 
-/// The next list generation `SlabList::forget` hands out (0 is every new
-/// list's).
+/// The next list generation (`SlabList::new` and `forget` hand them out; 0
+/// is a new slab's, which no list has).
 static NEXT_GENERATION: AtomicU32 = AtomicU32::new(1);
 
 impl SlabList {
-    /// An empty list.
-    pub(crate) const fn new() -> Self {
+    /// An empty list, under a generation of its own.
+    pub(crate) fn new() -> Self {
         Self {
             head: ptr::null_mut(),
             tail: ptr::null_mut(),
             len: 0,
-            generation: 0,
+            generation: NEXT_GENERATION.fetch_add(1, Ordering::Relaxed),
         }
     }
 
@@ -109,9 +110,8 @@ impl SlabList {
         self.len += 1;
     }
 
-    /// Whether `slab`, which the caller's state says is on this list or on
-    /// none, is on it: not when it was on it before the list forgot its
-    /// slabs (`remove`).
+    /// Whether `slab` is on this list: not when it was on it before the
+    /// list forgot its slabs (`remove`).
     ///
     /// # Safety
     /// `slab` is a live header.
@@ -194,20 +194,14 @@ impl SlabList {
 
     /// Drops every slab from the list without touching them (their links
     /// are not trusted; they keep `on_list`, and a new generation tells
-    /// they are not on the list), but `at`, taken off it; for `remove`'s
-    /// report.
-    ///
-    /// # Safety
-    /// `at` is a live header.
+    /// they are not on the list, `forgot`), `at` among them; for
+    /// `remove`'s report.
     #[cold]
-    unsafe fn forget(&mut self, at: *mut SlabHeader) -> BrokenList {
+    fn forget(&mut self, at: *mut SlabHeader) -> BrokenList {
         let lost = self.len;
         // INVARIANT: empty, under a generation no slab carries, so every
         // former member reads as on no list.
         *self = Self::new();
-        self.generation = NEXT_GENERATION.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: per the caller.
-        unsafe { (*at).on_list = false };
         BrokenList { at, lost }
     }
 

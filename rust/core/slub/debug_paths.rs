@@ -164,8 +164,10 @@ impl<P: Platform> Cache<P> {
                 debug_assert_eq!(old, [fl, counters]);
                 Ok::<_, Infallible>([next as usize, counters + 1])
             });
-            if next.is_null() {
-                self.remove_partial(node, lists, slab);
+            // A full slab leaves the partial list for the full one, unless
+            // the partial list was found broken (then it is leaked with
+            // the rest of it).
+            if next.is_null() && self.remove_partial(node, lists, slab) {
                 lists.full.push_front(slab);
             }
             debug::set_red_zones(obj, l, debug::RED_ACTIVE);
@@ -246,6 +248,8 @@ impl<P: Platform> Cache<P> {
                 }
                 return;
             }
+            // SAFETY: under list_lock, the slab live.
+            let forgotten = unsafe { lists.forgot(slab) };
             // SAFETY: the object is ours (checked above); under list_lock.
             unsafe {
                 debug::set_track(obj, l, true, t);
@@ -258,18 +262,21 @@ impl<P: Platform> Cache<P> {
                     debug_assert_eq!(old, [fl, counters]);
                     Ok::<_, Infallible>([obj as usize, used - 1])
                 });
-                if fl == 0 {
-                    self.unlink(&mut lists.full, "full", slab);
+                if fl == 0 && !forgotten && self.unlink(&mut lists.full, "full", slab) {
                     Self::add_partial(node, &mut lists, slab, false);
                 }
             }
-            if used == 1 && self.enough_partial(lists.partial.len() - 1) {
+            // A slab its broken list forgot (reported) keeps the freed
+            // object and stays leaked: never listed again.
+            if !forgotten && used == 1 && self.enough_partial(lists.partial.len() - 1) {
                 // SAFETY: the slab has free objects, so it is on the partial
-                // list; once off it, it is empty and unlisted.
+                // list; once off it, it is empty and unlisted (unless the
+                // list was found broken: then it is leaked with the rest).
                 unsafe {
-                    self.remove_partial(node, &mut lists, slab);
-                    self.stat(Stat::FreeRemovePartial);
-                    self.discard_locked(node, &mut lists, slab, &mut d);
+                    if self.remove_partial(node, &mut lists, slab) {
+                        self.stat(Stat::FreeRemovePartial);
+                        self.discard_locked(node, &mut lists, slab, &mut d);
+                    }
                 }
             }
         }

@@ -77,7 +77,11 @@ impl<P: Platform> Cache<P> {
                         // SAFETY: `cur` is on the partial list; once off it,
                         // empty and unlisted (frees need an object in use).
                         unsafe {
-                            self.remove_partial(node, &mut lists, cur);
+                            if !self.remove_partial(node, &mut lists, cur) {
+                                // The list forgot its slabs (reported),
+                                // `cur` and `next` among them: leaked.
+                                break;
+                            }
                             d.kill_and_queue(node, cur);
                         }
                     }

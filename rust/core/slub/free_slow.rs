@@ -159,21 +159,29 @@ impl<P: Platform> Cache<P> {
         let Some(mut lists) = lists else {
             return;
         };
-        let mut d = Discards::new();
         // SAFETY: list membership changes only under the node lock (held).
+        if unsafe { lists.forgot(slab) } {
+            // Its partial list was found broken and forgot it (reported):
+            // the slab stays leaked, its objects counted free in it.
+            return;
+        }
+        let mut d = Discards::new();
+        // SAFETY: as above.
         let on_list = unsafe { lists.partial.holds(slab) };
         // Other partial slabs of the node: this one does not count.
         let others = lists.partial.len() - usize::from(on_list);
         if new_inuse == 0 && self.enough_partial(others) {
-            if on_list {
-                // SAFETY: an unfrozen slab with `on_list` set is on its
-                // node's partial list (`NodeLists` invariant; debug caches
-                // do not come here).
-                unsafe { self.remove_partial(node, &mut lists, slab) };
+            // SAFETY: an unfrozen slab with `on_list` set is on its node's
+            // partial list (`NodeLists` invariant; debug caches do not
+            // come here).
+            let intact = !on_list || unsafe { self.remove_partial(node, &mut lists, slab) };
+            if on_list && intact {
                 self.stat(Stat::FreeRemovePartial);
             }
-            // SAFETY: empty, unfrozen, on no list now.
-            unsafe { self.discard_locked(node, &mut lists, slab, &mut d) };
+            if intact {
+                // SAFETY: empty, unfrozen, on no list now.
+                unsafe { self.discard_locked(node, &mut lists, slab, &mut d) };
+            }
         } else if prior == 0 && !on_list {
             // SAFETY: it was full (on no list) and is unfrozen.
             unsafe { Self::add_partial(node, &mut lists, slab, true) };

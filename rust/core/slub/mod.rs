@@ -174,6 +174,26 @@ struct NodeLists {
 // the node lock may touch them.
 unsafe impl Send for NodeLists {}
 
+impl NodeLists {
+    /// Whether `slab`, a slab of this node, was on one of these lists when
+    /// it was found broken and forgot its slabs (`SlabList::remove`):
+    /// still marked `on_list`, under a generation none of them has. Such a
+    /// slab was reported leaked and is never listed again (its header may
+    /// be the one a stray write damaged).
+    ///
+    /// # Safety
+    /// `slab` is a live header of this node, whose lock the caller holds.
+    unsafe fn forgot(&self, slab: *const SlabHeader) -> bool {
+        // SAFETY: per the caller.
+        unsafe {
+            (*slab).on_list
+                && !self.partial.holds(slab)
+                && !self.empty.holds(slab)
+                && !self.full.holds(slab)
+        }
+    }
+}
+
 /// Per-node state.
 struct Node<P: Platform> {
     /// The node's `list_lock` and the lists it protects.

@@ -166,7 +166,8 @@ impl<P: Platform> Cache<P> {
             .store(lists.partial.len(), Ordering::Relaxed);
     }
 
-    /// Takes a slab off its node's partial list.
+    /// Takes a slab off its node's partial list; false when the list's
+    /// links did not agree (as for `unlink`).
     ///
     /// # Safety
     /// `slab` is on `lists.partial`, the partial list of `node`.
@@ -175,23 +176,35 @@ impl<P: Platform> Cache<P> {
         node: &Node<P>,
         lists: &mut NodeLists,
         slab: *mut SlabHeader,
-    ) {
+    ) -> bool {
         // SAFETY: per the caller.
-        unsafe { self.unlink(&mut lists.partial, "partial", slab) };
+        let intact = unsafe { self.unlink(&mut lists.partial, "partial", slab) };
         node.nr_partial
             .store(lists.partial.len(), Ordering::Relaxed);
+        intact
     }
 
     /// Takes `slab` off `list`, its node's list called `name`; a list
-    /// whose links do not agree is reported (and has forgotten its slabs).
+    /// whose links do not agree is reported (and has forgotten its slabs):
+    /// then false, and a caller walking the list must stop (the next link
+    /// it read is not to be trusted).
     ///
     /// # Safety
     /// `slab` is a live slab found on `list`, under its node's list_lock.
-    pub(super) unsafe fn unlink(&self, list: &mut SlabList, name: &str, slab: *mut SlabHeader) {
+    pub(super) unsafe fn unlink(
+        &self,
+        list: &mut SlabList,
+        name: &str,
+        slab: *mut SlabHeader,
+    ) -> bool {
         // SAFETY: per the caller.
-        if let Err(b) = unsafe { list.remove(slab) } {
-            // SAFETY: live per the caller; `node` is written at creation.
-            self.report_broken_list(unsafe { (*slab).node() }, name, b);
+        match unsafe { list.remove(slab) } {
+            Ok(()) => true,
+            Err(b) => {
+                // SAFETY: live per the caller; `node` is written at creation.
+                self.report_broken_list(unsafe { (*slab).node() }, name, b);
+                false
+            }
         }
     }
 

@@ -48,15 +48,20 @@ impl<P: Platform> Cache<P> {
                         // object starts it checked.
                         unsafe { self.report_problem(cur, p, "validate") };
                         // SAFETY: `cur` is on that list, under list_lock.
-                        unsafe {
+                        let intact = unsafe {
                             match kind {
                                 ListKind::Partial => self.remove_partial(node, &mut lists, cur),
                                 ListKind::Empty => self.unlink(&mut lists.empty, "empty", cur),
                                 ListKind::Full => self.unlink(&mut lists.full, "full", cur),
                             }
-                        }
+                        };
                         // SAFETY: live (`NodeLists` invariant), off the list now.
                         unsafe { self.isolate(cur) };
+                        if !intact {
+                            // The list forgot its slabs: `next` was read
+                            // from links it does not trust.
+                            break;
+                        }
                     }
                     cur = next;
                 }
