@@ -64,7 +64,7 @@ pub mod test {
 /// How a row's modeled figure comes from the counts.
 #[derive(Clone, Copy, Debug)]
 pub enum Measure {
-    /// Cycles per operation of a test's quietest round.
+    /// Cycles per operation of a test's judged round (`Files::per_op`).
     Cycles(u64),
     /// Nanoseconds per operation (cycles at the profile's clock).
     Ns(u64),
@@ -313,13 +313,14 @@ impl<'a> Files<'a> {
         Ok(Files { files })
     }
 
-    /// The quietest round of `test` under `p` in the file that has it:
-    /// (operations, cycles); Err says why not.
+    /// The judged round of `test` under `p` in the file that has it (the
+    /// quietest; for a contention program the median:
+    /// `calib::judged_index`): cycles per operation; Err says why not.
     fn per_op(&self, test: u64, p: &Profile) -> Result<f64, String> {
         self.per_op_by(test, p, |c| p.price(c))
     }
 
-    /// The quietest round's makespan per operation, in cycles (the boot's
+    /// The judged round's makespan per operation, in cycles (the boot's
     /// clock).
     fn span_per_op(&self, test: u64, p: &Profile) -> Result<f64, String> {
         self.per_op_by(test, p, |c| c.span as f64)
@@ -340,10 +341,14 @@ impl<'a> Files<'a> {
             return Err("counts without the model (model=off)".into());
         }
         p.fits(header_core(text))?;
-        regs.iter()
+        let mut v: Vec<f64> = regs
+            .iter()
             .filter(|r| r.id >> 32 == test && r.id & 0xffff_ffff > 0)
             .map(|r| what(&r.counts) / (r.id & 0xffff_ffff) as f64)
-            .min_by(f64::total_cmp)
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v.get(crate::calib::judged_index(test, v.len()))
+            .copied()
             .ok_or_else(|| format!("no region of test {test}"))
     }
 }
