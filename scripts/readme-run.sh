@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Runs the commands README.md lists, one after the other, as a user would:
-# in a fresh clone of this repository's main branch, with the user's kernel
-# cache (RSLUB_CACHE, warm if make check ran before; scripts/fresh.sh is the
-# cold first run). The suites run in their QUICK=1 form, and the real
-# programs' experiments on one program (xcpu-unix; the two whose cost
-# icount cannot see, cmpxchg and max-empty, on the cost model): on a 2-core
-# machine, 64 and 89 minutes for the two runs below side by side. For each
-# command: a line with its exit status, its time and its last line; at the
-# end, a Markdown table of them. Exit status: 0 when every command ended
-# as expected.
+# Runs the commands README.md and docs/testing.md list, one after the other,
+# as a user would: in a fresh clone of this repository's main branch, with
+# the user's kernel cache (RSLUB_CACHE, warm if make check ran before;
+# scripts/fresh.sh is the cold first run). The suites run in their QUICK=1
+# form, and the real programs' experiments on one program (xcpu-unix; the
+# two whose cost icount cannot see, cmpxchg and max-empty, on the cost
+# model): on a 2-core machine, 64 and 89 minutes for the two runs below side
+# by side. For each command: a line with its exit status, its time and its
+# last line; at the end, a Markdown table of them. Exit status: 0 when every
+# command ended as expected.
 #
 # Usage: scripts/readme-run.sh [--branch B] [--only REGEX] [--skip REGEX] [--keep] [--list]
 #   --only/--skip  run only the commands matching (or not matching) REGEX

@@ -10,8 +10,9 @@
 #
 # --dry-run (or RSLUB_SETUP_DRY_RUN=1 in the environment, which reaches a
 # setup run by a nested make) prints the decisions ("tools: ...",
-# "kernel ...: build|cached ...") and changes nothing:
-# scripts/test-setup-logic.sh checks them.
+# "kernel ...: build|cached ...", or a "setup: FAILED:" line for each
+# missing prerequisite) and changes nothing: scripts/test-setup-logic.sh
+# checks them.
 #
 # --no-patches builds the flavor without patches/ (and without the options
 # only they provide), cached as FLAVOR-unpatched: the kernel that measures
@@ -82,17 +83,41 @@ run() {
 	fi
 }
 
-check_host() {
-	[ "$(uname -m)" = x86_64 ] || die "unsupported host: $(uname -m); rslub needs x86_64 (cmpxchg16b)"
-	command -v apt-get >/dev/null || die "unsupported host: no apt-get; setup installs Debian packages"
-	command -v rustc >/dev/null || die "unsupported host: no rustc on PATH (install Rust with rustup)"
-	command -v cargo >/dev/null || die "unsupported host: no cargo on PATH"
+# prerequisites: what setup needs and does not install itself, checked
+# before it changes anything (in a dry run too: scripts/test-setup-logic.sh
+# checks the refusals). Each missing one is a line of its own, then setup
+# stops. rust-src is not among them: setup installs Debian's package of
+# rustc's exact version, and says so when there is none (install_packages).
+prerequisites() {
+	local why=() w release
+	[ "$(uname -m)" = x86_64 ] || why+=("unsupported host: $(uname -m); rslub needs x86_64 (cmpxchg16b)")
+	if ! command -v apt-get >/dev/null || ! command -v dpkg-query >/dev/null; then
+		why+=("unsupported host: no apt-get; setup installs Debian packages")
+	else
+		# The suites setup adds and pins (bookworm-backports, trixie-backports)
+		# and those it installs from by default (bookworm-security) are chosen
+		# for Debian 12.
+		release=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+		[ "$release" = bookworm ] ||
+			why+=("unsupported host: '${release:-unknown}' is not Debian 12 (bookworm), whose suites setup installs from")
+	fi
+	# vng runs the guest command as the host user, and the guests load modules.
+	[ "$(id -u)" = 0 ] ||
+		why+=("not root: setup installs packages and writes under /etc/apt, and the guests load modules as this user")
+	command -v rustc >/dev/null || why+=("no rustc on PATH or in ~/.cargo/bin (install Rust with rustup first)")
+	command -v cargo >/dev/null || why+=("no cargo on PATH or in ~/.cargo/bin (install Rust with rustup first)")
+	[ -n "$(find_vng)" ] || pip_can_install ||
+		why+=("no vng, and python3 cannot pip install virtme-ng (no pip, or a distribution's Python: PEP 668); put a pyenv or venv python3 first on PATH, or install virtme-ng yourself")
+	for w in "${why[@]}"; do echo "setup: FAILED: $w" >&2; done
+	[ ${#why[@]} = 0 ] || exit 1
 }
 
-RUSTC_VER=$(rustc --version 2>/dev/null | awk '{print $2}')
+# Empty without rustc (|| true: pipefail would end setup here, silently,
+# before prerequisites says what is missing).
+RUSTC_VER=$(rustc --version 2>/dev/null | awk '{print $2}' || true)
 # The kernel is built with the LLVM whose major matches rustc's (needed by
 # CONFIG_RUST_INLINE_HELPERS); bindgen loads the same libclang.
-LLVM_MAJOR=$(rustc --version --verbose 2>/dev/null | awk '/^LLVM version/ {split($3, v, "."); print v[1]}')
+LLVM_MAJOR=$(rustc --version --verbose 2>/dev/null | awk '/^LLVM version/ {split($3, v, "."); print v[1]}' || true)
 LLVM_SUFFIX=-${LLVM_MAJOR:-22}
 export LIBCLANG_PATH=/usr/lib/llvm$LLVM_SUFFIX/lib
 # The last line: the real workloads the guest runs (make bench SUITE=real,
@@ -197,6 +222,17 @@ install_bindgen() {
 	# bindgen-cli loads libclang at run time: it builds without it.
 	run "cargo install bindgen-cli (about 3 min, beside the packages)" "$LOGDIR/bindgen.log" \
 		cargo install bindgen-cli --locked
+}
+
+# pip_can_install: python3 has pip, and pip may install into its
+# environment (a distribution's Python carries PEP 668's EXTERNALLY-MANAGED
+# marker and refuses, unless in a venv).
+pip_can_install() {
+	python3 -c '
+import importlib.util, os, sys, sysconfig
+marker = os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")
+refused = sys.prefix == sys.base_prefix and os.path.isfile(marker) and not os.environ.get("PIP_BREAK_SYSTEM_PACKAGES")
+sys.exit(importlib.util.find_spec("pip") is None or refused)' 2>/dev/null
 }
 
 # pip puts vng next to the interpreter, which need not be on PATH.
@@ -305,7 +341,7 @@ unpatch() {
 # leaving no KDIR, when there is no such build or its patches do not come
 # off; the caller then extracts the source afresh.
 seed_tree() {
-	local kdir=$1 ver=${2%-"$(label)"-*} old hex=[0-9a-f]
+	local kdir=$1 ver=${2%-"$(label)"-*} old hex='[0-9a-f]'
 	for old in "$CACHE"/kernel/"$ver"-"$(label)"-$hex$hex$hex$hex$hex$hex$hex$hex$hex$hex$hex$hex; do
 		[ "$old" != "$kdir" ] && [ -f "$old/.rslub-built" ] &&
 			{ [ -f "$old/.rslub-patches" ] || [ -d "$old/.rslub-patches.d" ]; } || continue
@@ -384,7 +420,7 @@ build_kernel() {
 	touch "$kdir/.rslub-built"
 	# Drop stale builds of the same flavor so the cache does not grow without bound.
 	local old
-	local hex=[0-9a-f]
+	local hex='[0-9a-f]'
 	# One a VM is booted from (scripts/vm.sh holds its lock) stays until
 	# the next build.
 	for old in "$CACHE"/kernel/*-"$(label)"-$hex$hex$hex$hex$hex$hex$hex$hex$hex$hex$hex$hex; do
@@ -408,12 +444,12 @@ if [ -n "${APPLY_TO:-}" ]; then
 	say "patches applied to $APPLY_TO"
 	exit 0
 fi
+prerequisites
 if [ "$DRY_RUN" = 1 ]; then
 	say "tools: check and install what is missing"
 	if [ "$TOOLS_ONLY" = 1 ]; then say "kernel: not set up (tools only)"; else build_kernel; fi
 	exit 0
 fi
-check_host
 mkdir -p "$LOGDIR"
 # bindgen-cli compiles for minutes and needs nothing from apt (gcc is there):
 # it builds beside the package installs.

@@ -10,7 +10,7 @@
 # and prints "setup-logic: PASS|FAIL <case>". Exit status 1 on any FAIL.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-cd "$ROOT"
+cd "$ROOT" || exit
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export RSLUB_CACHE=$tmp/cache RSLUB_SETUP_DRY_RUN=1
@@ -94,5 +94,37 @@ mkdir -p "$tmp/src"
 expect "a tree without the patched files: setup stops naming the patch" \
 	"$(ls patches | head -n 1) does not apply to linux-source-7.3: mm/Kconfig: no such file" \
 	"$(RSLUB_SETUP_DRY_RUN=0 scripts/setup.sh --apply-patches "$tmp/src" 2>&1)"
+
+# The prerequisites setup checks before it changes anything: each one
+# missing is a line of its own. Stand-ins on PATH play the host: a command
+# that answers otherwise (uname, id, python3), or a PATH of links to every
+# command but some (path_without), with HOME elsewhere (setup looks in
+# ~/.cargo/bin too).
+stub() {	# stub NAME SCRIPT: a command NAME in $tmp/stub-NAME, running SCRIPT
+	mkdir -p "$tmp/stub-$1"
+	printf '#!/bin/sh\n%s\n' "$2" >"$tmp/stub-$1/$1"
+	chmod +x "$tmp/stub-$1/$1"
+	echo "$tmp/stub-$1"
+}
+path_without() {	# path_without CMD...: PATH's commands but CMD..., in one directory
+	local d dir dirs
+	d=$(mktemp -d "$tmp/path.XXXXXX")
+	IFS=: read -ra dirs <<<"$PATH"
+	# The first on PATH wins: ln refuses a name already linked.
+	for dir in "${dirs[@]}"; do ln -s "$dir"/* "$d"/ 2>/dev/null; done
+	for dir in "$@"; do rm -f "$d/$dir"; done
+	echo "$d"
+}
+expect "not x86_64: refused" "rslub needs x86_64 (cmpxchg16b)" \
+	"$(PATH=$(stub uname 'echo aarch64'):$PATH scripts/setup.sh 2>&1)"
+expect "no apt-get: refused" "no apt-get; setup installs Debian packages" \
+	"$(PATH=$(path_without apt-get) scripts/setup.sh 2>&1)"
+expect "not root: refused" "writes under /etc/apt, and the guests load modules as this user" \
+	"$(PATH=$(stub id '[ "$1" = -u ] && echo 1000 || exec /usr/bin/id "$@"'):$PATH scripts/setup.sh 2>&1)"
+no_rust=$(HOME=$tmp/home PATH=$(path_without rustc cargo) scripts/setup.sh 2>&1)
+expect "no rustc: refused" "no rustc on PATH or in ~/.cargo/bin (install Rust with rustup first)" "$no_rust"
+expect "no cargo either: both said" "no cargo on PATH or in ~/.cargo/bin (install Rust with rustup first)" "$no_rust"
+expect "no vng, python3 without pip: refused" "put a pyenv or venv python3 first on PATH, or install virtme-ng yourself" \
+	"$(PATH=$(stub python3 'exit 1'):$(path_without vng python3) scripts/setup.sh 2>&1)"
 
 [ "$fails" = 0 ]
