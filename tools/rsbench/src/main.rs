@@ -6,6 +6,7 @@
 //! by side; `plot` draws PNGs and a report.md into a results directory.
 
 mod aa;
+mod glance;
 mod model;
 mod parse;
 mod plot;
@@ -136,6 +137,17 @@ enum Cmd {
         /// the reference is another profile; else desktop]
         #[arg(long)]
         second: Option<String>,
+    },
+    /// The main rows of classic, sheaves and rslub from runs, as Markdown
+    ///
+    /// For docs/benchmarks.md's "At a glance": the synthetic rows of
+    /// two-kernel runs (make bench SUITE=classic) and the real programs of
+    /// two-kernel real runs (SUITE=classic-real), sheaves against classic
+    /// called only outside the A/A noise, and which events differ.
+    Glance {
+        /// Results directories (or their bench.json)
+        #[arg(required = true, value_name = "DIR_OR_JSON")]
+        runs: Vec<PathBuf>,
     },
     /// Draw PNG plots and report.md into a results directory
     ///
@@ -316,6 +328,13 @@ fn run(cmd: Cmd) -> Result<(), String> {
                 }
                 print!("{}", verdict::verdict(&bench, &base, x, &scen)?);
             }
+        }
+        Cmd::Glance { runs } => {
+            let runs = runs
+                .iter()
+                .map(|r| Ok((name(r), model::load(r)?)))
+                .collect::<Result<Vec<_>, String>>()?;
+            print!("{}", glance::glance(&runs));
         }
         Cmd::Plot { dir } => {
             if !dir.is_dir() {
