@@ -190,18 +190,21 @@ pub fn glance(runs: &[(String, Bench)]) -> String {
             .collect::<Vec<_>>()
             .join(" ")
     );
-    let meta = |b: &Bench, k: &str| b.meta.get(k).cloned().unwrap_or_else(|| "?".into());
     for (name, b) in runs {
-        let _ = writeln!(
-            out,
-            "- {name}: `SUITE={}`, {} (git {}, {}; {} rounds, quantum {})",
-            meta(b, "suite"),
-            meta(b, "cpus"),
-            meta(b, "git"),
-            meta(b, "date"),
-            meta(b, "rounds"),
-            meta(b, "quantum"),
+        let meta = |k: &str| b.meta.get(k).map(String::as_str).unwrap_or("?");
+        let mut line = format!(
+            "- {name}: `SUITE={}`, {} (git {}, {}",
+            meta("suite"),
+            meta("cpus"),
+            meta("git"),
+            meta("date")
         );
+        for (k, what) in [("rounds", "rounds"), ("quantum", "quantum")] {
+            if let Some(v) = b.meta.get(k) {
+                let _ = write!(line, "; {what} {v}");
+            }
+        }
+        let _ = writeln!(out, "{line})");
     }
     let synthetic: Vec<_> = runs.iter().flat_map(|(_, b)| synthetic_rows(b)).collect();
     if !synthetic.is_empty() {
