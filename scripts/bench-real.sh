@@ -62,12 +62,22 @@
 #   cmpxchg      the locked_cmpxchg build against the default
 #   free-batch   the free_batch build with free_batch=8 and 32 against the
 #                default
-# The tunables are written to every served cache's sysfs directory once
-# serving started (scripts/guest-real.sh, SIDES). A build variant is a
-# different rslub.ko, and rmmod of one needs every object it served back,
-# which the caches of long-lived kernel objects (inodes, dentries, tasks)
-# never give with SERVE='*': each build has boots of its own (logs
-# vm-<mode>-<build>.log), each with the in-tree side for scale.
+# EXPERIMENT takes several names at once ("cpu-partial fill"), or all
+# (the five): the tunables' sides share the default build's boots, each
+# build variant has its own. The tunables are written to every served
+# cache's sysfs directory once serving started (scripts/guest-real.sh,
+# SIDES). A build variant is a different rslub.ko, and rmmod of one needs
+# every object it served back, which the caches of long-lived kernel
+# objects (inodes, dentries, tasks) never give with SERVE='*': each build
+# has boots of its own (logs vm-<mode>-<build>.log), each with the
+# in-tree side, named slub-<build> in the results: the same allocator as
+# the default boots' slub, so the two tell how far two boots differ.
+# The A/A side (rslub again) runs in the default build's boots; rsbench
+# table's experiment section calls a side against rslub only outside the
+# A/A noise (and for a build variant, outside the boots' difference too).
+# With hackbench's workloads named hb-...-gN, several group counts:
+#   make bench SUITE=real EXPERIMENT=all REAL_MODES="model8 model16" \
+#     WORKLOADS="hb-proc-pipe-g2 hb-proc-sock-g2 hb-proc-sock-g8" ROUNDS=3
 #
 # Environment: ROUNDS (5), REAL_MODES ("icount wall counters"), REAL_CPUS
 #   (4), WORKLOADS (scripts/guest-real-lib.sh's names), RSLUB_PARAMS,
@@ -77,7 +87,7 @@
 #   MMAP_PROCS MMAP_ITERS MMAP_MIB MMAP_DIR XCPU_MSGS XCPU_BYTES XCPU_FROM
 #   XCPU_TO XCPU_SNDBUF),
 #   EXPERIMENT (above), BENCH_KDIR (a built bench kernel: no setup),
-#   BENCH_BUILD, QUICK=1, ICOUNT_PLUGIN (1), AA (1 without EXPERIMENT: the
+#   BENCH_BUILD, QUICK=1, ICOUNT_PLUGIN (1), AA (1 but with CLASSIC=1: the
 #   A/A side, rslub served twice, about half as much time again)
 #   (2 rounds, no wall boot), NO_SERVE_OK=1 (a run without rslub's serving
 #   interface passes with the in-tree side alone: for testing the scripts),
@@ -121,19 +131,29 @@ if [ "${QUICK:-0}" = 1 ]; then
 fi
 fail() { echo "bench: FAILED: $*"; exit 1; }
 
-# An experiment: the sides of the default build's boots, and a build
-# variant with its own sides ("" : none).
-SIDES="slub rslub" VARIANT_BUILD="" VARIANT_SIDES="slub rslub" BUILD_LABEL=""
-case ${EXPERIMENT:-} in
-"") ;;
-cpu-partial) SIDES="slub rslub rslub:cpu_partial=0" ;;
-max-empty) SIDES="slub rslub rslub:max_empty=0 rslub:max_empty=64" ;;
-fill) VARIANT_BUILD=fill_ge ;;
-cmpxchg) VARIANT_BUILD=locked_cmpxchg ;;
-free-batch) VARIANT_BUILD=free_batch VARIANT_SIDES="slub rslub:free_batch=8 rslub:free_batch=32" ;;
-*) fail "unknown EXPERIMENT '$EXPERIMENT' (cpu-partial, max-empty, fill, cmpxchg, free-batch)" ;;
-esac
-[ -z "$VARIANT_BUILD" ] || BUILD_LABEL=default
+# Experiments (EXPERIMENT: one or several names, or all): the tunables'
+# sides join the default build's boots; each build variant has boots of
+# its own (VARIANT_BUILDS), with its sides (variant_sides).
+SIDES="slub rslub" VARIANT_BUILDS="" BUILD_LABEL=""
+[ "${EXPERIMENT:-}" != all ] || EXPERIMENT="cpu-partial max-empty fill cmpxchg free-batch"
+for e in ${EXPERIMENT:-}; do
+	case $e in
+	cpu-partial) SIDES="$SIDES rslub:cpu_partial=0" ;;
+	max-empty) SIDES="$SIDES rslub:max_empty=0 rslub:max_empty=64" ;;
+	fill) VARIANT_BUILDS="$VARIANT_BUILDS fill_ge" ;;
+	cmpxchg) VARIANT_BUILDS="$VARIANT_BUILDS locked_cmpxchg" ;;
+	free-batch) VARIANT_BUILDS="$VARIANT_BUILDS free_batch" ;;
+	*) fail "unknown EXPERIMENT '$e' (cpu-partial, max-empty, fill, cmpxchg, free-batch, or all)" ;;
+	esac
+done
+[ -z "$VARIANT_BUILDS" ] || BUILD_LABEL=default
+# variant_sides BUILD: the sides of a build variant's boots.
+variant_sides() {
+	case $1 in
+	free_batch) echo "slub rslub:free_batch=8 rslub:free_batch=32" ;;
+	*) echo "slub rslub" ;;
+	esac
+}
 # Two kernels: the in-tree SLUB run twice on each (slub-aa), rslub beside
 # them on 7.3 (CLASSIC_SIDES on 6.12, SIDES on 7.3).
 CLASSIC_SIDES="slub slub-aa"
@@ -141,12 +161,11 @@ if [ "$CLASSIC" = 1 ]; then
 	[ -z "${EXPERIMENT:-}" ] || fail "EXPERIMENT=$EXPERIMENT is for SUITE=real, not SUITE=classic-real"
 	SIDES="slub slub-aa rslub"
 fi
-# The A/A side (AA=1, the default without an experiment or a second
-# kernel): rslub served a second time in each round, so that the table
-# calls a verdict only where rslub and the in-tree SLUB differ by more than
-# two runs of rslub do.
-if [ "${AA:-$([ -z "${EXPERIMENT:-}" ] && [ "$CLASSIC" = 0 ] && echo 1 || echo 0)}" = 1 ]; then
-	[ -z "${EXPERIMENT:-}" ] || fail "AA=1 is for the plain suite, not EXPERIMENT=$EXPERIMENT"
+# The A/A side (AA=1, the default without a second kernel): rslub served
+# a second time in each round (in an experiment, in the default build's
+# boots), so that the table calls a verdict only where two allocators, or
+# an experiment's side and rslub, differ by more than two runs of rslub do.
+if [ "${AA:-$([ "$CLASSIC" = 0 ] && echo 1 || echo 0)}" = 1 ]; then
 	SIDES="$SIDES aa"
 fi
 
@@ -194,10 +213,10 @@ build() {	# build DIR STATS [VARIANT]
 }
 build "$BUILD" 0
 case " $REAL_MODES " in *" counters "*) build "$BUILD-stats" 1 ;; esac
-if [ -n "$VARIANT_BUILD" ]; then
-	build "$BUILD-$VARIANT_BUILD" 0 "$VARIANT_BUILD"
-	case " $REAL_MODES " in *" counters "*) build "$BUILD-$VARIANT_BUILD-stats" 1 "$VARIANT_BUILD" ;; esac
-fi
+for v in $VARIANT_BUILDS; do
+	build "$BUILD-$v" 0 "$v"
+	case " $REAL_MODES " in *" counters "*) build "$BUILD-$v-stats" 1 "$v" ;; esac
+done
 
 echo "bench: building tools/rsbench"
 (cd tools/rsbench && cargo build --release --quiet)
@@ -207,7 +226,8 @@ suite=real
 [ "$CLASSIC" = 0 ] || suite=classic-real
 # shellcheck disable=SC2086 # a list of modes
 need_quantum_qemu $REAL_MODES || exit 1
-out=$ROOT/results/$(date +%Y%m%d-%H%M%S)-$suite${EXPERIMENT:+-$EXPERIMENT}
+exp_name=${EXPERIMENT:-}
+out=$ROOT/results/$(date +%Y%m%d-%H%M%S)-$suite${EXPERIMENT:+-${exp_name// /+}}
 mkdir -p "$out"
 T0=$(date +%s)
 # What the guest script passes on to the workloads.
@@ -254,7 +274,7 @@ run() {
 			case " $scale " in *" $n="*) ;; *) scale="$scale $v" ;; esac
 		done
 	fi
-	[ -z "${5:-}" ] || { sides=$VARIANT_SIDES label=$5; }
+	[ -z "${5:-}" ] || { sides=$(variant_sides "$5") label=$5; }
 	echo "bench: [$(($(date +%s) - T0))s] $mode boot$tag${pre:+ of ${RUN_KDIR##*/}}, $cpus vCPUs (log: $log)"
 	# As in bench.sh: judged by its output (VM_STALL), a quiet console.
 	VM_QEMU=$(vm_qemu_for "$qopts") VM_CPUS=$cpus VM_MEM=${VM_MEM:-3G} VM_QEMU_OPTS=$qopts VM_STALL=${VM_STALL:-2400} \
@@ -342,7 +362,7 @@ run_modes() {
 	done
 }
 run_modes "$BUILD"
-[ -z "$VARIANT_BUILD" ] || run_modes "$BUILD-$VARIANT_BUILD" "$VARIANT_BUILD"
+for v in $VARIANT_BUILDS; do run_modes "$BUILD-$v" "$v"; done
 
 logs=()
 counts=()
@@ -351,12 +371,18 @@ cpus_meta="" nodes_meta=""
 for mode in $REAL_MODES; do
 	classic_log=
 	[ "$CLASSIC" = 0 ] || classic_log=$out/vm-classic-$mode.log
-	for f in ${classic_log:+"$classic_log"} "$out/vm-$mode.log" ${VARIANT_BUILD:+"$out/vm-$mode-$VARIANT_BUILD.log"}; do
+	variant_logs=()
+	for v in $VARIANT_BUILDS; do variant_logs+=("$out/vm-$mode-$v.log"); done
+	for f in ${classic_log:+"$classic_log"} "$out/vm-$mode.log" ${variant_logs[@]+"${variant_logs[@]}"}; do
 		[ -f "$f" ] || continue
 		logs+=("$f")
 		c=${f%.log}.txt
 		c=$out/counts-${c#"$out"/vm-}
 		[ ! -f "$c" ] || counts+=(--counts "$f=$c")
+		# A build variant's boot: its in-tree SLUB apart (slub-BUILD), the
+		# same allocator as the default boot's, so that the two say how
+		# much two boots differ (the experiment table's boot floor).
+		case $f in "$out/vm-$mode-"*) renames+=(--rename "$f:slub=slub-${f#"$out/vm-$mode-"}") ;; esac
 		# Two kernels: each in-tree SLUB by its design's name.
 		[ "$CLASSIC" = 1 ] || continue
 		k=sheaves

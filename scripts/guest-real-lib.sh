@@ -12,6 +12,8 @@
 #   hb-proc-sock  hackbench, processes over unix sockets
 #   hb-thr-pipe   hackbench, threads over pipes
 #   hb-thr-sock   hackbench, threads over unix sockets
+#   hb-...-gN     any of the four with N groups (hb-proc-sock-g2: 80
+#                 processes), for several group counts in one run
 #   iperf3-tcp    iperf3 TCP over 127.0.0.1, IPERF_TCP_BYTES sent in
 #                 IPERF_TCP_LEN writes (TCP_NODELAY)
 #   iperf3-udp    iperf3 UDP over 127.0.0.1, IPERF_UDP_BYTES sent in
@@ -263,11 +265,14 @@ perf_copies() {
 # the exit status is the program's.
 run_workload() {
 	_o=$REAL_OUT/$1.out
-	case $1 in
-	hb-proc-pipe) hackbench -p -g "$HB_GROUPS" -l "$HB_LOOPS" >"$_o" 2>&1 ;;
-	hb-proc-sock) hackbench -g "$HB_GROUPS" -l "$HB_LOOPS" >"$_o" 2>&1 ;;
-	hb-thr-pipe) hackbench -T -p -g "$HB_GROUPS" -l "$HB_LOOPS" >"$_o" 2>&1 ;;
-	hb-thr-sock) hackbench -T -g "$HB_GROUPS" -l "$HB_LOOPS" >"$_o" 2>&1 ;;
+	# hb-*-gN: the hackbench workload with N groups instead of HB_GROUPS.
+	_w=$1 _g=$HB_GROUPS
+	case $1 in hb-*-g[0-9]*) _w=${1%-g*} _g=${1##*-g} ;; esac
+	case $_w in
+	hb-proc-pipe) hackbench -p -g "$_g" -l "$HB_LOOPS" >"$_o" 2>&1 ;;
+	hb-proc-sock) hackbench -g "$_g" -l "$HB_LOOPS" >"$_o" 2>&1 ;;
+	hb-thr-pipe) hackbench -T -p -g "$_g" -l "$HB_LOOPS" >"$_o" 2>&1 ;;
+	hb-thr-sock) hackbench -T -g "$_g" -l "$HB_LOOPS" >"$_o" 2>&1 ;;
 	iperf3-tcp)
 		iperf_run tcp "$IPERF_TCP_BYTES" "$IPERF_TCP_LEN"
 		_r=$?
