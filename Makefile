@@ -7,10 +7,11 @@
 #   make check      setup if needed, host tests, lint, build, KUnit in VMs
 #                   (DEBUG=1: on the debug kernel flavor, KASAN and friends)
 #   make bench      A/B benchmark: in-tree SLUB vs rslub vs a floor allocator
-#                   (QUICK=1, SUITE=max-empty|cpu-partial|fill|cmpxchg|hardening|free-batch|real|classic|classic-real, KVM=1)
+#                   (QUICK=1, SUITE=max-empty|cpu-partial|fill|cmpxchg|hardening|free-batch|real|classic|classic-real|classic-all, KVM=1)
 #   make bench-compare A=results/<x> B=results/<y>   compare two saved runs
 #   make bench-verdict R=results/<x>   a model run's verdicts priced again
 #   make bench-glance R='results/<x> ...'   classic, sheaves and rslub from two-kernel runs, as Markdown
+#   make bench-experiments R='results/<x> ...'   the seeds' experiments (SUITE=real EXPERIMENT=), as Markdown
 #                   (transfer and atomic prices halved and doubled, desktop)
 #   make trace-pair the instructions of one alloc+free pair, single-stepped
 #                   under gdb in the bench kernel, per function (slub, rslub,
@@ -73,7 +74,7 @@ RUST_SRC := $(wildcard rust/*.rs rust/serve/*.rs rust/core/*.rs rust/core/slab/*
 # stress/modcycle.c and tools/realprogs/ are userspace too, but kernel style.
 C_SRC := $(filter-out %.mod.c c_shim/host_shim.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c kunit/*.h bench/*.c stress/*.c include/*.h tools/realprogs/*.c tools/costmodel/guest/*.c tools/qemu-quantum/*.c))
 
-.PHONY: all modules setup check bench bench-compare bench-verdict bench-glance trace-pair stress lint fmt vm kdir clean host-test \
+.PHONY: all modules setup check bench bench-compare bench-verdict bench-glance bench-experiments trace-pair stress lint fmt vm kdir clean host-test \
 	host-test-free-batch mutants costmodel costmodel-selftest qemu
 
 all: modules
@@ -172,6 +173,11 @@ bench-glance:
 	@test -n "$(R)" || { echo "usage: make bench-glance R='results/<run> ...' (runs of SUITE=classic or classic-real)"; exit 2; }
 	@cd tools/rsbench && cargo build --release --quiet
 	@tools/rsbench/target/release/rsbench glance $(R)
+
+bench-experiments:
+	@test -n "$(R)" || { echo "usage: make bench-experiments R='results/<run> ...' (runs of SUITE=real EXPERIMENT=...)"; exit 2; }
+	@cd tools/rsbench && cargo build --release --quiet
+	@tools/rsbench/target/release/rsbench experiment $(R)
 
 stress:
 	@scripts/stress.sh

@@ -30,7 +30,8 @@
 #            a node), the programs shorter (MODEL16_SIZES, MODEL32_SIZES):
 #            make bench SUITE=real REAL_MODES=model16 (a scale run: perf
 #            bench fork and execve, mmap2, brk1 and hackbench, 2 rounds,
-#            no A/A side unless WORKLOADS, ROUNDS or AA say otherwise)
+#            no A/A side but in an experiment; WORKLOADS, ROUNDS and AA
+#            say otherwise)
 #   counters REAL_CPUS vCPUs, wall clock, a counters build of rslub.ko
 #            (the bench build compiles them out): rslub's counters over one
 #            run of each workload, with the locked and unlocked cmpxchg
@@ -92,7 +93,9 @@
 #   (2 rounds, no wall boot), NO_SERVE_OK=1 (a run without rslub's serving
 #   interface passes with the in-tree side alone: for testing the scripts),
 #   CLASSIC=1 (above; AA then 0 by default), CLASSIC_KDIR (a built classic
-#   kernel: no setup).
+#   kernel: no setup), WORKLOADS_<mode> (a mode's own programs, e.g.
+#   WORKLOADS_model32), BENCH_OUT (the results directory: make bench
+#   SUITE=classic-all puts its two parts in one).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -123,7 +126,8 @@ REAL_CPUS=${REAL_CPUS:-4}
 if [ -z "$(echo "$REAL_MODES" | tr ' ' '\n' | grep -v '^model16$\|^model32$\|^$')" ]; then
 	WORKLOADS=${WORKLOADS:-perf-fork perf-execve mmap2 brk1 hb-proc-pipe}
 	ROUNDS=${ROUNDS_GIVEN:-2}
-	AA=${AA:-0}
+	# An experiment keeps its A/A side: its verdicts need it.
+	[ -n "${EXPERIMENT:-}" ] || AA=${AA:-0}
 fi
 if [ "${QUICK:-0}" = 1 ]; then
 	ROUNDS=2
@@ -227,7 +231,7 @@ suite=real
 # shellcheck disable=SC2086 # a list of modes
 need_quantum_qemu $REAL_MODES || exit 1
 exp_name=${EXPERIMENT:-}
-out=$ROOT/results/$(date +%Y%m%d-%H%M%S)-$suite${EXPERIMENT:+-${exp_name// /+}}
+out=${BENCH_OUT:-$ROOT/results/$(date +%Y%m%d-%H%M%S)-$suite${EXPERIMENT:+-${exp_name// /+}}}
 mkdir -p "$out"
 T0=$(date +%s)
 # What the guest script passes on to the workloads.
@@ -275,6 +279,9 @@ run() {
 		done
 	fi
 	[ -z "${5:-}" ] || { sides=$(variant_sides "$5") label=$5; }
+	# A mode's own programs (WORKLOADS_model32=...), after GUEST_ENV's.
+	local wl=WORKLOADS_$mode
+	[ -z "${!wl:-}" ] || scale="$scale WORKLOADS='${!wl}'"
 	echo "bench: [$(($(date +%s) - T0))s] $mode boot$tag${pre:+ of ${RUN_KDIR##*/}}, $cpus vCPUs (log: $log)"
 	# As in bench.sh: judged by its output (VM_STALL), a quiet console.
 	VM_QEMU=$(vm_qemu_for "$qopts") VM_CPUS=$cpus VM_MEM=${VM_MEM:-3G} VM_QEMU_OPTS=$qopts VM_STALL=${VM_STALL:-2400} \

@@ -41,6 +41,10 @@
 #                  kernels (scripts/bench-real.sh CLASSIC=1): classic,
 #                  sheaves and rslub, each in-tree SLUB run twice for its
 #                  A/A noise (boots icount, model, model8; QUICK=1: model)
+#                  SUITE=classic-all: both, at 2, 8, 16 and 32 vCPUs on
+#                  the cost model, into one results directory with one
+#                  bench.json and glance.md (scripts/bench-upstream.sh)
+#   BENCH_OUT      the results directory (default results/<timestamp>)
 #   MODES          "icount wall" (default), any of icount, wall, model
 #                  (the 2- and 8-vCPU model boots; model8 alone: the 8);
 #                  KVM=1 runs one "cycles" boot on KVM
@@ -98,6 +102,9 @@ real)
 classic-real)
 	# The same on the classic kernel and on 7.3 (bench-real.sh, CLASSIC=1).
 	MODES=$MODES_GIVEN CLASSIC=1 exec scripts/bench-real.sh ;;
+classic-all)
+	# Both of the above at 2 to 32 vCPUs, one results directory.
+	MODES=$MODES_GIVEN exec scripts/bench-upstream.sh ;;
 max-empty)
 	ALLOCS=rslub:max_empty=0,rslub:max_empty=1,rslub:max_empty=8
 	WORKLOADS_ICOUNT=remote WORKLOADS_WALL=remote ;;
@@ -137,7 +144,7 @@ classic)
 	# shellcheck disable=SC2086 # a list of modes
 	MODES=$(expand_modes ${MODES_GIVEN:-icount}) ;;
 *)
-	echo "bench: unknown SUITE '$SUITE' (max-empty, cpu-partial, fill, cmpxchg, hardening, free-batch, real, classic, classic-real)" >&2
+	echo "bench: unknown SUITE '$SUITE' (max-empty, cpu-partial, fill, cmpxchg, hardening, free-batch, real, classic, classic-real, classic-all)" >&2
 	exit 2 ;;
 esac
 [ "${KVM:-0}" = 1 ] && MODES=cycles
@@ -222,7 +229,7 @@ esac
 
 # shellcheck disable=SC2086 # a list of modes
 need_quantum_qemu $MODES || exit 1
-out=$ROOT/results/$(date +%Y%m%d-%H%M%S)${SUITE:+-$SUITE}
+out=${BENCH_OUT:-$ROOT/results/$(date +%Y%m%d-%H%M%S)${SUITE:+-$SUITE}}
 mkdir -p "$out"
 T0=$(date +%s)
 

@@ -29,7 +29,7 @@ const SYNTHETIC: [(&str, &str, u64, &str); 5] = [
 
 /// The events a real row names when they differ, as (label, metrics
 /// summed).
-const EVENTS: [(&str, &[&str]); 5] = [
+pub(crate) const EVENTS: [(&str, &[&str]); 5] = [
     ("instructions", &["ev_insns_per_op"]),
     (
         "transfers",
@@ -57,7 +57,7 @@ fn find<'a>(b: &'a Bench, like: &Measure, alloc: &str, metric: &str) -> Option<&
 }
 
 /// A figure to three significant digits or so.
-fn fig(x: f64) -> String {
+pub(crate) fn fig(x: f64) -> String {
     match x.abs() {
         a if a >= 100.0 => format!("{x:.0}"),
         a if a >= 10.0 => format!("{x:.1}"),
@@ -175,7 +175,7 @@ fn synthetic_rows(b: &Bench) -> Vec<[String; 6]> {
     rows
 }
 
-fn md_row(out: &mut String, cells: &[String]) {
+pub(crate) fn md_row(out: &mut String, cells: &[String]) {
     let _ = writeln!(out, "| {} |", cells.join(" | "));
 }
 

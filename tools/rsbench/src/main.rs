@@ -6,6 +6,7 @@
 //! by side; `plot` draws PNGs and a report.md into a results directory.
 
 mod aa;
+mod experiment;
 mod glance;
 mod model;
 mod parse;
@@ -145,6 +146,30 @@ enum Cmd {
     /// two-kernel real runs (SUITE=classic-real), sheaves against classic
     /// called only outside the A/A noise, and which events differ.
     Glance {
+        /// Results directories (or their bench.json)
+        #[arg(required = true, value_name = "DIR_OR_JSON")]
+        runs: Vec<PathBuf>,
+    },
+    /// The seeds' experiments of runs, as Markdown: one table each
+    ///
+    /// For docs/benchmarks.md: each side of make bench SUITE=real
+    /// EXPERIMENT=... against plain rslub, called only outside rslub's A/A
+    /// noise and, for a build variant, the difference between its boots
+    /// and the default build's (their in-tree SLUBs).
+    Experiment {
+        /// Results directories (or their bench.json)
+        #[arg(required = true, value_name = "DIR_OR_JSON")]
+        runs: Vec<PathBuf>,
+    },
+    /// Runs of one revision as one bench.json (make bench SUITE=classic-all)
+    ///
+    /// Results concatenated, each meta key as the runs agree or their values
+    /// joined; refused for runs of different revisions or a point measured
+    /// twice.
+    Merge {
+        /// Where to write the json (its directory is created)
+        #[arg(short = 'o', long, value_name = "FILE")]
+        output: PathBuf,
         /// Results directories (or their bench.json)
         #[arg(required = true, value_name = "DIR_OR_JSON")]
         runs: Vec<PathBuf>,
@@ -335,6 +360,27 @@ fn run(cmd: Cmd) -> Result<(), String> {
                 .map(|r| Ok((name(r), model::load(r)?)))
                 .collect::<Result<Vec<_>, String>>()?;
             print!("{}", glance::glance(&runs));
+        }
+        Cmd::Merge { output, runs } => {
+            let runs = runs
+                .iter()
+                .map(|r| model::load(r))
+                .collect::<Result<Vec<_>, String>>()?;
+            let bench = model::merge(runs)?;
+            if let Some(d) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(d)
+                    .map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+            }
+            let json = serde_json::to_string_pretty(&bench).map_err(|e| e.to_string())? + "\n";
+            std::fs::write(&output, json)
+                .map_err(|e| format!("cannot write {}: {e}", output.display()))?;
+        }
+        Cmd::Experiment { runs } => {
+            let runs = runs
+                .iter()
+                .map(|r| Ok((name(r), model::load(r)?)))
+                .collect::<Result<Vec<_>, String>>()?;
+            print!("{}", experiment::markdown(&runs));
         }
         Cmd::Plot { dir } => {
             if !dir.is_dir() {

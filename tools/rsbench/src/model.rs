@@ -81,6 +81,68 @@ pub fn load(arg: &Path) -> Result<Bench, String> {
     serde_json::from_str(&text).map_err(|e| format!("{}: not a bench.json: {e}", path.display()))
 }
 
+/// Runs of one revision made one (`rsbench merge`): the parts of one
+/// command that ran as two suites (make bench SUITE=classic-all: the
+/// synthetic two-kernel run and the real-program one). Each meta key keeps
+/// its value where the runs agree, else the runs' values joined with "; "
+/// (`mode`, `cpus`, `suite`); the results are concatenated. Refused when the
+/// runs come from different revisions (meta `git`) or measured one point
+/// twice.
+pub fn merge(runs: Vec<Bench>) -> Result<Bench, String> {
+    let mut out = Bench::default();
+    let mut seen = std::collections::HashSet::new();
+    let revs: Vec<&str> = runs
+        .iter()
+        .map(|b| b.meta.get("git").map_or("unknown", String::as_str))
+        .collect();
+    if revs.iter().any(|r| *r != revs[0]) {
+        return Err(format!(
+            "the runs are of different revisions ({}): one table needs one",
+            revs.join(", ")
+        ));
+    }
+    for b in &runs {
+        for (k, v) in &b.meta {
+            let e = out.meta.entry(k.clone()).or_default();
+            if e.is_empty() {
+                e.clone_from(v);
+            } else if !e.split("; ").any(|x| x == v) {
+                e.push_str("; ");
+                e.push_str(v);
+            }
+        }
+    }
+    for b in runs {
+        for m in b.results {
+            let key = (
+                m.workload.clone(),
+                m.op.clone(),
+                m.size,
+                m.batch,
+                m.cpus,
+                m.allocator.clone(),
+                m.variant.clone(),
+                m.mode.clone(),
+                m.metric.clone(),
+            );
+            if !seen.insert(key) {
+                return Err(format!(
+                    "two runs measured {} {} size {} batch {} cpus {} of {} ({}) twice",
+                    m.mode,
+                    m.op,
+                    m.size,
+                    m.batch,
+                    m.cpus,
+                    m.series(),
+                    m.metric
+                ));
+            }
+            out.results.push(m);
+        }
+    }
+    Ok(out)
+}
+
 /// A value with the precision its size deserves: whole numbers from 100 up
 /// (and whole values anywhere), one decimal from 10, two below. Throughput is shown in millions.
 pub fn fmt_value(metric: &str, v: f64) -> String {
@@ -147,6 +209,41 @@ pub fn mode_desc(mode: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merge_joins_meta_keeps_results_and_refuses_two_revisions() {
+        let run = |suite: &str, git: &str, workload: &str| {
+            let mut b = Bench::default();
+            b.meta.insert("suite".into(), suite.into());
+            b.meta.insert("git".into(), git.into());
+            b.results.push(Measure {
+                workload: workload.into(),
+                op: "pair".into(),
+                size: 64,
+                batch: 1,
+                cpus: 2,
+                allocator: "classic".into(),
+                variant: None,
+                mode: "model".into(),
+                metric: "cycles_per_op".into(),
+                rounds: vec![1.0],
+                median: 1.0,
+                min: 1.0,
+                max: 1.0,
+            });
+            b
+        };
+        let m = merge(vec![
+            run("classic", "abc", "pair"),
+            run("classic-real", "abc", "real"),
+        ])
+        .unwrap();
+        assert_eq!(m.meta["suite"], "classic; classic-real");
+        assert_eq!(m.meta["git"], "abc");
+        assert_eq!(m.results.len(), 2);
+        assert!(merge(vec![run("a", "abc", "pair"), run("b", "def", "real")]).is_err());
+        assert!(merge(vec![run("a", "abc", "pair"), run("b", "abc", "pair")]).is_err());
+    }
 
     #[test]
     fn median_odd_and_even() {

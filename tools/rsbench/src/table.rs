@@ -283,6 +283,7 @@ pub fn table(b: &Bench, title: &str) -> String {
     }
     out.push_str(&crate::aa::section(b));
     out.push_str(&crate::aa::kernels_section(b));
+    out.push_str(&crate::experiment::section(b));
     out.push_str(&counters(b));
     out
 }
