@@ -21,7 +21,7 @@
 # programs and hackbench over pipes (WORKLOADS_model16, WORKLOADS_model32):
 # there the plugin runs every vCPU on one host thread and a boot's time
 # grows with its work. Expect hours, not minutes, on a 2-core host:
-# docs/benchmarks.md ("At a glance") gives the measured times; QUICK=1
+# docs/benchmarks.md ("Running the suites") gives the measured times; QUICK=1
 # (2 rounds, the upstream programs alone, 2 and 8 vCPUs) is the test of the
 # command.
 #

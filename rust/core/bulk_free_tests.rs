@@ -215,7 +215,8 @@ fn bulk_frees_of_64_small_objects_across_a_guard_bit() {
 /// that the chain starts with the head's bit. These are the cases the
 /// settling of a guard's bit (`settle_guard_bit`, batches of up to 64)
 /// and the exact set (`free_bulk_exact`, more than 64) must get right
-/// (docs/benchmarks.md, "Bulk 64"): each runs with the 64 objects and with
+/// (docs/history/benchmarks-history.md, "bulk 64, the guard's bit"): each
+/// runs with the 64 objects and with
 /// the first 63 (the 64th freed after). Each double free is reported once,
 /// the other object is freed, and the cache stays sound.
 #[test]

@@ -61,7 +61,8 @@ pub const COSTLY_ORDER: u32 = 3;
 /// header in the slab leaves 128-byte objects 31 in a page (in-tree: 32),
 /// and every such batch then finished on a second slab: 81.1 instructions
 /// an object at bulk 32 against in-tree's 68.3, 19% dearer
-/// (docs/benchmarks.md, "Bulk geometry"). In two pages they are 63.
+/// (docs/history/benchmarks-history.md, "bulk geometry"). In two pages
+/// they are 63.
 pub const PAGE_SLAB_OBJECTS: usize = 32;
 
 /// Why a geometry could not be computed.

@@ -19,7 +19,8 @@ impl<P: Platform> Cache<P> {
         // Debug caches, and a batch of one object: one by one. One object
         // takes the lockless single path (no CPU lock, so no interrupt
         // save and restore), under half the cost of a locked batch of one
-        // (docs/benchmarks.md).
+        // (docs/history/benchmarks-history.md, "bulk geometry and the
+        // batch of one").
         if self.debug != 0 || out.len() == 1 {
             for i in 0..out.len() {
                 out[i] = self.alloc(gfp, NO_NODE);
@@ -319,7 +320,7 @@ impl<P: Platform> Cache<P> {
                 // One call of the filter's loop, inline with the exact
                 // set's: a second call, or either loop out of line, made
                 // LLVM allocate this one's registers anew (bulk 8 and 16
-                // 3-4% dearer, docs/benchmarks.md).
+                // 3-4% dearer, docs/history/benchmarks-history.md).
                 // SAFETY: per the caller.
                 let (c, stop, unsure) =
                     unsafe { self.gather::<HARDENED, CHECKED>(objs, base, ch, k, &mut filter) };
