@@ -131,8 +131,23 @@ fn real_rows(b: &Bench, metric: &str) -> Vec<[String; 8]> {
     rows
 }
 
+/// The glue's share of a served operation: the hook's path (served, the
+/// kernel's kmem_cache calls routed to rslub) less rslub called directly,
+/// over served; "-" without both.
+fn glue(b: &Bench, like: &Measure) -> String {
+    match (
+        find(b, like, "served", "cycles_per_op"),
+        find(b, like, "rslub", "cycles_per_op"),
+    ) {
+        (Some(s), Some(r)) if s.median > 0.0 => {
+            format!("{:.0} %", (s.median - r.median) / s.median * 100.0)
+        }
+        _ => "-".into(),
+    }
+}
+
 /// The synthetic rows of a two-kernel run.
-fn synthetic_rows(b: &Bench) -> Vec<[String; 6]> {
+fn synthetic_rows(b: &Bench) -> Vec<[String; 7]> {
     let mut rows = Vec::new();
     for (workload, op, batch, what) in SYNTHETIC {
         // The largest CPU count a row was run at (parallel: all CPUs).
@@ -170,6 +185,7 @@ fn synthetic_rows(b: &Bench) -> Vec<[String; 6]> {
             ratio(CLASSIC),
             ratio("rslub"),
             ratio("served"),
+            glue(b, sheaves),
         ]);
     }
     rows
@@ -210,7 +226,8 @@ pub fn glance(runs: &[(String, Bench)]) -> String {
     if !synthetic.is_empty() {
         out.push_str(
             "\nSynthetic, 64 B, modeled cycles an operation (* = the rounds' ranges do not \
-             overlap):\n\n",
+             overlap; glue = served less rslub called directly, the hook's share of a \
+             served operation):\n\n",
         );
         md_row(
             &mut out,
@@ -221,12 +238,13 @@ pub fn glance(runs: &[(String, Bench)]) -> String {
                 "classic / sheaves",
                 "rslub / sheaves",
                 "served / sheaves",
+                "glue, of served",
             ]
             .map(String::from),
         );
         md_row(
             &mut out,
-            &["---", "---", "---:", "---:", "---:", "---:"].map(String::from),
+            &["---", "---", "---:", "---:", "---:", "---:", "---:"].map(String::from),
         );
         for r in &synthetic {
             md_row(&mut out, r);
@@ -354,9 +372,21 @@ mod tests {
         };
         let text = glance(&[("r".into(), b)]);
         assert!(
-            text.contains("| alloc + free | model, 2 CPUs | 80.0 | 1.02 | 0.75* | - |"),
+            text.contains("| alloc + free | model, 2 CPUs | 80.0 | 1.02 | 0.75* | - | - |"),
             "{text}"
         );
+        // Served at 120 cycles, rslub called directly at 60: half the
+        // served operation is the hook's glue.
+        let b = Bench {
+            results: vec![
+                m(SHEAVES, "pair", "pair", cyc, &[80.0, 80.0, 81.0]),
+                m("rslub", "pair", "pair", cyc, &[60.0, 60.0, 60.0]),
+                m("served", "pair", "pair", cyc, &[120.0, 120.0, 120.0]),
+            ],
+            ..Default::default()
+        };
+        let text = glance(&[("r".into(), b)]);
+        assert!(text.contains("| 1.50* | 50 % |"), "{text}");
         assert!(!text.contains("Real programs"));
         let none = glance(&[("r".into(), Bench::default())]);
         assert!(none.contains("no two-kernel rows"));
