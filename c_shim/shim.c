@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Kernel implementation of c_shim/shim.h, the cold part: pages, per-CPU
- * allocation, topology, CPU hotplug, sysfs plumbing, module parameters.
- * The functions the fast paths call are in shim_hot.c. No allocator policy
- * lives here.
+ * Kernel implementation of c_shim/shim.h, the cold part: pages, RCU,
+ * metadata blocks, per-CPU allocation and work, topology, CPU hotplug, the
+ * shrinker, the debug= parameter and small services of the running task.
+ * The functions the fast paths call are in shim_hot.c, the sysfs
+ * directories in sysfs.c, and serving the kernel's caches (the slab
+ * backend's ops) in backend.c. No allocator policy lives here.
  */
 #include <linux/atomic.h>
 #include <linux/cpu.h>
@@ -11,9 +13,7 @@
 #include <linux/gfp.h>
 #include <linux/irqflags.h>
 #include <linux/jump_label.h>
-#include <linux/kobject.h>
 #include <linux/jiffies.h>
-#include <linux/delay.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -28,17 +28,14 @@
 #include <linux/nodemask.h>
 #include <linux/percpu.h>
 #include <linux/slab.h>
-#ifdef CONFIG_SLAB_BACKEND
-#include <linux/slab_backend.h>
-#endif
 #include <linux/smp.h>
 #include <linux/sprintf.h>
-#include <linux/sysfs.h>
 #include <linux/topology.h>
 #include <linux/workqueue.h>
 #include <asm/cpufeature.h>
 
 #include "shim.h"
+#include "shim_internal.h"
 #include "../include/rslub.h"
 
 void rslub_shim_get_consts(struct rslub_shim_consts *c)
@@ -67,10 +64,6 @@ bool rslub_shim_has_cmpxchg128(void)
 	return system_has_cmpxchg128();
 }
 
-#ifdef CONFIG_SLAB_BACKEND
-static const struct slab_backend_ops rslub_backend_ops;
-#endif
-
 /* Slab pages held from the page allocator, for rslub_pages_allocated(). */
 static atomic_long_t rslub_pages = ATOMIC_LONG_INIT(0);
 
@@ -82,8 +75,8 @@ void *rslub_shim_alloc_pages(int node, unsigned int gfp, unsigned int order,
 #ifdef CONFIG_SLAB_BACKEND
 	/* A served slab: the kernel's page policy for owner, and its mark. */
 	if (owner)
-		page = slab_backend_alloc_slab(&rslub_backend_ops, owner,
-					       (__force gfp_t)gfp, node, order);
+		page = rslub_backend_alloc_slab(owner, (__force gfp_t)gfp, node,
+						order);
 	else
 #endif
 		page = alloc_pages_node(node, (__force gfp_t)gfp, order);
@@ -98,7 +91,7 @@ void rslub_shim_free_pages(void *addr, unsigned int order, void *owner)
 	atomic_long_sub(1L << order, &rslub_pages);
 #ifdef CONFIG_SLAB_BACKEND
 	if (owner) {
-		slab_backend_free_slab(&rslub_backend_ops, virt_to_page(addr));
+		rslub_backend_free_slab(virt_to_page(addr));
 		return;
 	}
 #endif
@@ -122,23 +115,13 @@ static void rslub_rcu_free_page(struct rcu_head *head)
 	rslub_rust_rcu_free_slab(cache, page_address(page));
 }
 
-#ifdef CONFIG_SLAB_BACKEND
-static void rslub_rcu_free_served(struct rcu_head *head)
-{
-	void *cache;
-	struct page *page = slab_backend_rcu_page(head, &cache);
-
-	rslub_rust_rcu_free_slab(cache, page_address(page));
-}
-#endif
-
 void rslub_shim_call_rcu_slab(void *base, void *owner, void *cache)
 {
 	struct page *page = virt_to_page(base);
 
 #ifdef CONFIG_SLAB_BACKEND
 	if (owner) {
-		slab_backend_call_rcu(page, cache, rslub_rcu_free_served);
+		rslub_backend_call_rcu(page, cache);
 		return;
 	}
 #endif
@@ -323,196 +306,6 @@ void rslub_shim_shrinker_unregister(void *shrinker)
 	shrinker_free(shrinker);
 }
 
-struct rslub_attr {
-	struct kobj_attribute ka;
-	unsigned int index;
-};
-
-#define RSLUB_ROOT_ATTRS 8
-
-struct rslub_root {
-	struct kobject *kobj;
-	struct rslub_attr attrs[RSLUB_ROOT_ATTRS];
-	struct attribute *ptrs[RSLUB_ROOT_ATTRS + 1];
-	struct attribute_group group;
-};
-
-static ssize_t rslub_root_show(struct kobject *kobj, struct kobj_attribute *ka,
-			       char *buf)
-{
-	struct rslub_attr *a = container_of(ka, struct rslub_attr, ka);
-
-	return rslub_rust_sysfs_root_show(a->index, buf);
-}
-
-static ssize_t rslub_serve_show(struct kobject *kobj, struct kobj_attribute *ka,
-				char *buf)
-{
-	return rslub_rust_serve_show(buf);
-}
-
-static ssize_t rslub_serve_store(struct kobject *kobj, struct kobj_attribute *ka,
-				 const char *buf, size_t len)
-{
-	return rslub_rust_serve_store(buf, len);
-}
-
-static ssize_t rslub_serve_refused_show(struct kobject *kobj,
-					struct kobj_attribute *ka, char *buf)
-{
-	return rslub_rust_serve_refused_show(buf);
-}
-
-void *rslub_shim_sysfs_root_create(const char *const *names, unsigned int n)
-{
-	struct rslub_root *r;
-	unsigned int i;
-
-	/* n read-only defaults, then "serve" and "serve_refused". */
-	if (n + 2 > RSLUB_ROOT_ATTRS)
-		return NULL;
-	r = kzalloc_obj(*r);
-	if (!r)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		sysfs_attr_init(&r->attrs[i].ka.attr);
-		r->attrs[i].ka.attr.name = names[i];
-		r->attrs[i].ka.attr.mode = 0444;
-		r->attrs[i].ka.show = rslub_root_show;
-		r->attrs[i].index = i;
-		r->ptrs[i] = &r->attrs[i].ka.attr;
-	}
-	sysfs_attr_init(&r->attrs[n].ka.attr);
-	r->attrs[n].ka.attr.name = "serve";
-	r->attrs[n].ka.attr.mode = 0644;
-	r->attrs[n].ka.show = rslub_serve_show;
-	r->attrs[n].ka.store = rslub_serve_store;
-	r->ptrs[n] = &r->attrs[n].ka.attr;
-	/*
-	 * serve_refused walks every kernel cache under slab_mutex: root's
-	 * alone, as /proc/slabinfo is.
-	 */
-	sysfs_attr_init(&r->attrs[n + 1].ka.attr);
-	r->attrs[n + 1].ka.attr.name = "serve_refused";
-	r->attrs[n + 1].ka.attr.mode = 0400;
-	r->attrs[n + 1].ka.show = rslub_serve_refused_show;
-	r->ptrs[n + 1] = &r->attrs[n + 1].ka.attr;
-	r->group.attrs = r->ptrs;
-	r->kobj = kobject_create_and_add("rslub", kernel_kobj);
-	if (!r->kobj)
-		goto free;
-	if (sysfs_create_group(r->kobj, &r->group))
-		goto put;
-	return r;
-put:
-	kobject_put(r->kobj);
-free:
-	kfree(r);
-	return NULL;
-}
-
-void rslub_shim_sysfs_root_destroy(void *root)
-{
-	struct rslub_root *r = root;
-
-	sysfs_remove_group(r->kobj, &r->group);
-	kobject_put(r->kobj);
-	kfree(r);
-}
-
-struct rslub_dir {
-	struct kobject kobj;
-	void *cache;
-	unsigned int n;
-	struct attribute **ptrs;	/* n + 1, NULL-terminated */
-	struct attribute_group group;
-	struct rslub_attr attrs[];
-};
-
-static void rslub_dir_release(struct kobject *kobj)
-{
-	struct rslub_dir *d = container_of(kobj, struct rslub_dir, kobj);
-
-	kfree(d->ptrs);
-	kfree(d);
-}
-
-static const struct kobj_type rslub_dir_type = {
-	.release = rslub_dir_release,
-	.sysfs_ops = &kobj_sysfs_ops,
-};
-
-static ssize_t rslub_attr_show(struct kobject *kobj, struct kobj_attribute *ka,
-			       char *buf)
-{
-	struct rslub_dir *d = container_of(kobj, struct rslub_dir, kobj);
-	struct rslub_attr *a = container_of(ka, struct rslub_attr, ka);
-
-	return rslub_rust_sysfs_show(d->cache, a->index, buf);
-}
-
-static ssize_t rslub_attr_store(struct kobject *kobj, struct kobj_attribute *ka,
-				const char *buf, size_t len)
-{
-	struct rslub_dir *d = container_of(kobj, struct rslub_dir, kobj);
-	struct rslub_attr *a = container_of(ka, struct rslub_attr, ka);
-
-	return rslub_rust_sysfs_store(d->cache, a->index, buf, len);
-}
-
-void *rslub_shim_sysfs_cache_add(void *root_handle, const char *name, void *cache,
-				 const char *const *names,
-				 const unsigned short *modes, unsigned int n)
-{
-	struct rslub_dir *d;
-	unsigned int i;
-
-	d = kzalloc(struct_size(d, attrs, n), GFP_KERNEL);
-	if (!d)
-		return NULL;
-	d->ptrs = kcalloc(n + 1, sizeof(*d->ptrs), GFP_KERNEL);
-	if (!d->ptrs) {
-		kfree(d);
-		return NULL;
-	}
-	d->cache = cache;
-	d->n = n;
-	for (i = 0; i < n; i++) {
-		struct rslub_attr *a = &d->attrs[i];
-
-		sysfs_attr_init(&a->ka.attr);
-		a->ka.attr.name = names[i];
-		a->ka.attr.mode = modes[i];
-		a->ka.show = (modes[i] & 0444) ? rslub_attr_show : NULL;
-		a->ka.store = (modes[i] & 0222) ? rslub_attr_store : NULL;
-		a->index = i;
-		d->ptrs[i] = &a->ka.attr;
-	}
-	d->group.attrs = d->ptrs;
-	if (kobject_init_and_add(&d->kobj, &rslub_dir_type,
-				 ((struct rslub_root *)root_handle)->kobj, "%s", name))
-		goto put;
-	if (sysfs_create_group(&d->kobj, &d->group)) {
-		kobject_del(&d->kobj);
-		goto put;
-	}
-	kobject_uevent(&d->kobj, KOBJ_ADD);
-	return d;
-put:
-	kobject_put(&d->kobj);
-	return NULL;
-}
-
-void rslub_shim_sysfs_cache_remove(void *dir)
-{
-	struct rslub_dir *d = dir;
-
-	if (!d)
-		return;
-	kobject_del(&d->kobj);
-	kobject_put(&d->kobj);
-}
-
 int rslub_shim_format_symbol(char *buf, unsigned long size, const void *fn)
 {
 	return scnprintf(buf, size, "%pS", fn);
@@ -585,64 +378,6 @@ int rslub_shim_debug_param(char *buf, unsigned long size)
 	       (int)size - 1 : (int)strlen(buf);
 }
 
-/*
- * Serving the kernel's own caches (rust/serve/ decides; the kernel's
- * hook is patches/, include/linux/slab_backend.h).
- */
-static char *serve_patterns;
-module_param_named(serve, serve_patterns, charp, 0444);
-MODULE_PARM_DESC(serve, "Kernel caches to serve from load: comma-separated names or shell globs, e.g. kmalloc-*,skbuff_head_cache (needs CONFIG_SLAB_BACKEND)");
-
-int rslub_shim_serve_param(char *buf, unsigned long size)
-{
-	if (!size)
-		return 0;
-	return strscpy(buf, serve_patterns ? serve_patterns : "", size) < 0 ?
-	       (int)size - 1 : (int)strlen(buf);
-}
-
-#if IS_ENABLED(CONFIG_KUNIT)
-/* Test-only: where a serve request races with a destroy or an unload. */
-static unsigned int serve_pause_ms;
-module_param(serve_pause_ms, uint, 0644);
-MODULE_PARM_DESC(serve_pause_ms, "Test only: a serve request pauses this long between listing and serving, and unload before unregistering");
-
-static DEFINE_MUTEX(serve_pause_lock);
-static void (*serve_pause_fn)(void *arg);
-static void *serve_pause_arg;
-
-void rslub_test_set_serve_pause(void (*fn)(void *arg), void *arg)
-{
-	mutex_lock(&serve_pause_lock);
-	serve_pause_fn = fn;
-	serve_pause_arg = arg;
-	mutex_unlock(&serve_pause_lock);
-}
-EXPORT_SYMBOL_GPL(rslub_test_set_serve_pause);
-
-void rslub_shim_serve_pause(bool at_exit)
-{
-	unsigned int ms = READ_ONCE(serve_pause_ms);
-
-	mutex_lock(&serve_pause_lock);
-	if (serve_pause_fn) {
-		if (!at_exit)
-			serve_pause_fn(serve_pause_arg);
-		ms = 0;
-	}
-	mutex_unlock(&serve_pause_lock);
-	if (ms) {
-		pr_info("rslub: serve_pause_ms: pausing %u ms %s\n", ms,
-			at_exit ? "before unregistering" : "before serving");
-		msleep(ms);
-	}
-}
-#else
-void rslub_shim_serve_pause(bool at_exit)
-{
-}
-#endif
-
 bool rslub_shim_module_tryget(void)
 {
 	return try_module_get(THIS_MODULE);
@@ -653,136 +388,8 @@ void rslub_shim_module_put(void)
 	module_put(THIS_MODULE);
 }
 
-static void rslub_reap_fn(struct work_struct *work)
-{
-	rslub_rust_serve_reap();
-}
-
-static DECLARE_DELAYED_WORK(rslub_reap_work, rslub_reap_fn);
-
-void rslub_shim_reap_schedule(unsigned int ms)
-{
-	queue_delayed_work(system_dfl_wq, &rslub_reap_work, msecs_to_jiffies(ms));
-}
-
-void rslub_shim_reap_cancel(void)
-{
-	cancel_delayed_work_sync(&rslub_reap_work);
-}
-
 bool rslub_shim_want_init_on_free(void)
 {
 	return want_init_on_free();
 }
 
-#ifdef CONFIG_SLAB_BACKEND
-static void *rslub_backend_object_start(struct kmem_cache *s, void *cache,
-					void *base, const void *ptr)
-{
-	return rslub_rust_served_object_start(cache, base, ptr);
-}
-
-static int rslub_backend_cache_destroy(struct kmem_cache *s, void *cache)
-{
-	return rslub_rust_served_destroy(s);
-}
-
-/*
- * Called through the ops pointer, so with the kernel's own types: a
- * kernel with kCFI checks the callee's type at an indirect call.
- */
-static unsigned int rslub_backend_alloc_bulk(struct kmem_cache *s, void *cache,
-					     gfp_t gfp, unsigned int nr, void **p)
-{
-	return rslub_rust_served_alloc_bulk(s, cache, (__force unsigned int)gfp,
-					    nr, p);
-}
-
-static void rslub_backend_free_bulk(struct kmem_cache *s, void *cache,
-				    unsigned int nr, void **p)
-{
-	rslub_rust_served_free_bulk(s, cache, nr, p);
-}
-
-/*
- * The hot operations are rslub's Rust functions themselves (shim.h): the
- * kernel calls them through static calls, direct calls with no type check.
- */
-static const struct slab_backend_ops rslub_backend_ops = {
-	.alloc = rslub_rust_served_alloc,
-	.alloc_bulk = rslub_backend_alloc_bulk,
-	.free = rslub_rust_served_free,
-	.free_bulk = rslub_backend_free_bulk,
-	.object_start = rslub_backend_object_start,
-	.cache_destroy = rslub_backend_cache_destroy,
-};
-
-int rslub_shim_backend_register(void)
-{
-	return slab_backend_register(&rslub_backend_ops);
-}
-
-void rslub_shim_backend_unregister(void)
-{
-	slab_backend_unregister(&rslub_backend_ops);
-}
-
-static int rslub_candidate(struct kmem_cache *s,
-			   const struct slab_backend_cache_info *info, void *arg)
-{
-	return rslub_rust_serve_candidate(arg, s, info->id, info->name,
-					  info->object_size,
-					  info->align, (__force unsigned int)info->flags,
-					  info->ctor, info->freeptr_offset,
-					  info->useroffset,
-					  info->usersize, info->refused);
-}
-
-int rslub_shim_backend_list(void *arg)
-{
-	return slab_backend_list_caches(rslub_candidate, arg);
-}
-
-int rslub_shim_backend_serve(void *s, unsigned long long id, void *cache)
-{
-	return slab_backend_serve(s, id, cache);
-}
-
-void rslub_shim_backend_unserve(void *s)
-{
-	slab_backend_unserve(s);
-}
-
-void rslub_shim_backend_drained(void *s)
-{
-	slab_backend_drained(s);
-}
-#else
-int rslub_shim_backend_register(void)
-{
-	return -EOPNOTSUPP;
-}
-
-void rslub_shim_backend_unregister(void)
-{
-}
-
-int rslub_shim_backend_list(void *arg)
-{
-	return -EOPNOTSUPP;
-}
-
-int rslub_shim_backend_serve(void *s, unsigned long long id, void *cache)
-{
-	return -EOPNOTSUPP;
-}
-
-void rslub_shim_backend_unserve(void *s)
-{
-}
-
-void rslub_shim_backend_drained(void *s)
-{
-}
-
-#endif
