@@ -5,8 +5,9 @@
  * OUT_DIR in the host crate), so it is kept self-contained: plain C types
  * only, no kernel headers.
  *
- * Two implementations: c_shim/shim.c (kernel) and c_shim/host_shim.c (the
- * userspace twin for host tests, threads standing in for CPUs).
+ * Two implementations: c_shim/ (kernel: shim.c, shim_hot.c, sysfs.c,
+ * backend.c) and c_shim/host/ (the host machine for host tests, threads
+ * standing in for CPUs).
  *
  * The shim holds what Rust cannot express from a module: the per-CPU
  * cmpxchg16b and this_cpu operations, and static inline kernel helpers

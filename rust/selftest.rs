@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! KUnit suite `rslub_percpu`: what only the running kernel can show. The
-//! host twin (rust/core) runs the algorithm over threads standing in for
+//! host machine (rust/core) runs the algorithm over threads standing in for
 //! CPUs; it cannot see the real per-CPU operations (c_shim/shim_hot.c,
 //! inlined into this object on a RUST_INLINE_HELPERS kernel), the tids of
 //! real CPUs, or a CPU really going offline. The suite is part of rslub.ko

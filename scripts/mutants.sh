@@ -8,7 +8,7 @@
 #
 #   FILE='slub/*.rs'  files to mutate (cargo-mutants --file globs, relative to
 #                     rust/core; several separated by spaces); default: the
-#                     whole core but its tests and the host twin
+#                     whole core but its tests and the host machine
 #   RE='alloc_inner'  only mutants whose name (as --list shows) matches
 #   JOBS=1            mutants built and tested at once
 #   LIST=1            list the mutants, run nothing

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Builds the shim's host twin with `cc` and generates its Rust declarations
+//! Builds the host machine (c_shim/host/: the shim's interface over
+//! simulated CPUs and memory) with `cc` and generates its Rust declarations
 //! with the bindgen command (the same tool and header the module build uses).
 
 use std::env;
@@ -15,9 +16,12 @@ fn main() {
         PathBuf::from,
     );
     let shim = root.join("c_shim");
-    for f in ["host_shim.c", "host_shim.h", "shim.h"] {
-        println!("cargo:rerun-if-changed={}", shim.join(f).display());
+    let host = shim.join("host");
+    const HOST_C: [&str; 3] = ["machine.c", "cpus.c", "memory.c"];
+    for f in HOST_C.iter().chain(&["hooks.h", "machine.h"]) {
+        println!("cargo:rerun-if-changed={}", host.join(f).display());
     }
+    println!("cargo:rerun-if-changed={}", shim.join("shim.h").display());
     println!(
         "cargo:rerun-if-changed={}",
         root.join("include/rslub_limits.h").display()
@@ -31,12 +35,12 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(rslub_free_batch)");
 
     cc::Build::new()
-        .file(shim.join("host_shim.c"))
+        .files(HOST_C.iter().map(|f| host.join(f)))
         .flag("-mcx16")
         .flag("-Wall")
         .flag("-Wextra")
         .flag("-Werror")
-        .compile("rslub_host_shim");
+        .compile("rslub_host_machine");
 
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
     let wrapper = out.join("wrapper.h");
@@ -45,7 +49,7 @@ fn main() {
         format!(
             "#include \"{}\"\n#include \"{}\"\n",
             shim.join("shim.h").display(),
-            shim.join("host_shim.h").display()
+            host.join("hooks.h").display()
         ),
     )
     .unwrap();

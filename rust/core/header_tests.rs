@@ -195,7 +195,7 @@ fn frees_into_outside_slabs_are_checked_against_the_page_word() {
 /// A header in the slab has its `base` word overwritten (an overflow from
 /// the page before reaches it): the slab, emptied by frees from another
 /// CPU, still goes back to the page allocator by the header's own address
-/// (the host twin aborts on a block it did not hand out), and nothing is
+/// (the host machine aborts on a block it did not hand out), and nothing is
 /// reported or left behind.
 #[test]
 fn an_overwritten_base_word_does_not_pick_the_pages_freed() {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The host [`Platform`]: the shim's userspace twin (c_shim/host_shim.c),
-//! threads standing in for tasks on simulated CPUs, `std` mutexes for node
-//! locks.
+//! The host [`Platform`]: the host machine (c_shim/host/, the shim's
+//! interface over simulated CPUs and memory), threads standing in for tasks
+//! on simulated CPUs, `std` mutexes for node locks.
 
 use crate::platform::Platform;
 use std::sync::{Mutex, MutexGuard};
@@ -53,13 +53,13 @@ impl<T> core::ops::DerefMut for NodeGuard<'_, T> {
 /// Userspace as the allocator core's platform.
 pub struct Host;
 
-// SAFETY: the host twin's cmpxchg16b operations are atomic, and a thread
-// runs alone on its simulated CPU (see host_shim.c), which is the CPU lock.
+// SAFETY: the host machine's cmpxchg16b operations are atomic, and a thread
+// runs alone on its simulated CPU (see c_shim/host/cpus.c), which is the CPU lock.
 unsafe impl Platform for Host {
     type NodeLock<T: Send + Unpin> = Mutex<T>;
     type NodeGuard<'a, T: Send + Unpin + 'a> = NodeGuard<'a, T>;
 
-    /// `HOST_MAX_CPUS` of c_shim/host_shim.c.
+    /// `HOST_MAX_CPUS` of c_shim/host/machine.h.
     const MAX_CPU_IDS: u32 = 64;
 
     unsafe fn node_lock_init<T: Send + Unpin>(slot: *mut Self::NodeLock<T>, data: T) -> bool {
@@ -108,7 +108,7 @@ unsafe impl Platform for Host {
     }
 }
 
-/// The host twin's RCU callback (c_shim/host_shim.c runs it when a test
+/// The host machine's RCU callback (c_shim/host/machine.c runs it when a test
 /// ends a grace period or the core waits for one).
 ///
 /// # Safety

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Host build of rslub's platform-free core. The same files are compiled
 //! into the kernel module (rust/rslub.rs includes them with `#[path]`); this
-//! crate runs them in userspace over the C shim's host twin
-//! (c_shim/host_shim.c), so they can be tested with `cargo test`.
+//! crate runs them in userspace over the host machine, the C shim's
+//! interface over simulated CPUs and memory (c_shim/host/), so they can be
+//! tested with `cargo test`.
 
 #![warn(clippy::undocumented_unsafe_blocks)]
 // As in the kernel build (edition 2021 allows it by default).

@@ -3,8 +3,8 @@
 //!
 //! Two implementations exist: the kernel one (rust/kplat.rs, over the C shim
 //! and the kernel crate's spinlock) and the host one (host.rs, over the C
-//! shim's userspace twin, threads standing in for CPUs). Both call shim
-//! functions whose Rust declarations bindgen generates from c_shim/shim.h.
+//! host machine, threads standing in for CPUs). Both call shim functions
+//! whose Rust declarations bindgen generates from c_shim/shim.h.
 
 /// A per-CPU area handle: a `__percpu` pointer in the kernel.
 pub type Pcpu = usize;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Host tests of `SLAB_TYPESAFE_BY_RCU` caches: a freed object may be
 //! reused at once, but a slab's pages go back to the page allocator only
-//! after an RCU grace period (the host twin ends one when a test asks:
+//! after an RCU grace period (the host machine ends one when a test asks:
 //! `rslub_host_rcu_grace_period`), on every path that frees slabs; free
 //! objects keep their contents; destroy waits for the pending frees.
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The shim's ABI in Rust: the [`Platform`](crate::platform::Platform)
 //! methods that only forward to a C shim function, the same for the kernel
-//! (rust/kplat.rs) and the host twin (rust/core/host.rs). Both crates include
+//! (rust/kplat.rs) and the host machine (rust/core/host.rs). Both crates include
 //! this file; the platform-free core does not use it. It lives in rust/core
 //! so that the host crate is whole in its own folder (cargo-mutants builds
 //! a copy of rust/core alone); the module crate includes it as it includes

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Host tests of the SLUB core over the shim's userspace twin: a model-based
+//! Host tests of the SLUB core over the host machine: a model-based
 //! random test, counters where they make a claim testable, tunables, and
 //! multi-threaded stress with remote frees and simulated migration.
 
@@ -295,7 +295,7 @@ fn reclaim_empty_gives_back_cached_slabs_below_max_empty() {
     let base = pages();
     let c = TestCache::new(512, 0, 0, 8);
     let per = c.layout.objects;
-    // The host twin counts page blocks: one per slab.
+    // The host machine counts page blocks: one per slab.
     let slab_pages = 1i64;
     let objs: Vec<*mut u8> = on_cpu(0, || {
         (0..6 * per).map(|_| c.alloc(GFP_KERNEL, -1)).collect()
@@ -1511,7 +1511,7 @@ fn bulk_free_of_a_whole_slab_freezes_it() {
 fn served_slabs_carry_their_owner_and_objects_are_found() {
     let _m = machine();
     let c = TestCache::new(96, 30, 5, 0);
-    // The host twin only records it.
+    // The host machine only records it.
     let owner = 0x1000usize as *mut core::ffi::c_void;
     // SAFETY: a new cache, no slab yet.
     unsafe { c.set_page_owner(owner) };

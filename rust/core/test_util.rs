@@ -32,18 +32,18 @@ impl Rng {
     }
 }
 
-/// `GFP_KERNEL` as the host twin reads it (direct + kswapd reclaim).
+/// `GFP_KERNEL` as the host machine reads it (direct + kswapd reclaim).
 pub(crate) const GFP_KERNEL: u32 = 0x400 | 0x800;
 /// `GFP_ATOMIC`-like: no direct reclaim, so pages are allocated with the
 /// CPU lock held.
 pub(crate) const GFP_NOWAIT: u32 = 0x800;
-/// `__GFP_ZERO` in the host twin.
+/// `__GFP_ZERO` in the host machine.
 pub(crate) const GFP_ZERO: u32 = 0x100;
-/// `__GFP_THISNODE` in the host twin.
+/// `__GFP_THISNODE` in the host machine.
 pub(crate) const GFP_THISNODE: u32 = 0x200000;
-/// `__GFP_NOMEMALLOC` in the host twin.
+/// `__GFP_NOMEMALLOC` in the host machine.
 pub(crate) const GFP_NOMEMALLOC: u32 = 0x10000;
-/// `__GFP_NORETRY | __GFP_NOWARN` in the host twin.
+/// `__GFP_NORETRY | __GFP_NOWARN` in the host machine.
 pub(crate) const GFP_LIGHT: u32 = 0x30000000;
 /// Simulated CPUs; CPU `n` is on node `n % 2`.
 pub(crate) const CPUS: u32 = 4;

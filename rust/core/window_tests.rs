@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Host tests of what another context may do inside the windows of one
-//! operation that the host twin opens on purpose: an interrupt between a
+//! operation that the host machine opens on purpose: an interrupt between a
 //! lockless free's reads and its cmpxchg16b, and a move to another CPU
 //! while the slow path waits for pages with the CPU lock dropped. Each
 //! test makes the other context change exactly the state the operation

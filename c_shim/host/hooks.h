@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Test hooks of the userspace twin of the shim (c_shim/host_shim.c). Host
+ * Test hooks of the host machine (c_shim/host/: CPUs, memory and the rest
+ * of a kernel, simulated in userspace for the core's host tests). Host
  * tests only; bindgen generates their Rust declarations with shim.h's.
  */
-#ifndef RSLUB_HOST_SHIM_H
-#define RSLUB_HOST_SHIM_H
+#ifndef RSLUB_HOST_HOOKS_H
+#define RSLUB_HOST_HOOKS_H
 
 #include <stdbool.h>
 
@@ -115,4 +116,4 @@ void rslub_host_fail_pages_above(int order);
 /* The value rslub_shim_debug_param() reports (the "debug" parameter). */
 void rslub_host_set_debug_param(const char *flags);
 
-#endif /* RSLUB_HOST_SHIM_H */
+#endif /* RSLUB_HOST_HOOKS_H */
