@@ -452,68 +452,32 @@ static void alloc_free_in_hardirq(struct kunit *test)
 }
 
 /*
- * SLAB_TYPESAFE_BY_RCU: an RCU reader (a kthread in a read section) keeps
- * reading an object while the test frees it, allocates and frees again,
- * and shrinks the cache. The slab leaves the cache, but its pages wait for
- * the reader: rcu_pending_slabs stays above 0 while the reader is inside
- * (a grace period cannot end), and the reader only ever sees the values
- * the test wrote (a free neither poisons nor writes the free pointer into
- * the object). Asserted in the test thread from what the reader counted.
+ * SLAB_TYPESAFE_BY_RCU: an RCU reader (rcu_reader.c) keeps reading an
+ * object while the test frees it, allocates and frees again, and shrinks
+ * the cache. The slab leaves the cache, but its pages wait for the
+ * reader: rcu_pending_slabs stays above 0 while the reader is inside (a
+ * grace period cannot end), and the reader only ever sees the values the
+ * test wrote (a free neither poisons nor writes the free pointer into the
+ * object). Asserted in the test thread from what the reader counted.
  */
-struct rcu_reader {
-	unsigned long *obj;
-	unsigned long ok[2];
-	struct completion in, out;
-	atomic_t leave;
-	unsigned long reads, bad;
-};
-
-static int rcu_reader_fn(void *p)
-{
-	struct rcu_reader *r = p;
-
-	rcu_read_lock();
-	complete(&r->in);
-	while (!atomic_read(&r->leave)) {
-		unsigned long v = READ_ONCE(r->obj[0]);
-
-		if (v != r->ok[0] && v != r->ok[1])
-			r->bad++;
-		r->reads++;
-		cpu_relax();
-	}
-	rcu_read_unlock();
-	complete(&r->out);
-	return 0;
-}
-
 static void typesafe_by_rcu_slab_outlives_its_readers(struct kunit *test)
 {
-	struct rcu_reader *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	struct kt_rcu_reader *r;
 	struct rslub_cache *s;
-	struct task_struct *t;
-	unsigned long *again;
+	unsigned long *obj, *again;
 
-	KUNIT_ASSERT_NOT_NULL(test, r);
 	s = make(test, "rslub-t-rcu", 128, 0, SLAB_TYPESAFE_BY_RCU, NULL);
 	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "typesafe_by_rcu"), 1);
 	KUNIT_EXPECT_EQ(test, rslub_cache_set(s, "max_empty", 0), 0);
-	r->obj = rslub_cache_alloc(s, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, r->obj);
-	r->ok[0] = 0x5afe;
-	r->ok[1] = 0xa9a1;
-	r->obj[0] = r->ok[0];
-	init_completion(&r->in);
-	init_completion(&r->out);
-	t = kthread_run(rcu_reader_fn, r, "rslub_kt_rcu");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
-	wait_for_completion(&r->in);
+	obj = rslub_cache_alloc(s, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, obj);
+	r = kt_rcu_reader_start(test, &obj[0]);
 
-	rslub_cache_free(s, r->obj);
+	rslub_cache_free(s, obj);
 	again = rslub_cache_alloc(s, GFP_KERNEL);
 	KUNIT_EXPECT_NOT_NULL(test, again);
 	if (again) {
-		again[0] = r->ok[1];
+		again[0] = KT_RCU_READER_SECOND;
 		rslub_cache_free(s, again);
 	}
 	KUNIT_EXPECT_EQ(test, rslub_cache_shrink(s), 0);
@@ -522,12 +486,9 @@ static void typesafe_by_rcu_slab_outlives_its_readers(struct kunit *test)
 	msleep(100);
 	KUNIT_EXPECT_GT(test, rslub_cache_get(s, "rcu_pending_slabs"), 0);
 
-	atomic_set(&r->leave, 1);
-	wait_for_completion(&r->out);
+	kt_rcu_reader_stop(test, r);
 	rcu_barrier();
 	KUNIT_EXPECT_EQ(test, rslub_cache_get(s, "rcu_pending_slabs"), 0);
-	KUNIT_EXPECT_GT(test, r->reads, 0ul);
-	KUNIT_EXPECT_EQ(test, r->bad, 0ul);
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
 }
 

@@ -22,4 +22,17 @@ static inline struct rslub_cache *make(struct kunit *test, const char *name,
 	return s;
 }
 
+/*
+ * An RCU reader (rcu_reader.c): a kthread that enters a read section and
+ * keeps reading *word until stopped, counting every value other than the
+ * two the test writes there, KT_RCU_READER_FIRST (written by start) and
+ * then KT_RCU_READER_SECOND. Start returns once the reader is inside; stop
+ * lets it leave, waits for it, and expects reads and no other value.
+ */
+#define KT_RCU_READER_FIRST 0x5afeUL
+#define KT_RCU_READER_SECOND 0xa9a1UL
+struct kt_rcu_reader;
+struct kt_rcu_reader *kt_rcu_reader_start(struct kunit *test, unsigned long *word);
+void kt_rcu_reader_stop(struct kunit *test, struct kt_rcu_reader *r);
+
 #endif /* _RSLUB_KUNIT_H */
