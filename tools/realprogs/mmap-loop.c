@@ -25,39 +25,14 @@
  * until the last one has exited. Prints "Time: SECONDS".
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
-static void die(const char *what)
-{
-	fprintf(stderr, "mmap-loop: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	/* Best effort, as will-it-scale's own binding. */
-	sched_setaffinity(0, sizeof(set), &set);
-}
+#include "realprogs.h"
 
 /* One process: READY gets a byte once set up, GO's end starts the loop. */
 static void worker(int file, long iters, size_t len, const char *dir,
@@ -132,6 +107,7 @@ int main(int argc, char **argv)
 		if (!pid) {
 			close(ready[0]);
 			close(go[1]);
+			/* Best effort, as will-it-scale's own binding. */
 			pin(i % (cpus > 0 ? cpus : 1));
 			worker(file, iters, len, argc > 5 ? argv[5] : "/tmp",
 			       ready[1], go[0]);

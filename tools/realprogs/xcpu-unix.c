@@ -19,39 +19,13 @@
  * flight: a larger one lets each side run longer between wake-ups.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-static void die(const char *what)
-{
-	fprintf(stderr, "xcpu-unix: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		die("sched_setaffinity");
-}
+#include "realprogs.h"
 
 int main(int argc, char **argv)
 {
@@ -86,7 +60,8 @@ int main(int argc, char **argv)
 		die("fork");
 	if (!pid) {
 		close(sv[0]);
-		pin(atoi(argv[4]));
+		if (pin(atoi(argv[4])))
+			die("sched_setaffinity");
 		for (off = 0; off < total; off += n) {
 			n = read(sv[1], buf, size);
 			if (n <= 0)
@@ -95,7 +70,8 @@ int main(int argc, char **argv)
 		exit(0);
 	}
 	close(sv[1]);
-	pin(atoi(argv[3]));
+	if (pin(atoi(argv[3])))
+		die("sched_setaffinity");
 	t0 = now();
 	for (i = 0; i < msgs; i++)
 		for (off = 0; off < size; off += n) {
