@@ -46,7 +46,7 @@ pub const ROOT_FILES: &[&[u8]] = &[
 ];
 
 /// Whether `name` is taken by a file of the sysfs root (the defaults, and
-/// serving's `serve` and `serve_refused`, which c_shim/shim.c adds).
+/// serving's `serve` and `serve_refused`, which c_shim/sysfs.c adds).
 pub fn reserved(name: &[u8]) -> bool {
     name == b"serve"
         || name == b"serve_refused"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! What the kernel calls on a served cache's allocation and free: the slab
-//! backend's operations (c_shim/shim.c names them in its ops; `alloc` and
+//! backend's operations (c_shim/backend.c names them in its ops; `alloc` and
 //! `free` are static calls, so the kernel lands here directly), and the
 //! one piece of state they read besides the rslub cache the kernel hands
 //! them: `RARE`, which the hit path tests once.

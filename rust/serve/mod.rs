@@ -7,7 +7,7 @@
 //! alignment and constructor (visible in /sys/kernel/rslub like any other),
 //! whose slabs the kernel sees as slab pages of the served cache: kfree(),
 //! kmem_cache_free(), ksize() and the rest find their way back here
-//! (c_shim/shim.c's backend operations call `rslub_rust_served_*`).
+//! (c_shim/backend.c's backend operations call `rslub_rust_served_*`).
 //!
 //! States of a served cache (`Served`): *serving* (new objects come from
 //! rslub), then *draining* once serving stopped (`-NAME`; objects rslub
