@@ -137,22 +137,36 @@ side_variant() {
 side_alloc() { case $1 in slub | slub-aa) echo "$1" ;; aa) echo rslub-aa ;; *) echo rslub ;; esac; }
 
 # set_knobs SIDE DIR...: writes a side's knobs to the served caches, or
-# for a side without knobs the defaults recorded at their creation.
+# for a side without knobs the defaults recorded at their creation (the
+# value a cache's knob had the first time it was seen). One awk for all
+# caches: a fork a knob and cache costs minutes a side under the model.
 set_knobs() {
 	_side=$1
 	shift
 	[ -n "$KNOBS" ] || return 0
+	touch "$REAL_OUT/knob-defaults"
 	for _d in "$@"; do
-		for _k in $KNOBS; do
-			[ -w "$_d/$_k" ] || continue
-			_name=${_d##*/}
-			grep -q "^$_name $_k " "$REAL_OUT/knob-defaults" 2>/dev/null ||
-				echo "$_name $_k $(cat "$_d/$_k")" >>"$REAL_OUT/knob-defaults"
-			_v=$(echo "${_side#rslub}" | tr ':' '\n' | sed -n "s/^$_k=//p")
-			[ -n "$_v" ] || _v=$(awk -v n="$_name" -v k="$_k" '$1 == n && $2 == k { print $3; exit }' "$REAL_OUT/knob-defaults")
-			echo "$_v" >"$_d/$_k" || echo "bench: note: cannot write $_v to $_d/$_k"
-		done
-	done
+		for _k in $KNOBS; do [ -w "$_d/$_k" ] && echo "$_d $_k"; done
+	done | awk -v side="${_side#rslub}" -v defs="$REAL_OUT/knob-defaults" '
+		BEGIN {
+			while ((getline l < defs) > 0) { split(l, f, " "); def[f[1] " " f[2]] = f[3] }
+			close(defs)
+			n = split(side, kv, ":")
+			for (i = 1; i <= n; i++) if (kv[i] ~ /=/) { split(kv[i], p, "="); want[p[1]] = p[2] }
+		}
+		{
+			name = $1; sub(/.*\//, "", name); file = $1 "/" $2
+			if (!((name " " $2) in def)) {
+				v = ""
+				getline v < file
+				close(file)
+				def[name " " $2] = v
+				print name, $2, v >> defs
+			}
+			v = ($2 in want) ? want[$2] : def[name " " $2]
+			printf "%s\n", v > file
+			if (close(file) != 0) print "bench: note: cannot write " v " to " file
+		}'
 }
 
 # result OP ALLOC METRIC ROUND VALUE [WORKLOAD] [VARIANT] [" KEY=V..."]
