@@ -389,7 +389,7 @@ for mode in $REAL_MODES; do
 		# A build variant's boot: its in-tree SLUB apart (slub-BUILD), the
 		# same allocator as the default boot's, so that the two say how
 		# much two boots differ (the experiment table's boot floor).
-		case $f in "$out/vm-$mode-"*) renames+=(--rename "$f:slub=slub-${f#"$out/vm-$mode-"}") ;; esac
+		case $f in "$out/vm-$mode-"*) b=${f#"$out/vm-$mode-"} && renames+=(--rename "$f:slub=slub-${b%.log}") ;; esac
 		# Two kernels: each in-tree SLUB by its design's name.
 		[ "$CLASSIC" = 1 ] || continue
 		k=sheaves
