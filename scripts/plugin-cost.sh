@@ -14,7 +14,8 @@
 # Each step prints a line (the VM's watcher judges progress by output).
 #
 # Usage: scripts/plugin-cost.sh [KDIR]   (default: the test kernel)
-# Environment: WORK (a guest shell command), BOOTS ("plain off model core"),
+# Environment: WORK (a guest shell command), BOOTS ("plain off model core";
+#   plainq: plain -icount on the patched QEMU at the core boot's quantum),
 #   VM_CPUS (2), VM_STALL (1800: a boot's longest silence, in seconds).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,10 +32,13 @@ trap 'rm -rf "$out"' EXIT
 opts() {	# opts BOOT: the QEMU options of a boot
 	case $1 in
 	plain) echo "-icount shift=0,sleep=off" ;;
+	# Plain -icount on the patched QEMU at make bench's quantum: what the
+	# quantum alone costs the core boot, which runs at it.
+	plainq) echo "-icount shift=0,sleep=off -accel tcg,rr-quantum=$(model_quantum)" ;;
 	off) model_qemu_opts "$KDIR" "$out/counts.txt" model=off ;;
 	model) model_qemu_opts "$KDIR" "$out/counts.txt" ;;
 	core) MODEL_PROFILE=server-ooo model_boot_opts "$KDIR" "$out/counts.txt" ;;
-	*) echo "plugin-cost: unknown boot '$1' (plain, off, model, core)" >&2; return 1 ;;
+	*) echo "plugin-cost: unknown boot '$1' (plain, plainq, off, model, core)" >&2; return 1 ;;
 	esac
 }
 

@@ -808,10 +808,15 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
     unsafe {
         let n = qemu_plugin::sys::qemu_plugin_tb_n_insns(tb);
         let (cb, flags) = if opts.model {
-            (
-                on_block as BlockCb,
-                qemu_plugin_cb_flags::QEMU_PLUGIN_CB_R_REGS,
-            )
+            // Registers are read only to find the running vCPU by its GS
+            // base; with `vcpu=qemu` QEMU's index is right and a callback
+            // that reads none spares QEMU syncing them.
+            let flags = if opts.qemu_index {
+                qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS
+            } else {
+                qemu_plugin_cb_flags::QEMU_PLUGIN_CB_R_REGS
+            };
+            (on_block as BlockCb, flags)
         } else {
             (
                 on_block_count as BlockCb,

@@ -197,20 +197,35 @@ impl OverlapState {
 
     /// The most recent load `vaddr` depends on, if any within the ROB.
     fn producer(&self, cfg: &CoreConfig, insn: u64, vaddr: u64) -> Option<Producer> {
-        (0..PRODUCERS)
-            .map(|k| (self.head + PRODUCERS - 1 - k) % PRODUCERS)
-            .filter_map(|i| self.producers[i])
-            .filter(|p| insn.saturating_sub(p.insn) <= cfg.rob)
-            .find(|p| vaddr.wrapping_sub(p.value) < 4096)
+        self.recent(cfg, insn, |p| vaddr.wrapping_sub(p.value) < 4096)
     }
 
     /// The most recent load of the same value within the ROB.
     fn same_value(&self, cfg: &CoreConfig, insn: u64, value: u64) -> Option<Producer> {
-        (0..PRODUCERS)
-            .map(|k| (self.head + PRODUCERS - 1 - k) % PRODUCERS)
-            .filter_map(|i| self.producers[i])
-            .filter(|p| insn.saturating_sub(p.insn) <= cfg.rob)
-            .find(|p| p.value == value)
+        self.recent(cfg, insn, |p| p.value == value)
+    }
+
+    /// The most recent load within the ROB that `wanted` accepts. The ring
+    /// fills in order and a vCPU's instruction index only grows, so the
+    /// walk from the newest stops at the first empty entry or the first
+    /// one beyond the ROB: every entry after it is empty or older (this
+    /// runs at every load).
+    fn recent(
+        &self,
+        cfg: &CoreConfig,
+        insn: u64,
+        wanted: impl Fn(&Producer) -> bool,
+    ) -> Option<Producer> {
+        for k in 0..PRODUCERS {
+            let p = self.producers[(self.head + PRODUCERS - 1 - k) % PRODUCERS]?;
+            if insn.saturating_sub(p.insn) > cfg.rob {
+                return None;
+            }
+            if wanted(&p) {
+                return Some(p);
+            }
+        }
+        None
     }
 
     fn remember(&mut self, p: Producer) {
