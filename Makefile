@@ -54,7 +54,9 @@ export LIBCLANG_PATH ?= /usr/lib/llvm-22/lib
 # install the tools only and never build or refresh the cached kernel.
 # scripts/test-setup-logic.sh checks these decisions.
 ifeq ($(origin KDIR),undefined)
-BUILD_KDIR = $(eval BUILD_KDIR := $(shell $(ROOT)/scripts/setup.sh --print-kdir 2>/dev/null))$(BUILD_KDIR)
+# (RSLUB_FLAVOR given by hand: make before 4.4 does not pass exported
+# variables to $(shell), and DEBUG=1 would build against the test kernel.)
+BUILD_KDIR = $(eval BUILD_KDIR := $(shell RSLUB_FLAVOR=$(RSLUB_FLAVOR) $(ROOT)/scripts/setup.sh --print-kdir 2>/dev/null))$(BUILD_KDIR)
 SETUP_ARGS :=
 else
 BUILD_KDIR := $(KDIR)

@@ -272,6 +272,24 @@ void rslub_shim_backend_drained(void *s);
 /* Whether freed objects are wiped (init_on_free=1). */
 bool rslub_shim_want_init_on_free(void);
 /*
+ * The kernel's memory debuggers on an API object (c_shim/kdebug.c), called
+ * only on a kernel with generic KASAN or kmemleak. At allocation: its size
+ * bytes addressable, its red zones (red_left bytes before it, up to inuse
+ * after it) not, kmemleak told, init_on_alloc applied unless keeps (a
+ * constructor or SLAB_TYPESAFE_BY_RCU keeps contents). At free: false for
+ * an object KASAN's shadow says is free (the caller reports it and frees
+ * nothing), else kmemleak told, init_on_free applied unless keeps, and it
+ * is marked freed unless rcu (RCU readers may still read it), but for the
+ * word at free_offset (its free pointer).
+ */
+/* KASAN's reports off (on) for this task, around rslub's own work. */
+void rslub_shim_kdebug_quiet(bool on);
+void rslub_shim_kdebug_alloc(void *obj, unsigned int size,
+			     unsigned int red_left, unsigned int inuse,
+			     unsigned int gfp, bool keeps);
+bool rslub_shim_kdebug_free(void *obj, unsigned int size,
+			    unsigned int free_offset, bool keeps, bool rcu);
+/*
  * Implemented in Rust: the backend's operations. s: the kernel cache;
  * cache: the rslub cache the kernel holds for it (NULL once drained);
  * base: the slab's start. cache_destroy: nonzero if objects are out.

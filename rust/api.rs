@@ -118,7 +118,9 @@ fn request_for(
         // The debug paths and served frees find headers in the slab.
         header_outside_ok: debug == 0 && !served,
         min_objects: MIN_OBJECTS,
-        red_zone: debug & crate::debug::RED_ZONE != 0,
+        // On a KASAN kernel every API object has red zones, which KASAN's
+        // shadow marks (`kdebug`): an access just past it is reported.
+        red_zone: debug & crate::debug::RED_ZONE != 0 || (KDEBUG && cfg!(CONFIG_KASAN_GENERIC)),
         poison: debug & crate::debug::POISON != 0 && !has_ctor,
         store_user: debug & crate::debug::STORE_USER != 0,
         smallest: false,
@@ -246,6 +248,100 @@ pub(crate) unsafe fn create_cache(
     err_ptr(err)
 }
 
+/// Whether API objects go through the kernel's memory debuggers (KASAN's
+/// shadow, kmemleak, init_on_alloc/free: c_shim/kdebug.c): on a kernel
+/// built with generic KASAN or kmemleak only (the debug flavor), so that
+/// elsewhere the hit paths keep their shape.
+const KDEBUG: bool = cfg!(any(CONFIG_KASAN_GENERIC, CONFIG_DEBUG_KMEMLEAK));
+
+/// Runs `f`, a call into the cache, with KASAN's reports off for this
+/// task (`KDEBUG`): rslub reads its slab headers, the free pointers of
+/// free objects and, when it checks a bad free, whatever the pointer
+/// points to; reports there would be rslub's legitimate reads of memory
+/// KASAN's shadow says it does not own (mm/slub.c is built without KASAN
+/// for the same reason; Rust cannot mix the two builds).
+#[inline(always)]
+fn quiet<R>(f: impl FnOnce() -> R) -> R {
+    if !KDEBUG {
+        return f();
+    }
+    // SAFETY: balanced below, on this task.
+    unsafe { crate::shim::rslub_shim_kdebug_quiet(true) };
+    let r = f();
+    // SAFETY: the call above's pair.
+    unsafe { crate::shim::rslub_shim_kdebug_quiet(false) };
+    r
+}
+
+/// An object `s` just handed out, to the kernel's debuggers (`KDEBUG`).
+///
+/// # Safety
+/// `s` is live and `obj` null or an object it just allocated.
+#[inline(always)]
+unsafe fn kdebug_alloc(s: *mut Cache, obj: *mut u8, gfp: c_uint) -> *mut u8 {
+    // SAFETY: `s` is live per the caller's contract.
+    if KDEBUG && !obj.is_null() && unsafe { (*s).debug_flags() } == 0 {
+        // SAFETY: as above.
+        let c = unsafe { &*s };
+        let l = &c.layout;
+        let keeps = c.ctor().is_some() || c.typesafe_rcu();
+        // SAFETY: `obj` is an allocated object of this layout: its red
+        // zones and bytes are the cache's.
+        unsafe {
+            crate::shim::rslub_shim_kdebug_alloc(
+                obj.cast(),
+                l.object_size as c_uint,
+                l.red_left as c_uint,
+                l.inuse as c_uint,
+                gfp,
+                keeps,
+            )
+        };
+    }
+    obj
+}
+
+/// An object about to be freed to `s`, to the kernel's debuggers
+/// (`KDEBUG`): false when it must not be freed (a second free, reported).
+///
+/// # Safety
+/// `s` is live; `obj` is null or an object the caller owns.
+#[inline(always)]
+unsafe fn kdebug_free(s: *mut Cache, obj: *mut u8) -> bool {
+    if !KDEBUG || obj.is_null() {
+        return true;
+    }
+    // SAFETY: `s` is live per the caller's contract.
+    let c = unsafe { &*s };
+    // rslub's own debug= checks read freed objects whole: theirs alone;
+    // and a pointer that is no object of this cache is the cache's to
+    // report, untouched here.
+    if c.debug_flags() != 0 || !quiet(|| c.is_object(obj)) {
+        return true;
+    }
+    // Only addresses in the direct map have KASAN shadow the shim may
+    // read; anything else is the cache's own check to report.
+    // SAFETY: a pure address check.
+    if !unsafe { crate::shim::rslub_shim_addr_has_page(obj.cast()) } {
+        return true;
+    }
+    let rcu = c.typesafe_rcu();
+    // SAFETY: `obj` is an object of this cache (checked), the caller's.
+    let fine = unsafe {
+        crate::shim::rslub_shim_kdebug_free(
+            obj.cast(),
+            c.layout.object_size as c_uint,
+            c.layout.free_offset as c_uint,
+            c.ctor().is_some() || rcu,
+            rcu,
+        )
+    };
+    if !fine {
+        c.report_double_free(obj);
+    }
+    fine
+}
+
 /// Allocates an object; see include/rslub.h.
 ///
 /// # Safety
@@ -257,7 +353,7 @@ pub unsafe extern "C" fn rslub_cache_alloc(s: *mut Cache, gfp: c_uint) -> *mut c
         return ptr::null_mut();
     }
     // SAFETY: `s` is live per the caller's contract.
-    unsafe { (*s).alloc(gfp, -1) }.cast()
+    unsafe { kdebug_alloc(s, quiet(|| (*s).alloc(gfp, -1)), gfp) }.cast()
 }
 
 /// Allocates an object from a node; see include/rslub.h.
@@ -275,7 +371,7 @@ pub unsafe extern "C" fn rslub_cache_alloc_node(
         return ptr::null_mut();
     }
     // SAFETY: `s` is live per the caller's contract.
-    unsafe { (*s).alloc(gfp, node) }.cast()
+    unsafe { kdebug_alloc(s, quiet(|| (*s).alloc(gfp, node)), gfp) }.cast()
 }
 
 /// Frees an object; see include/rslub.h.
@@ -291,7 +387,10 @@ pub unsafe extern "C" fn rslub_cache_free(s: *mut Cache, obj: *mut c_void) {
         return null_cache_free(obj);
     }
     // SAFETY: `s` is live and the caller owns `obj`, per the contract.
-    unsafe { (*s).free(obj.cast()) }
+    if unsafe { kdebug_free(s, obj.cast()) } {
+        // SAFETY: as above.
+        quiet(|| unsafe { (*s).free(obj.cast()) })
+    }
 }
 
 /// Allocates `nr` objects, all or nothing; see include/rslub.h.
@@ -325,7 +424,14 @@ pub unsafe extern "C" fn rslub_cache_alloc_bulk(
     // SAFETY: `p` has room for `nr` pointers.
     let out = unsafe { core::slice::from_raw_parts_mut(p.cast::<*mut u8>(), nr) };
     // SAFETY: `s` is live per the caller's contract.
-    unsafe { (*s).alloc_bulk(gfp, out) }
+    let ok = quiet(|| unsafe { (*s).alloc_bulk(gfp, out) });
+    if KDEBUG && ok {
+        for o in out.iter() {
+            // SAFETY: each is an object `s` just allocated.
+            unsafe { kdebug_alloc(s, *o, gfp) };
+        }
+    }
+    ok
 }
 
 /// Frees `nr` objects; see include/rslub.h.
@@ -354,8 +460,17 @@ pub unsafe extern "C" fn rslub_cache_free_bulk(s: *mut Cache, nr: usize, p: *mut
     }
     // SAFETY: `p` holds `nr` pointers.
     let objs = unsafe { core::slice::from_raw_parts_mut(p.cast::<*mut u8>(), nr) };
+    if KDEBUG {
+        for o in objs.iter_mut() {
+            // SAFETY: `s` is live and the caller owns `*o`; one refused
+            // (a second free, reported) is not freed.
+            if !unsafe { kdebug_free(s, *o) } {
+                *o = ptr::null_mut();
+            }
+        }
+    }
     // SAFETY: `s` is live and the caller owns the objects, per the contract.
-    unsafe { (*s).free_bulk(objs) }
+    quiet(|| unsafe { (*s).free_bulk(objs) })
 }
 
 /// Returns empty slabs to the page allocator; see include/rslub.h.

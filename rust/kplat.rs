@@ -62,6 +62,11 @@ unsafe impl Platform for Kernel {
     fn report(args: core::fmt::Arguments<'_>) {
         pr_err!("{}\n", args);
     }
+
+    fn checkers_off(off: bool) {
+        // SAFETY: the core pairs the calls on one task (`report.rs`).
+        unsafe { crate::shim::rslub_shim_kdebug_quiet(off) };
+    }
 }
 
 /// The RCU callback of a dead slab of a `SLAB_TYPESAFE_BY_RCU` cache

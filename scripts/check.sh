@@ -32,7 +32,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 . scripts/lib.sh
 . scripts/serve-check.sh	# run_serve, judge_serve (CHECK_SERVE=0: not run)
-EXPECTED_SUITES="rslub_percpu rslub_api rslub_slub rslub_sysfs rslub_debug rslub_badinput rslub_serve"
+EXPECTED_SUITES="rslub_percpu rslub_api rslub_slub rslub_sysfs rslub_debug rslub_badinput rslub_serve rslub_kdebug"
 CHECK_STRESS_SECONDS=${CHECK_STRESS_SECONDS:-15}
 CHECK_FAULT_SECONDS=${CHECK_FAULT_SECONDS:-10}
 OUT=${CHECK_OUT:-$ROOT/results/check}
@@ -373,9 +373,13 @@ fi
 # case; smp2 wipes freed memory (init_on_free=1) and can switch allocation
 # profiling on at run time (built in, off: sysctl.vm.mem_profiling=0), for
 # the cases of each. Each of those cases skips itself in the other guest.
-guests="numa4:4:run_shape numa4 4 2 0 $CHECK_STRESS_SECONDS 6G
+# On a KASAN kernel (DEBUG=1) KASAN prints every report, not the first
+# alone: rslub_kdebug expects several.
+kasan=""
+! grep -q '^CONFIG_KASAN=y' "$KDIR/.config" || kasan=kasan_multi_shot
+guests="numa4:4:run_shape numa4 4 2 0 $CHECK_STRESS_SECONDS 6G $kasan
 hang:1:run_hang
-smp2:2:run_shape smp2 2 1 50 0 2G init_on_free=1 sysctl.vm.mem_profiling=0
+smp2:2:run_shape smp2 2 1 50 0 2G init_on_free=1 sysctl.vm.mem_profiling=0 $kasan
 oom:2:run_oom
 model:2:run_model"
 [ "$check_serve" = 1 ] && guests="serve:3:run_serve

@@ -230,6 +230,12 @@ pub unsafe trait Platform: Sized + 'static {
     /// Reports a detected problem (one line).
     fn report(args: core::fmt::Arguments<'_>);
 
+    /// The kernel's memory checkers off (`false`: on again) for this task
+    /// while a report dumps bytes around a bad object, which they may say
+    /// rslub does not own (KASAN's shadow of free objects, on a debug
+    /// kernel). Nothing by default.
+    fn checkers_off(_off: bool) {}
+
     /// A random word (the free pointer key, freelist shuffles).
     fn random() -> usize;
     /// Return address into the API's caller (0: unknown); debug caches only.

@@ -303,6 +303,16 @@ impl<P: Platform> Cache<P> {
         }
     }
 
+    /// Whether `obj` is the start of an object of this cache or of its
+    /// fallback (allocated or not): the check `free` makes before it
+    /// touches anything.
+    pub fn is_object(&self, obj: *const u8) -> bool {
+        self.object_slab_any(obj).is_ok()
+            || self
+                .fallback()
+                .is_some_and(|fb| fb.object_slab_any(obj).is_ok())
+    }
+
     /// Why `valid_object_slab` refused `obj`.
     #[cold]
     #[inline(never)]

@@ -73,8 +73,10 @@ impl<P: Platform> Cache<P> {
     /// # Safety
     /// `obj` is an object start of a slab of this cache.
     unsafe fn dump(&self, obj: *const u8, at: isize) {
+        P::checkers_off(true);
         // SAFETY: per the caller.
         let (start, n, buf) = unsafe { debug::dump_window(obj, &self.layout, at) };
+        P::checkers_off(false);
         let mut off = start;
         for line in buf[..n].chunks(16) {
             P::report(format_args!(
@@ -141,6 +143,13 @@ impl<P: Platform> Cache<P> {
                 n
             ));
         }
+    }
+
+    /// Reports and counts a second free of `obj` that the caller found by
+    /// its own means (KASAN's shadow, on a debug kernel: rust/api.rs); the
+    /// caller frees nothing.
+    pub fn report_double_free(&self, obj: *const u8) {
+        self.report(obj, FreeError::DoubleFree);
     }
 
     /// Reports the node `nid` list `list` found with links that do not
