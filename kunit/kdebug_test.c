@@ -1,121 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit suite rslub_kdebug: rslub's API objects under the kernel's memory
- * debuggers (c_shim/kdebug.c), on a kernel with generic KASAN (the debug
- * flavor, make check DEBUG=1); every case skips elsewhere.
+ * debuggers (c_shim/kdebug.c), on a kernel with generic KASAN and kmemleak
+ * (the debug flavor, make check DEBUG=1); every case skips elsewhere.
  *
- * Each bad access runs in a kthread of its own: a KASAN report inside a
- * KUnit test's own thread fails that test (mm/kasan/report.c), and the
- * API KASAN's own tests use to stop that is built only with
- * CONFIG_KASAN_KUNIT_TEST. The report is seen the way KASAN's tests see
- * theirs, by a probe on the console tracepoint that looks for "BUG:
- * KASAN: " and the kind of report; the kthread only collects, the test
- * thread asserts. The guest boots with kasan_multi_shot (every report
- * printed, not the first alone).
+ * Each bad access is made by kt_expect_report() (kt_report.c): in a
+ * kthread, watched on the console for "BUG: KASAN: " and the kind of
+ * report, with the function that made the access (the report's stack).
+ * The guest boots with kasan_multi_shot (every report printed, not the
+ * first alone).
  */
 #include <kunit/test.h>
-#include <linux/completion.h>
-#include <linux/kthread.h>
+#include <linux/delay.h>
 #include <linux/mm.h>
+#include <linux/slab.h>
 #include <linux/string.h>
-#include <linux/tracepoint.h>
-#include <trace/events/printk.h>
+#include <linux/umh.h>
 
 #include "rslub.h"
 #include "rslub_kunit.h"
 
 #define OBJ_SIZE 60
 
-/* What the console showed since the last reset. */
-static struct {
-	bool report;	/* "BUG: KASAN: " */
-	bool uaf;	/* "slab-use-after-free" */
-	bool oob;	/* "slab-out-of-bounds" */
-	bool dfree;	/* the cache's report of a double free */
-} seen;
-
-static void probe_console(void *ignore, const char *buf, size_t len)
-{
-	if (strnstr(buf, "BUG: KASAN: ", len))
-		WRITE_ONCE(seen.report, true);
-	if (strnstr(buf, "slab-use-after-free", len))
-		WRITE_ONCE(seen.uaf, true);
-	if (strnstr(buf, "slab-out-of-bounds", len))
-		WRITE_ONCE(seen.oob, true);
-	if (strnstr(buf, "(double free)", len))
-		WRITE_ONCE(seen.dfree, true);
-}
-
-static int kdebug_suite_init(struct kunit_suite *suite)
-{
-	if (!IS_ENABLED(CONFIG_KASAN_GENERIC))
-		return 0;
-	return register_trace_console(probe_console, NULL);
-}
-
-static void kdebug_suite_exit(struct kunit_suite *suite)
-{
-	if (!IS_ENABLED(CONFIG_KASAN_GENERIC))
-		return;
-	unregister_trace_console(probe_console, NULL);
-	tracepoint_synchronize_unregister();
-}
-
 static int kdebug_init(struct kunit *test)
 {
 	if (!IS_ENABLED(CONFIG_KASAN_GENERIC))
 		kunit_skip(test, "needs a kernel with generic KASAN (make check DEBUG=1)");
-	memset(&seen, 0, sizeof(seen));
 	return 0;
 }
 
-/* A bad access, made by a kthread (see the top). */
-struct bad {
-	void (*fn)(struct bad *b);
-	u8 *obj;
-	struct completion done;
-};
-
-static int bad_thread(void *arg)
-{
-	struct bad *b = arg;
-
-	b->fn(b);
-	complete(&b->done);
-	return 0;
-}
-
-static void run_bad(struct kunit *test, void (*fn)(struct bad *b), u8 *obj)
-{
-	struct bad b = { .fn = fn, .obj = obj };
-	struct task_struct *t;
-
-	init_completion(&b.done);
-	t = kthread_run(bad_thread, &b, "rslub_kdebug");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
-	wait_for_completion(&b.done);
-}
-
-static void read_first(struct bad *b)
-{
-	/* Not the word at OBJ_SIZE / 2 rounded down: the free pointer. */
-	READ_ONCE(b->obj[0]);
-}
-
-static void write_past_end(struct bad *b)
-{
-	WRITE_ONCE(b->obj[OBJ_SIZE], 0x5a);
-}
-
-static void write_before_start(struct bad *b)
-{
-	WRITE_ONCE(b->obj[-1], 0x5a);
-}
-
-static void read_last(struct bad *b)
-{
-	READ_ONCE(b->obj[OBJ_SIZE - 1]);
-}
+/* What a report-free access must not print. */
+static const char *const any_report[] = { "BUG: KASAN: " };
 
 /* A read of a freed API object: slab-use-after-free. */
 static void kdebug_use_after_free(struct kunit *test)
@@ -125,9 +40,9 @@ static void kdebug_use_after_free(struct kunit *test)
 
 	KUNIT_ASSERT_NOT_NULL(test, obj);
 	rslub_cache_free(s, obj);
-	run_bad(test, read_first, obj);
-	KUNIT_EXPECT_TRUE(test, READ_ONCE(seen.report));
-	KUNIT_EXPECT_TRUE(test, READ_ONCE(seen.uaf));
+	/* Not the word at OBJ_SIZE / 2 rounded down: the free pointer. */
+	KT_EXPECT_REPORT(test, kt_read_byte, obj,
+			 "BUG: KASAN: slab-use-after-free in kt_read_byte");
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
 }
 
@@ -138,12 +53,10 @@ static void kdebug_out_of_bounds(struct kunit *test)
 	u8 *obj = rslub_cache_alloc(s, GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, obj);
-	run_bad(test, write_past_end, obj);
-	KUNIT_EXPECT_TRUE(test, READ_ONCE(seen.report));
-	KUNIT_EXPECT_TRUE(test, READ_ONCE(seen.oob));
-	memset(&seen, 0, sizeof(seen));
-	run_bad(test, write_before_start, obj);
-	KUNIT_EXPECT_TRUE(test, READ_ONCE(seen.oob));
+	KT_EXPECT_REPORT(test, kt_write_byte, obj + OBJ_SIZE,
+			 "BUG: KASAN: slab-out-of-bounds in kt_write_byte");
+	KT_EXPECT_REPORT(test, kt_write_byte, obj - 1,
+			 "BUG: KASAN: slab-out-of-bounds in kt_write_byte");
 	rslub_cache_free(s, obj);
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
 }
@@ -157,7 +70,8 @@ static void kdebug_in_bounds_is_quiet(struct kunit *test)
 
 	KUNIT_ASSERT_NOT_NULL(test, obj);
 	memset(obj, 0xa5, OBJ_SIZE);
-	run_bad(test, read_last, obj);
+	KUNIT_EXPECT_EQ(test, kt_expect_report(test, kt_read_byte, obj + OBJ_SIZE - 1,
+					       any_report, 1), 0);
 	rslub_cache_free(s, obj);
 	/* Bulk objects too, and reuse after free. */
 	KUNIT_ASSERT_TRUE(test, rslub_cache_alloc_bulk(s, GFP_KERNEL, 16, batch));
@@ -168,7 +82,6 @@ static void kdebug_in_bounds_is_quiet(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, obj);
 	memset(obj, 0, OBJ_SIZE);
 	rslub_cache_free(s, obj);
-	KUNIT_EXPECT_FALSE(test, READ_ONCE(seen.report));
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
 }
 
@@ -176,16 +89,29 @@ static void kdebug_in_bounds_is_quiet(struct kunit *test)
  * A second free is reported and refused: the object is not handed out
  * twice afterwards.
  */
+struct kt_free {
+	struct rslub_cache *s;
+	void *obj;
+};
+
+static noinline void kt_free_again(void *arg)
+{
+	struct kt_free *f = arg;
+
+	rslub_cache_free(f->s, f->obj);
+	barrier();	/* a call, not a jump: this function is in the stack */
+}
+
 static void kdebug_double_free(struct kunit *test)
 {
 	struct rslub_cache *s = make(test, "rslub_kt_kd_df", OBJ_SIZE, 0, 0, NULL);
 	u8 *obj = rslub_cache_alloc(s, GFP_KERNEL);
+	struct kt_free f = { .s = s, .obj = obj };
 	u8 *a, *b;
 
 	KUNIT_ASSERT_NOT_NULL(test, obj);
 	rslub_cache_free(s, obj);
-	rslub_cache_free(s, obj);
-	KUNIT_EXPECT_TRUE(test, READ_ONCE(seen.dfree));
+	KT_EXPECT_REPORT(test, kt_free_again, &f, "rslub_kt_kd_df", "(double free)");
 	a = rslub_cache_alloc(s, GFP_KERNEL);
 	b = rslub_cache_alloc(s, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, a);
@@ -217,19 +143,120 @@ static void kdebug_init_on_alloc(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(s), 0);
 }
 
+/*
+ * kmemleak, which scans every object registered with it for pointers to
+ * the others: an rslub object nothing points to is reported as a leak;
+ * one only another rslub object points to is not (rslub's objects are
+ * scanned). The leak is allocated by a kthread, so no stale copy of its
+ * address stays on the test's stack; only its address XOR KT_HIDE is
+ * kept, which points nowhere.
+ */
+#define KT_HIDE 0x5a5a5a5a5a5a5a5aUL
+#define KMEMLEAK_FILE "/sys/kernel/debug/kmemleak"
+static struct rslub_cache *leak_cache;
+static unsigned long leak_hidden;
+static void *leak_holder;	/* in .bss, which kmemleak scans */
+
+static noinline void kt_leak(void *arg)
+{
+	void *obj = rslub_cache_alloc(leak_cache, GFP_KERNEL);
+
+	if (obj) {
+		/* A zero object's checksum does not change at the first scan. */
+		memset(obj, 0, OBJ_SIZE);
+		WRITE_ONCE(leak_hidden, (unsigned long)obj ^ KT_HIDE);
+	}
+}
+
+/*
+ * Runs "/bin/sh -c <command>" and returns its exit status (or a negative
+ * error): kmemleak's file has no read_iter or write_iter, so the kernel
+ * cannot read or write it itself (kernel_read() refuses), and its scan is
+ * not exported.
+ */
+static __printf(1, 2) int kt_sh(const char *fmt, ...)
+{
+	char *argv[4], *envp[2];
+	va_list ap;
+	int ret;
+
+	envp[0] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
+	envp[1] = NULL;
+	argv[0] = "/bin/sh";
+	argv[1] = "-c";
+	argv[3] = NULL;
+	va_start(ap, fmt);
+	argv[2] = kvasprintf(GFP_KERNEL, fmt, ap);
+	va_end(ap);
+	if (!argv[2])
+		return -ENOMEM;
+	ret = call_usermodehelper(argv[0], argv, envp, UMH_WAIT_PROC);
+	kfree(argv[2]);
+	return ret < 0 ? ret : ret >> 8;
+}
+
+/* Whether kmemleak's list of suspected leaks names @addr. */
+static bool kmemleak_reports(unsigned long addr)
+{
+	return kt_sh("grep -q 'unreferenced object 0x%08lx ' " KMEMLEAK_FILE, addr) == 0;
+}
+
+static void kdebug_kmemleak(struct kunit *test)
+{
+	void *kept;
+	unsigned long leaked;
+	int ret;
+
+	if (!IS_ENABLED(CONFIG_DEBUG_KMEMLEAK))
+		kunit_skip(test, "needs a kernel with kmemleak (make check DEBUG=1)");
+	ret = kt_sh("echo clear > " KMEMLEAK_FILE);
+	if (ret)
+		kunit_skip(test, "no %s (kmemleak off, or debugfs not mounted): %d",
+			   KMEMLEAK_FILE, ret);
+	leak_cache = make(test, "rslub_kt_kd_leak", OBJ_SIZE, 0, 0, NULL);
+	kt_run_kthread(test, kt_leak, NULL);
+	leaked = READ_ONCE(leak_hidden) ^ KT_HIDE;
+	KUNIT_ASSERT_NE(test, leak_hidden, 0);
+	leak_holder = rslub_cache_alloc(leak_cache, GFP_KERNEL);
+	kept = rslub_cache_alloc(leak_cache, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, leak_holder);
+	KUNIT_ASSERT_NOT_NULL(test, kept);
+	memset(leak_holder, 0, OBJ_SIZE);
+	memset(kept, 0, OBJ_SIZE);
+	*(void **)leak_holder = kept;
+	kept = NULL;
+	/*
+	 * kmemleak reports objects older than 5 s, and not at the scan that
+	 * first sees their checksum change: two scans, after 5 s.
+	 */
+	msleep(5500);
+	ret = kt_sh("echo scan > %s && echo scan > %s", KMEMLEAK_FILE, KMEMLEAK_FILE);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	KUNIT_EXPECT_TRUE_MSG(test, kmemleak_reports(leaked), "the leak is not reported");
+	KUNIT_EXPECT_FALSE_MSG(test, kmemleak_reports((unsigned long)*(void **)leak_holder),
+			       "an object referenced from an rslub object is reported");
+	KUNIT_EXPECT_FALSE_MSG(test, kmemleak_reports((unsigned long)leak_holder),
+			       "an object referenced from .bss is reported");
+	rslub_cache_free(leak_cache, (void *)leaked);
+	rslub_cache_free(leak_cache, *(void **)leak_holder);
+	rslub_cache_free(leak_cache, leak_holder);
+	leak_holder = NULL;
+	leak_hidden = 0;
+	KUNIT_EXPECT_EQ(test, rslub_cache_destroy(leak_cache), 0);
+}
+
 static struct kunit_case rslub_kdebug_cases[] = {
 	KUNIT_CASE(kdebug_use_after_free),
 	KUNIT_CASE(kdebug_out_of_bounds),
 	KUNIT_CASE(kdebug_in_bounds_is_quiet),
 	KUNIT_CASE(kdebug_double_free),
 	KUNIT_CASE(kdebug_init_on_alloc),
+	KUNIT_CASE_SLOW(kdebug_kmemleak),
 	{}
 };
 
 static struct kunit_suite rslub_kdebug_suite = {
 	.name = "rslub_kdebug",
-	.suite_init = kdebug_suite_init,
-	.suite_exit = kdebug_suite_exit,
 	.init = kdebug_init,
 	.test_cases = rslub_kdebug_cases,
 };

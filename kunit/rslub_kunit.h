@@ -35,4 +35,30 @@ struct kt_rcu_reader;
 struct kt_rcu_reader *kt_rcu_reader_start(struct kunit *test, unsigned long *word);
 void kt_rcu_reader_stop(struct kunit *test, struct kt_rcu_reader *r);
 
+/* Runs @fn(@arg) in a kthread of its own and waits for it (kt_report.c). */
+void kt_run_kthread(struct kunit *test, void (*fn)(void *arg), void *arg);
+
+/*
+ * A bad access made on purpose (kt_report.c): runs @fn(@arg) in a kthread
+ * of its own, between the log lines KT_REPORT_BEGIN and KT_REPORT_END
+ * (the host's log filter leaves out what is between them), and returns a
+ * mask with bit i set when the console printed @texts[i] meanwhile.
+ */
+#define KT_REPORT_BEGIN "rslub_kunit: a report is expected {"
+#define KT_REPORT_END "rslub_kunit: } the report was expected"
+unsigned long kt_expect_report(struct kunit *test, void (*fn)(void *arg),
+			       void *arg, const char *const *texts,
+			       unsigned int n);
+
+/* kt_expect_report(), expecting each of @texts (a failure names it). */
+void kt_expect_all(struct kunit *test, void (*fn)(void *arg), void *arg,
+		   const char *const *texts, unsigned int n);
+#define KT_EXPECT_REPORT(test, fn, arg, ...)					\
+	kt_expect_all(test, fn, arg, (const char *const[]){ __VA_ARGS__ },	\
+		      ARRAY_SIZE(((const char *const[]){ __VA_ARGS__ })))
+
+/* A read and a write of the byte at @p, for kt_expect_report(). */
+void kt_read_byte(void *p);
+void kt_write_byte(void *p);
+
 #endif /* _RSLUB_KUNIT_H */

@@ -25,6 +25,7 @@
 #include <linux/ucopysize.h>
 
 #include "rslub.h"
+#include "rslub_kunit.h"
 #include "serve_test.h"
 
 /*
@@ -77,11 +78,18 @@ void ctor_zero_and_node(struct kunit *test)
 	kmem_cache_destroy(z);
 }
 
+static void kt_serve(void *name)
+{
+	rslub_serve(name);
+}
+
 /*
  * What cannot be served is refused, and nothing is half-made. On the test
  * kernel (no SLUB debugging) the one reason left is allocation profiling
- * switched on, tried where the boot allows it (profiling=1).
+ * switched on, tried where the boot allows it (profiling=1); on the debug
+ * flavor every cache is refused, KASAN being on.
  */
+
 void refusals(struct kunit *test)
 {
 	const char *name = "rslub_kt_refused";
@@ -95,6 +103,13 @@ void refusals(struct kunit *test)
 		kunit_skip(test, "kernel without the slab backend hook");
 	}
 	KUNIT_EXPECT_EQ(test, ret, -ENOENT);
+	if (IS_ENABLED(CONFIG_KASAN)) {
+		/* No cache is served under KASAN; one line says why, per cache. */
+		KT_EXPECT_REPORT(test, kt_serve, (void *)name,
+				 "serve rslub_kt_refused: refused: KASAN is on");
+		KUNIT_EXPECT_EQ(test, rslub_serve(name), -EINVAL);
+		KUNIT_EXPECT_EQ(test, rslub_served_objects(name), -ENOENT);
+	}
 #ifdef CONFIG_MEM_ALLOC_PROFILING
 	if (profiling && !mem_alloc_profiling_enabled()) {
 		static_branch_enable(&mem_alloc_profiling_key);

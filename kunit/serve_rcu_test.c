@@ -80,7 +80,7 @@ static u8 kt_rcu_byte(unsigned int i, unsigned int j)
  * Waits for every kfree_rcu() in flight: kmem_cache_destroy() does
  * (kvfree_rcu_barrier() itself is not exported).
  */
-static void kt_kfree_rcu_barrier(struct kunit *test)
+void kt_kfree_rcu_barrier(struct kunit *test)
 {
 	struct kmem_cache *b = kmem_cache_create("rslub_kt_rcu_barrier", 8, 0,
 						 SLAB_NO_MERGE, NULL);

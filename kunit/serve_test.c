@@ -326,6 +326,7 @@ static struct kunit_case rslub_serve_cases[] = {
 	KUNIT_CASE(typesafe_by_rcu_served_under_a_reader),
 	KUNIT_CASE(prefilled_sheaves_come_from_rslub),
 	KUNIT_CASE(a_cache_address_reused_before_serving),
+	KUNIT_CASE(kfence_samples_a_served_cache),
 	{}
 };
 

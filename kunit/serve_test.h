@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the files of the serve suites share (serve_test.c holds the suites,
- * serve_rcu_test.c and serve_features_test.c more of their cases): serving
- * a cache for a case, waiting for rslub to let it go, counting SLUB's
- * reports, the loading task's memory cgroup, and the cases the suite
- * tables list from the other files.
+ * serve_rcu_test.c, serve_features_test.c and serve_kfence_test.c more of
+ * their cases): serving a cache for a case, waiting for rslub to let it
+ * go, counting SLUB's reports, the loading task's memory cgroup, and the
+ * cases the suite tables list from the other files.
  */
 #ifndef _RSLUB_SERVE_TEST_H
 #define _RSLUB_SERVE_TEST_H
@@ -26,6 +26,8 @@ long wait_objects(const char *name, long want);
 void expect_slab_errors(struct kunit *test);
 
 /* serve_rcu_test.c: kfree_rcu(), SLAB_TYPESAFE_BY_RCU */
+/* Waits for every kfree_rcu() in flight. */
+void kt_kfree_rcu_barrier(struct kunit *test);
 void kfree_rcu_and_destroy(struct kunit *test);
 void kfree_rcu_list_path_96(struct kunit *test);
 void kfree_rcu_list_path_192(struct kunit *test);
@@ -47,5 +49,8 @@ void init_on_free_objects_come_back_zero(struct kunit *test);
 void serving_races_with_destroy(struct kunit *test);
 void prefilled_sheaves_come_from_rslub(struct kunit *test);
 void a_cache_address_reused_before_serving(struct kunit *test);
+
+/* serve_kfence_test.c: KFENCE keeps sampling a served cache */
+void kfence_samples_a_served_cache(struct kunit *test);
 
 #endif /* _RSLUB_SERVE_TEST_H */

@@ -523,5 +523,9 @@ else
 fi
 ops=$(grep -o "allocs=[0-9]* frees=[0-9]*" "$REAL_OUT/stress.out" | head -n 1)
 echo "serve: figures: served=$nserved objects_peak=$(cat "$REAL_OUT/peak") objects_at_stop=$objects_stop objects_kept=$objects_left caches_gone=$ngone served_allocs=$allocs_stop"
+# KFENCE samples the served caches too (the guest boots with a sample
+# interval when the kernel has it): what it took over the whole run.
+kf=/sys/kernel/debug/kfence/stats
+[ ! -r $kf ] || echo "serve: figures: kfence_allocations=$(awk -F': ' '/^total allocations/ { print $2 }' $kf) kfence_bugs=$(awk -F': ' '/^total bugs/ { print $2 }' $kf)"
 echo "serve: figures: hackbench_runs=${hackbench_runs:-0} iperf3_runs=${iperf3_runs:-0} exec_runs=${execs_runs:-0} stress-ng_bogo_ops=${ng_ops:-0}$nf_ops rslub_stress ${ops:-?} $(grep -o 'cpu_offline=[0-9]* cpu_online=[0-9]*' "$REAL_OUT/stress.out" | head -n 1)"
 finish

@@ -29,9 +29,12 @@ SERVE_CHECKS=19
 SERVE_VALIDATE="task_struct mm_struct vm_area_struct maple_node anon_vma anon_vma_chain sighand_cache signal_cache files_cache filp TCP skbuff_head_cache kmalloc-64 kmalloc-512 kmalloc-1k"
 
 run_serve() {
-	local log=$OUT/vm-serve.log secs=${CHECK_SERVE_SECONDS:-15} drain=${CHECK_SERVE_DRAIN:-30}
+	local log=$OUT/vm-serve.log secs=${CHECK_SERVE_SECONDS:-15} drain=${CHECK_SERVE_DRAIN:-30} kfence=
+	# KFENCE (built in and off on the test kernel) samples every 100 ms
+	# here, as a distribution kernel's does, while rslub serves.
+	! grep -q '^CONFIG_KFENCE=y' "$KDIR/.config" || kfence=" kfence.sample_interval=100"
 	cd "$TREE" || return 2
-	VM_CPUS=3 VM_NUMA=0 VM_MEM=1G VM_APPEND=log_buf_len=4M VM_TIMEOUT=$(vm_limit $((secs + drain))) \
+	VM_CPUS=3 VM_NUMA=0 VM_MEM=1G VM_APPEND="log_buf_len=4M$kfence" VM_TIMEOUT=$(vm_limit $((secs + drain))) \
 		VM_CONSOLE=$OUT/console-serve.log \
 		scripts/vm.sh "$KDIR" "DRAIN_SECONDS=$drain SERVE_KEPT=1 SERVE_VALIDATE='$SERVE_VALIDATE' scripts/guest-serve.sh --dmesg $secs" 2>&1 |
 		cat >"$log"

@@ -50,6 +50,8 @@ if [ "${FAULTS:-0}" = 1 ]; then
 	guest="scripts/guest-oom.sh --dmesg faults $secs ${FAULT_PERCENT:-10}"
 elif [ "${SERVE:-0}" = 1 ]; then
 	kind=serve
+	# KFENCE samples while rslub serves, as in make check's serve guest.
+	! grep -q '^CONFIG_KFENCE=y' "$KDIR/.config" || VM_APPEND=${VM_APPEND:-log_buf_len=4M kfence.sample_interval=100}
 	guest="SERVE_KEPT=1 RSLUB_PARAMS='${RSLUB_PARAMS:-}' scripts/guest-serve.sh --dmesg $secs ${STRESS_PARAMS:-}"
 elif [ "${PRESSURE:-0}" = 1 ]; then
 	kind=pressure
