@@ -13,14 +13,15 @@
 //!     [,vcpu=gs|qemu]
 //! ```
 //!
-//! How instructions are counted (issue 51; the defaults first):
+//! How instructions are counted (the defaults first; they count like the
+//! hardware):
 //! - `strings=fold`: a rep string instruction is one instruction, priced by
 //!   its bytes, its lines one access each (`costmodel_model::strings`);
 //!   `strings=iter`: as QEMU runs it, one instruction and one access per
-//!   element (the counts before issue 51).
+//!   element (the old counts).
 //! - `rmw=whole`: an atomic is priced once, by the state of its line
 //!   (`Machine::rmw`); `rmw=access`: its kind's price plus its load and its
-//!   store as plain accesses (before issue 51).
+//!   store as plain accesses (the old pricing).
 //! - `model=off`: instructions only (rep folded), for the icount boot of
 //!   `make bench` (the instruction count the CPU would retire): no memory
 //!   callback but a rep instruction's, no register read at a block (counts

@@ -696,10 +696,11 @@ fn called(x: &Measure, base: &Measure) -> &'static str {
 /// baseline (the in-tree SLUB, or the classic one in a two-kernel run) at
 /// each point both runs have, in A and in B, and whether the verdict it
 /// calls (dearer, cheaper, or even: round ranges overlapping) changed. For
-/// a change of instrument on the same code (make bench with the counting
-/// before and after issue 51): which verdicts the instrument moved. Rows
-/// whose verdict changed sign are marked `FLIP`, those that moved between
-/// a call and even `~`; both are counted at the end.
+/// a change of instrument on the same code (make bench with rep strings
+/// counted per iteration, then folded into one instruction): which
+/// verdicts the instrument moved. Rows whose verdict changed sign are
+/// marked `FLIP`, those that moved between a call and even `~`; both are
+/// counted at the end.
 pub fn compare_ratios(a: &Bench, a_name: &str, b: &Bench, b_name: &str) -> String {
     let base_of = |r: &Bench| {
         if r.results.iter().any(|m| m.allocator == CLASSIC) {

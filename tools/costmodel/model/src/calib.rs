@@ -61,7 +61,7 @@ pub const C_OWN: u64 = 64;
 pub const C_LOCK: u64 = 72;
 
 /// Line transfers an update at least, two or four threads updating one
-/// line at once (issue 52: hardware moves it about once an update).
+/// line at once (hardware moves a contended line about once an update).
 pub const SHARED_MIN: f64 = 0.25;
 /// Line transfers an update at most, each thread on a line of its own.
 pub const OWN_MAX: f64 = 0.01;
@@ -513,8 +513,9 @@ mod tests {
     use super::*;
 
     // The worked-out counts pass (the plugin wrote exactly these for
-    // guest/selftest.S under QEMU 10.0.2, 2026-12-04); a region counted as
-    // before issue 51 (strings=iter, as seen then) fails, and says how.
+    // guest/selftest.S under QEMU 10.0.2, 2026-12-04); a region counted the
+    // old way, per rep iteration (strings=iter, as seen then), fails, and
+    // says how.
     #[test]
     fn selftest_judges_every_field() {
         let fold: Vec<Region> = selftest_expected()

@@ -287,7 +287,7 @@ mod tests {
 
     // cmpxchg16b %gs:(%rsi) with its line in the L1, as QEMU reports it (a
     // load, then a store of 16 bytes): the whole-instruction price only;
-    // rmw=access: the price and two L1 accesses, as before issue 51.
+    // rmw=access, the old pricing: the price and two L1 accesses.
     #[test]
     fn unlocked_cx16_fed_as_qemu_feeds_it() {
         let text = include_str!("../../profiles.toml");

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Which accesses an out-of-order core would hide: the counts an interval
-//! core is priced from (issue 51, part 3).
+//! core is priced from, its misses overlapping as on the hardware.
 //!
 //! The in-order model pays every access the latency of the level that
 //! served it, one after another. An out-of-order core does not: it goes on

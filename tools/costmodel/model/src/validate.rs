@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The validation table: published hardware measurements, each reproduced
 //! by a program of tools/costmodel/guest/calib.c under a profile of the
-//! machine it was measured on, with the model's error (issue 51, part 4).
+//! machine it was measured on, with the model's error: how far the model
+//! is from the hardware it stands for.
 //!
 //! The figures are held apart from the profiles: a row compares a modeled
 //! figure with a number measured on hardware by someone else, never with a
