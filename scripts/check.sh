@@ -88,6 +88,10 @@ step "setup logic (scripts/test-setup-logic.sh, log: $OUT/setup-logic.log)"
 scripts/test-setup-logic.sh >"$OUT/setup-logic.log" 2>&1
 count_checks host "$OUT/setup-logic.log" setup-logic "$(grep -c '^expect \|^exact \|^case \$[a-z]*kdir ' scripts/test-setup-logic.sh)"
 
+step "kernel log check (scripts/test-log-filter.sh, log: $OUT/log-filter.log)"
+scripts/test-log-filter.sh >"$OUT/log-filter.log" 2>&1
+count_checks host "$OUT/log-filter.log" log-filter "$(grep -c '^check "' scripts/test-log-filter.sh)"
+
 # The guest watcher's own decisions, on stand-ins for vng (about 40 s,
 # mostly asleep): in the background, counted at the end.
 scripts/test-vmwatch.sh >"$OUT/vmwatch.log" 2>&1 &
