@@ -15,7 +15,6 @@
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/string.h>
-#include <linux/umh.h>
 
 #include "rslub.h"
 #include "rslub_kunit.h"
@@ -166,33 +165,6 @@ static noinline void kt_leak(void *arg)
 		memset(obj, 0, OBJ_SIZE);
 		WRITE_ONCE(leak_hidden, (unsigned long)obj ^ KT_HIDE);
 	}
-}
-
-/*
- * Runs "/bin/sh -c <command>" and returns its exit status (or a negative
- * error): kmemleak's file has no read_iter or write_iter, so the kernel
- * cannot read or write it itself (kernel_read() refuses), and its scan is
- * not exported.
- */
-static __printf(1, 2) int kt_sh(const char *fmt, ...)
-{
-	char *argv[4], *envp[2];
-	va_list ap;
-	int ret;
-
-	envp[0] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
-	envp[1] = NULL;
-	argv[0] = "/bin/sh";
-	argv[1] = "-c";
-	argv[3] = NULL;
-	va_start(ap, fmt);
-	argv[2] = kvasprintf(GFP_KERNEL, fmt, ap);
-	va_end(ap);
-	if (!argv[2])
-		return -ENOMEM;
-	ret = call_usermodehelper(argv[0], argv, envp, UMH_WAIT_PROC);
-	kfree(argv[2]);
-	return ret < 0 ? ret : ret >> 8;
 }
 
 /* Whether kmemleak's list of suspected leaks names @addr. */

@@ -18,8 +18,10 @@
 #include <kunit/test.h>
 #include <linux/completion.h>
 #include <linux/kthread.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
+#include <linux/umh.h>
 #include <trace/events/printk.h>
 
 #include "rslub_kunit.h"
@@ -124,4 +126,25 @@ noinline void kt_read_byte(void *p)
 noinline void kt_write_byte(void *p)
 {
 	WRITE_ONCE(*(u8 *)p, 0x5a);
+}
+
+int kt_sh(const char *fmt, ...)
+{
+	char *argv[4], *envp[2];
+	va_list ap;
+	int ret;
+
+	envp[0] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
+	envp[1] = NULL;
+	argv[0] = "/bin/sh";
+	argv[1] = "-c";
+	argv[3] = NULL;
+	va_start(ap, fmt);
+	argv[2] = kvasprintf(GFP_KERNEL, fmt, ap);
+	va_end(ap);
+	if (!argv[2])
+		return -ENOMEM;
+	ret = call_usermodehelper(argv[0], argv, envp, UMH_WAIT_PROC);
+	kfree(argv[2]);
+	return ret < 0 ? ret : ret >> 8;
 }

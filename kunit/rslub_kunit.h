@@ -57,6 +57,16 @@ void kt_expect_all(struct kunit *test, void (*fn)(void *arg), void *arg,
 	kt_expect_all(test, fn, arg, (const char *const[]){ __VA_ARGS__ },	\
 		      ARRAY_SIZE(((const char *const[]){ __VA_ARGS__ })))
 
+/*
+ * Runs "/bin/sh -c <command>" as a usermode helper and returns its exit
+ * status, or a negative error. For the files a test cannot write itself:
+ * from a KUnit case in the test guests, filp_open() of KFENCE's parameter
+ * in sysfs failed with -ENOENT where a usermode helper's shell reaches it,
+ * and kmemleak's file has neither read_iter nor write_iter
+ * (kernel_read() and kernel_write() refuse it).
+ */
+__printf(1, 2) int kt_sh(const char *fmt, ...);
+
 /* A read and a write of the byte at @p, for kt_expect_report(). */
 void kt_read_byte(void *p);
 void kt_write_byte(void *p);

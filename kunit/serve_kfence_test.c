@@ -11,7 +11,6 @@
  * and off again when it ends.
  */
 #include <kunit/test.h>
-#include <linux/fs.h>
 #include <linux/jiffies.h>
 #include <linux/kfence.h>
 #include <linux/mm.h>
@@ -38,18 +37,10 @@ struct kt_kfence_obj {
 	char after[24];
 };
 
-/* Writes @ms to KFENCE's sample interval ("0": off): 0 or an error. */
-static long kfence_interval(const char *ms)
+/* Sets KFENCE's sample interval, in ms ("0": off): 0 or why not. */
+static int kfence_interval(const char *ms)
 {
-	struct file *f = filp_open(KFENCE_INTERVAL, O_WRONLY, 0);
-	loff_t pos = 0;
-	ssize_t n;
-
-	if (IS_ERR(f))
-		return PTR_ERR(f);
-	n = kernel_write(f, ms, strlen(ms), &pos);
-	filp_close(f, NULL);
-	return n < 0 ? n : 0;
+	return kt_sh("echo %s > " KFENCE_INTERVAL, ms);
 }
 
 static void kfence_off(void *unused)
@@ -111,11 +102,11 @@ void kfence_samples_a_served_cache(struct kunit *test)
 
 	if (!IS_ENABLED(CONFIG_KFENCE))
 		kunit_skip(test, "kernel without KFENCE");
+	KUNIT_ASSERT_EQ_MSG(test, kfence_interval("1"), 0, "cannot write " KFENCE_INTERVAL);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, kfence_off, NULL), 0);
 	s = kmem_cache_create(name, sizeof(*obj), 0, SLAB_NO_MERGE, NULL);
 	KUNIT_ASSERT_NOT_NULL(test, s);
 	serve(test, name);
-	KUNIT_ASSERT_EQ(test, kfence_interval("1"), 0);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, kfence_off, NULL), 0);
 
 	/* KFENCE's object: rslub does not count it, KFENCE guards it. */
 	obj = kt_sampled(test, s);
@@ -136,15 +127,6 @@ void kfence_samples_a_served_cache(struct kunit *test)
 			 "BUG: KFENCE: invalid free in kt_kfence_free_again",
 			 KT_CACHE);
 
-	/* kfree_rcu() by a head inside the object. */
-	obj = kt_sampled(test, s);
-	kfree_rcu(obj, rcu);
-	kt_kfree_rcu_barrier(test);
-	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), 0);
-	KT_EXPECT_REPORT(test, kt_read_byte, obj->after,
-			 "BUG: KFENCE: use-after-free read in kt_read_byte",
-			 KT_CACHE);
-
 	/* A bulk free of KFENCE's object among rslub's. */
 	p[1] = kt_sampled(test, s);
 	p[0] = kmem_cache_alloc(s, GFP_KERNEL);
@@ -155,13 +137,26 @@ void kfence_samples_a_served_cache(struct kunit *test)
 	for (out = 0, i = 0; i < ARRAY_SIZE(p); i++)
 		out += !is_kfence_address(p[i]);
 	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), out);
+	obj = p[1];	/* the bulk free clears the array's entries */
 	kmem_cache_free_bulk(s, ARRAY_SIZE(p), p);
 	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), 0);
-	KT_EXPECT_REPORT(test, kt_read_byte, p[1],
+	KT_EXPECT_REPORT(test, kt_read_byte, obj,
 			 "BUG: KFENCE: use-after-free read in kt_read_byte",
 			 KT_CACHE);
 
-	kfence_off(NULL);
+	/*
+	 * kfree_rcu() by a head inside the object, last: the object may wait
+	 * in the cache's RCU sheaf, which only the cache's destroy is sure to
+	 * flush (with the barrier of its kfree_rcu()s). KFENCE names the
+	 * cache of an object freed before its destroy "<destroyed>". KFENCE
+	 * stays on until the case ends: switched off, it lets a fault on its
+	 * pages through without a report.
+	 */
+	obj = kt_sampled(test, s);
+	kfree_rcu(obj, rcu);
 	kmem_cache_destroy(s);
 	KUNIT_EXPECT_EQ(test, rslub_served_objects(name), -ENOENT);
+	KT_EXPECT_REPORT(test, kt_read_byte, obj->after,
+			 "BUG: KFENCE: use-after-free read in kt_read_byte",
+			 "cache=<destroyed>");
 }
