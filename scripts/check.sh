@@ -35,7 +35,8 @@ cd "$ROOT"
 EXPECTED_SUITES="rslub_percpu rslub_api rslub_slub rslub_sysfs rslub_debug rslub_badinput rslub_serve rslub_kdebug"
 CHECK_STRESS_SECONDS=${CHECK_STRESS_SECONDS:-15}
 CHECK_FAULT_SECONDS=${CHECK_FAULT_SECONDS:-10}
-OUT=${CHECK_OUT:-$ROOT/results/check}
+# Absolute: the guests' commands run from the tree's snapshot.
+OUT=$(realpath -m "${CHECK_OUT:-$ROOT/results/check}")
 rm -rf "$OUT"
 mkdir -p "$OUT"
 T0=$(date +%s)
