@@ -147,10 +147,23 @@ faults)
 		fi
 
 		# 3. Every out-of-memory line of docs/reliability.md was logged.
+		# With kmemleak (the debug flavor), a create's first injected
+		# failures hit kmemleak's and KASAN's own allocations beside
+		# rslub's, which they absorb: that create succeeds, the registry
+		# grows, and keeps its room after the destroy, so no later
+		# attempt reaches its growth; its line is not asked for there.
+		registry="create [^ ]*: out of memory for the registry"
+		unprovoked=""
+		want=4
+		if [ -e $FI/kmemleak ]; then
+			want=3
+			unprovoked=" (the registry's not provoked: kmemleak absorbs the first failures)"
+			registry=""
+		fi
 		missing=""
 		seen=0
 		for re in "create [^ ]*: out of memory for the cache" \
-			"create [^ ]*: out of memory for the registry" \
+			${registry:+"$registry"} \
 			"create [^ ]*: cannot add its sysfs directory" \
 			"random_freelist: no memory for the shuffled index sequence; unchanged"; do
 			n=$(grep -c "rslub: .*$re" $LOG)
@@ -162,7 +175,7 @@ faults)
 			fi
 		done
 		if [ -z "$missing" ]; then
-			say PASS log-lines "$seen of 4 out-of-memory lines seen"
+			say PASS log-lines "$seen of $want out-of-memory lines seen$unprovoked"
 		else
 			say FAIL log-lines "never logged:$missing"
 		fi
