@@ -292,9 +292,9 @@ judge_model() {
 }
 
 # The harness's own test: a guest that prints a line, then sleeps for ever,
-# must be declared stuck (VM_STALL 120 s here, 600 s on a KASAN kernel) with the kernel's answer in
-# its log: the vCPUs' instruction pointers, SysRq's task list with the
-# sleeping task's kernel stack.
+# must be declared stuck (VM_STALL 120 s here, 600 s on a KASAN kernel)
+# with the kernel's answer in its log: the vCPUs' instruction pointers,
+# SysRq's task list with the sleeping task's kernel stack.
 HANG_CHECKS=4
 HANG_STALL=120
 run_hang() {
