@@ -7,8 +7,8 @@
  * access to it, naming the function that made it and the cache.
  *
  * The test kernel has KFENCE built in and off (config/test.config): the
- * case switches it on with a 1 ms sample interval through its parameter
- * and off again when it ends.
+ * case sets a 1 ms sample interval through its parameter and puts the
+ * one before back when it ends.
  */
 #include <kunit/test.h>
 #include <linux/jiffies.h>
@@ -37,15 +37,20 @@ struct kt_kfence_obj {
 	char after[24];
 };
 
-/* Sets KFENCE's sample interval, in ms ("0": off): 0 or why not. */
+/* Where the case keeps KFENCE's sample interval from before it. */
+#define KFENCE_SAVED "/tmp/rslub_kt_kfence_interval"
+
+/* Saves KFENCE's sample interval, then sets it to @ms: 0 or why not. */
 static int kfence_interval(const char *ms)
 {
-	return kt_sh("echo %s > " KFENCE_INTERVAL, ms);
+	return kt_sh("cat %s > %s && echo %s > %s", KFENCE_INTERVAL, KFENCE_SAVED,
+		     ms, KFENCE_INTERVAL);
 }
 
-static void kfence_off(void *unused)
+/* Puts the saved interval back (0, as the test kernel boots: off). */
+static void kfence_restore(void *unused)
 {
-	kfence_interval("0");
+	kt_sh("cat %s > %s", KFENCE_SAVED, KFENCE_INTERVAL);
 }
 
 /*
@@ -102,8 +107,10 @@ void kfence_samples_a_served_cache(struct kunit *test)
 
 	if (!IS_ENABLED(CONFIG_KFENCE))
 		kunit_skip(test, "kernel without KFENCE");
+	if (IS_ENABLED(CONFIG_KASAN))
+		kunit_skip(test, "KASAN is on: the kernel serves no cache");
 	KUNIT_ASSERT_EQ_MSG(test, kfence_interval("1"), 0, "cannot write " KFENCE_INTERVAL);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, kfence_off, NULL), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, kfence_restore, NULL), 0);
 	s = kmem_cache_create(name, sizeof(*obj), 0, SLAB_NO_MERGE, NULL);
 	KUNIT_ASSERT_NOT_NULL(test, s);
 	serve(test, name);
