@@ -10,7 +10,7 @@
 //!     [,coherence=off][,atomics=off][,cpu_number=0xADDR]
 //!     [,strings=fold|iter][,rmw=whole|access][,model=on|off][,start=mark|boot]
 //!     [,core=ROB:MLP:SB:DEPWIN][,profile=NAME][,order=time|qemu][,wait=on|off]
-//!     [,vcpu=gs|qemu]
+//!     [,vcpu=gs|qemu][,record=TRACE]
 //! ```
 //!
 //! How instructions are counted (the defaults first; they count like the
@@ -44,6 +44,10 @@
 //!   for the store it reads (`wait`); `wait=off` takes both out. Each
 //!   region's makespan is `span`, on the record of the vCPU of its mark.
 //!
+//! `record=TRACE`: every event the model is fed goes to TRACE too
+//! (`costmodel_model::trace`; about 50 bytes an access), for
+//! `costmodel-replay` to feed the model again without QEMU.
+//!
 //! `popf`, `cli` and `sti` are counted at execution (an interval profile
 //! prices them as measured; the in-order ones at 0).
 //!
@@ -76,14 +80,14 @@
 //! each mark one `mark` line per vCPU with its counts since the previous
 //! mark, and `exit` lines when QEMU exits.
 
-use costmodel_model::cache::{parse_size, Geometry};
+use costmodel_model::cache::Geometry;
 use costmodel_model::counts::{Counts, Record};
 use costmodel_model::decode::{decides, flags_op, pack_rep, unpack_rep, FlagsOp, Kind};
 use costmodel_model::feed::{Feed, MemOp};
-use costmodel_model::machine::{Config, Machine};
-use costmodel_model::order::{Clocks, Event, Mode, Order};
-use costmodel_model::overlap::CoreConfig;
-use costmodel_model::profile::Profile;
+use costmodel_model::machine::Machine;
+use costmodel_model::options::Options;
+use costmodel_model::order::{Clocks, Event, Order};
+use costmodel_model::trace::{self, Rec};
 use qemu_plugin::sys::{
     qemu_plugin_cb_flags, qemu_plugin_id_t, qemu_plugin_insn, qemu_plugin_mem_rw,
     qemu_plugin_meminfo_t, qemu_plugin_reg_descriptor, qemu_plugin_register, qemu_plugin_tb,
@@ -150,27 +154,22 @@ struct State {
     /// The number of regions written so far.
     seq: u64,
     out: BufWriter<File>,
+    /// `record=FILE`: every event the model is fed (`costmodel_model::trace`).
+    trace: Option<BufWriter<File>>,
 }
 
-struct Options {
-    out: String,
-    cfg: Config,
-    /// `atomics=`, `strings=`, `rmw=`: what the model is fed.
-    feed: Feed,
-    /// `model=on`: caches and coherence; off: instructions only.
-    model: bool,
-    /// The address of the guest kernel's per-CPU `cpu_number` (System.map).
-    cpu_number: Option<u64>,
-    /// `order=`, `wait=`.
-    mode: Mode,
-    /// `profile=`: the prices of the vCPUs' clocks.
-    profile: Profile,
-    /// `vcpu=qemu`: QEMU's vCPU index is the running vCPU's.
-    qemu_index: bool,
+impl State {
+    /// Sends an event of `cpu` to the order of modeled time (and to the
+    /// trace).
+    fn push(&mut self, cpu: usize, ev: Event) {
+        if let Some(o) = self.order.as_mut() {
+            if let Some(t) = self.trace.as_mut() {
+                let _ = Rec::Event(cpu, ev).write(t);
+            }
+            o.push(&mut self.machine, cpu, ev);
+        }
+    }
 }
-
-/// The profiles the plugin can price clocks with (`profile=`).
-const PROFILES: &str = include_str!("../profiles.toml");
 
 static STATE: OnceLock<Mutex<State>> = OnceLock::new();
 static OPTIONS: OnceLock<Options> = OnceLock::new();
@@ -201,107 +200,6 @@ static CURRENT: AtomicU32 = AtomicU32::new(u32::MAX);
 /// found (`LAST`), not a locked map (the register read alone is still about
 /// a sixth of a model boot's time: perf, 2026-12-05).
 static GS_OF_CPU: [AtomicU64; MAX_VCPUS] = [const { AtomicU64::new(0) }; MAX_VCPUS];
-
-fn parse_options(args: &Args, vcpus: usize) -> Result<Options, String> {
-    let mut cfg = Config::server(vcpus);
-    let mut out = None;
-    let mut feed = Feed::default();
-    let mut model = true;
-    let mut cpu_number = None;
-    let mut mode = Mode::default();
-    let mut profile = "server".to_string();
-    let mut qemu_index = false;
-    let on_off = |k: &str, v: &str| match v {
-        "on" | "true" | "yes" => Ok(true),
-        "off" | "false" | "no" => Ok(false),
-        _ => Err(format!("{k}={v}: expected on or off")),
-    };
-    for a in &args.raw {
-        let (k, v) = a
-            .split_once('=')
-            .ok_or_else(|| format!("argument '{a}': expected key=value"))?;
-        match k {
-            "out" => out = Some(v.to_string()),
-            "cpu_nodes" => {
-                cfg.cpu_nodes = v
-                    .split(':')
-                    .map(|n| n.parse().map_err(|_| format!("cpu_nodes: bad node '{n}'")))
-                    .collect::<Result<_, _>>()?;
-                if cfg.cpu_nodes.len() != vcpus {
-                    return Err(format!(
-                        "cpu_nodes names {} vCPUs, the machine has {vcpus}",
-                        cfg.cpu_nodes.len()
-                    ));
-                }
-            }
-            "mem_starts" => {
-                cfg.mem_starts = v.split(':').map(parse_size).collect::<Result<_, _>>()?;
-                if !cfg.mem_starts.windows(2).all(|w| w[0] < w[1]) {
-                    return Err("mem_starts: not ascending".into());
-                }
-            }
-            "l1" => cfg.l1 = Geometry::parse(v)?,
-            "l2" => cfg.l2 = Geometry::parse(v)?,
-            "llc" => cfg.llc = Geometry::parse(v)?,
-            "coherence" => cfg.coherence = on_off(k, v)?,
-            "atomics" => feed.atomics = on_off(k, v)?,
-            "strings" => {
-                feed.fold_strings = match v {
-                    "fold" => true,
-                    "iter" => false,
-                    _ => return Err(format!("strings={v}: expected fold or iter")),
-                }
-            }
-            "rmw" => {
-                feed.rmw_whole = match v {
-                    "whole" => true,
-                    "access" => false,
-                    _ => return Err(format!("rmw={v}: expected whole or access")),
-                }
-            }
-            "model" => model = on_off(k, v)?,
-            "start" => match v {
-                "mark" => {}
-                "boot" => ARMED.store(true, Ordering::Relaxed),
-                _ => return Err(format!("start={v}: expected mark or boot")),
-            },
-            "cpu_number" => cpu_number = Some(parse_size(v)?),
-            "core" => cfg.core = Some(CoreConfig::parse(v)?),
-            "profile" => profile = v.to_string(),
-            "order" => {
-                mode.by_time = match v {
-                    "time" => true,
-                    "qemu" => false,
-                    _ => return Err(format!("order={v}: expected time or qemu")),
-                }
-            }
-            "wait" => mode.wait = on_off(k, v)?,
-            "vcpu" => {
-                qemu_index = match v {
-                    "gs" => false,
-                    "qemu" => true,
-                    _ => return Err(format!("vcpu={v}: expected gs or qemu")),
-                }
-            }
-            _ => return Err(format!("unknown argument '{k}'")),
-        }
-    }
-    let out = out.ok_or("out=FILE is required")?;
-    if vcpus > 64 {
-        return Err("at most 64 vCPUs".into());
-    }
-    let profile = Profile::from_toml(PROFILES, &profile)?;
-    Ok(Options {
-        out,
-        cfg,
-        feed,
-        model,
-        cpu_number,
-        mode,
-        profile,
-        qemu_index,
-    })
-}
 
 fn header(o: &Options) -> String {
     let c = &o.cfg;
@@ -344,7 +242,7 @@ impl Register for CostModel {
             .system
             .as_ref()
             .map_or(1, |s| s.smp_vcpus.max(1) as usize);
-        let opts = match parse_options(args, vcpus) {
+        let opts = match Options::parse(&args.raw, vcpus) {
             Ok(o) => o,
             Err(e) => {
                 eprintln!("costmodel: {e}");
@@ -361,6 +259,23 @@ impl Register for CostModel {
         let mut out = BufWriter::new(file);
         let _ = writeln!(out, "{}", header(&opts));
         let _ = out.flush();
+        if opts.start_boot {
+            ARMED.store(true, Ordering::Relaxed);
+        }
+        let trace = match opts.record.as_deref().filter(|_| opts.model) {
+            None => None,
+            Some(path) => match File::create(path) {
+                Ok(f) => {
+                    let mut w = BufWriter::with_capacity(1 << 20, f);
+                    let _ = w.write_all(trace::header(vcpus, &args.raw).as_bytes());
+                    Some(w)
+                }
+                Err(e) => {
+                    eprintln!("costmodel: record={path}: {e}");
+                    std::process::exit(2);
+                }
+            },
+        };
         let order = opts
             .model
             .then(|| Order::new(vcpus, opts.mode, opts.feed, Clocks::of(&opts.profile)));
@@ -371,6 +286,7 @@ impl Register for CostModel {
             prev: vec![Counts::default(); vcpus],
             seq: 0,
             out,
+            trace,
         }));
         let _ = OPTIONS.set(opts);
         // SAFETY: `id` is this plugin's, handed in by install; the callback
@@ -460,6 +376,10 @@ fn write_records(kind: &str, id: u64, by: u32, less: u64) {
     let s = &mut *s;
     let mut span = 0;
     if let Some(o) = s.order.as_mut() {
+        if let Some(t) = s.trace.as_mut() {
+            let _ = Rec::Mark.write(t);
+            let _ = t.flush();
+        }
         o.flush(&mut s.machine);
         let now = o.now();
         span = (now - s.then).max(0.0).round() as u64;
@@ -696,9 +616,8 @@ extern "C" fn on_mem(vcpu: u32, info: qemu_plugin_meminfo_t, vaddr: u64, userdat
         value,
         insn: 0,
     };
-    match s.order.as_mut() {
-        Some(o) => o.push(
-            &mut s.machine,
+    match s.order {
+        Some(_) => s.push(
             cpu,
             Event::Mem {
                 op,
@@ -719,8 +638,8 @@ fn push(vcpu: u32, ev: Event) {
     let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
     let s = &mut *s;
     let cpu = running(vcpu) as usize;
-    if let (Some(o), true) = (s.order.as_mut(), cpu < s.prev.len()) {
-        o.push(&mut s.machine, cpu, ev);
+    if cpu < s.prev.len() {
+        s.push(cpu, ev);
     }
 }
 
@@ -742,6 +661,9 @@ extern "C" fn on_pause(vcpu: u32, _userdata: *mut c_void) {
     let cpu = running(vcpu) as usize;
     if let (Some(o), true) = (s.order.as_mut(), cpu < s.prev.len()) {
         o.pause(cpu);
+        if let Some(t) = s.trace.as_mut() {
+            let _ = Rec::Pause(cpu).write(t);
+        }
     }
 }
 
@@ -761,8 +683,8 @@ extern "C" fn on_rep(vcpu: u32, userdata: *mut c_void) {
         return;
     }
     let count = counter(SB_INSNS, cpu);
-    match s.order.as_mut() {
-        Some(o) => o.push(&mut s.machine, cpu as usize, Event::Rep { pc, op, count }),
+    match s.order {
+        Some(_) => s.push(cpu as usize, Event::Rep { pc, op, count }),
         None => {
             s.machine.rep_exec(cpu as usize, pc, op, count);
         }

@@ -114,7 +114,7 @@ fn run() -> Result<bool, String> {
     let data = std::fs::read_to_string(&counts).map_err(|e| format!("{counts}: {e}"))?;
     let regions = regions(&data).map_err(|e| format!("{counts}:{e}"))?;
     let (what, out) = if self_test {
-        let out = selftest(&regions, model_ran(&data));
+        let out = selftest(&regions, model_ran(&data), &p);
         ("selftest", out)
     } else {
         ("model", check(&regions, &p))
