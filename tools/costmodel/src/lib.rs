@@ -156,45 +156,17 @@ struct State {
     out: BufWriter<File>,
     /// `record=FILE`: every event the model is fed (`costmodel_model::trace`).
     trace: Option<BufWriter<File>>,
-    /// Events not yet fed to the model (`BATCH`).
-    held: Vec<Rec>,
 }
-
-/// Events held before the model takes them, a batch at a time.
-///
-/// The model's tables (caches, directory, queues) are cold in the host's
-/// caches when it runs one event between two stretches of QEMU's own
-/// work: a model boot spent about 5 times longer an event than
-/// `costmodel-replay` of its trace. Fed in batches, it stays warm. The
-/// model sees the same events in the same order; nothing reads it
-/// between two of them but a mark, which feeds it what is held first.
-const BATCH: usize = 2048;
 
 impl State {
     /// Sends an event of `cpu` to the order of modeled time (and to the
-    /// trace), or a `Rec::Pause`.
-    fn push(&mut self, rec: Rec) {
-        if self.order.is_none() {
-            return;
-        }
-        if let Some(t) = self.trace.as_mut() {
-            let _ = rec.write(t);
-        }
-        self.held.push(rec);
-        if self.held.len() >= BATCH {
-            self.feed_held();
-        }
-    }
-
-    /// Feeds the model the events held, in their order.
-    fn feed_held(&mut self) {
-        let Some(o) = self.order.as_mut() else { return };
-        for rec in self.held.drain(..) {
-            match rec {
-                Rec::Event(cpu, ev) => o.push(&mut self.machine, cpu, ev),
-                Rec::Pause(cpu) => o.pause(cpu),
-                Rec::Mark => {}
+    /// trace).
+    fn push(&mut self, cpu: usize, ev: Event) {
+        if let Some(o) = self.order.as_mut() {
+            if let Some(t) = self.trace.as_mut() {
+                let _ = Rec::Event(cpu, ev).write(t);
             }
+            o.push(&mut self.machine, cpu, ev);
         }
     }
 }
@@ -315,7 +287,6 @@ impl Register for CostModel {
             seq: 0,
             out,
             trace,
-            held: Vec::with_capacity(BATCH),
         }));
         let _ = OPTIONS.set(opts);
         // SAFETY: `id` is this plugin's, handed in by install; the callback
@@ -404,7 +375,6 @@ fn write_records(kind: &str, id: u64, by: u32, less: u64) {
     let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
     let s = &mut *s;
     let mut span = 0;
-    s.feed_held();
     if let Some(o) = s.order.as_mut() {
         if let Some(t) = s.trace.as_mut() {
             let _ = Rec::Mark.write(t);
@@ -647,14 +617,14 @@ extern "C" fn on_mem(vcpu: u32, info: qemu_plugin_meminfo_t, vaddr: u64, userdat
         insn: 0,
     };
     match s.order {
-        Some(_) => s.push(Rec::Event(
+        Some(_) => s.push(
             cpu,
             Event::Mem {
                 op,
                 count,
                 to_end: data >> 16,
             },
-        )),
+        ),
         None => {
             op.insn = Feed::insns(&s.machine, cpu, count).saturating_sub(data >> 16);
             opts.feed.mem(&mut s.machine, cpu, &op);
@@ -669,7 +639,7 @@ fn push(vcpu: u32, ev: Event) {
     let s = &mut *s;
     let cpu = running(vcpu) as usize;
     if cpu < s.prev.len() {
-        s.push(Rec::Event(cpu, ev));
+        s.push(cpu, ev);
     }
 }
 
@@ -689,8 +659,11 @@ extern "C" fn on_pause(vcpu: u32, _userdata: *mut c_void) {
     let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
     let s = &mut *s;
     let cpu = running(vcpu) as usize;
-    if cpu < s.prev.len() {
-        s.push(Rec::Pause(cpu));
+    if let (Some(o), true) = (s.order.as_mut(), cpu < s.prev.len()) {
+        o.pause(cpu);
+        if let Some(t) = s.trace.as_mut() {
+            let _ = Rec::Pause(cpu).write(t);
+        }
     }
 }
 
@@ -711,7 +684,7 @@ extern "C" fn on_rep(vcpu: u32, userdata: *mut c_void) {
     }
     let count = counter(SB_INSNS, cpu);
     match s.order {
-        Some(_) => s.push(Rec::Event(cpu as usize, Event::Rep { pc, op, count })),
+        Some(_) => s.push(cpu as usize, Event::Rep { pc, op, count }),
         None => {
             s.machine.rep_exec(cpu as usize, pc, op, count);
         }
