@@ -30,7 +30,7 @@
 
 /*
  * Allocation profiling can be switched on at run time (the kernel was
- * booted with it supported: /proc/allocinfo exists; scripts/guest-kunit.sh
+ * booted with it supported: /proc/allocinfo exists; scripts/guest/kunit.sh
  * passes profiling=1 then). Switched on without that support, the
  * kernel's own tags have no counters: SLUB's allocations oops.
  */
@@ -325,7 +325,7 @@ void dma32_slabs_stay_below_4g(struct kunit *test)
  * rslub's slabs of order > 0 are asked for lightly (no retry, no warning,
  * no reserves); when the page allocator says no, SLUB serves the object
  * with its own fallback to its minimum order. Order 1 and up fail for this
- * task (fail_page_alloc, set up by scripts/guest-kunit.sh: min-order 1,
+ * task (fail_page_alloc, set up by scripts/guest/kunit.sh: min-order 1,
  * task-filter, verbose 2). Every allocation succeeds; none is rslub's; and
  * the guest's log has no stack of a failed request made without
  * __GFP_NOWARN (judged by scripts/check.sh: before, rslub's order-3 request

@@ -5,7 +5,7 @@
 # (CHECK_STRESS_SECONDS, 15) with CPU hotplug in the second; a small one
 # (320 MB, 2 CPUs) for rslub out of memory: injected failures and a short
 # stress with them (CHECK_FAULT_SECONDS, 10), and one round of real memory
-# pressure with the shrinker (scripts/guest-oom.sh); the served-cache VM
+# pressure with the shrinker (scripts/guest/oom.sh); the served-cache VM
 # (scripts/serve-check.sh); and a 1-CPU guest that hangs on purpose, which
 # must be reported stuck with its kernel stacks (the harness's own test).
 #
@@ -158,7 +158,7 @@ run_shape() {
 	# file would start writing at offset 0 again.
 	cd "$TREE" || return 2
 	VM_CPUS=$cpus VM_NUMA=$numa VM_MEM=$mem VM_APPEND=$append VM_TIMEOUT=$(vm_limit "$secs") \
-		VM_CONSOLE=$OUT/console-$name.log scripts/vm.sh "$KDIR" "$env scripts/guest-kunit.sh" 2>&1 | cat >"$log"
+		VM_CONSOLE=$OUT/console-$name.log scripts/vm.sh "$KDIR" "$env scripts/guest/kunit.sh" 2>&1 | cat >"$log"
 	echo "${PIPESTATUS[0]}" >"$OUT/vm-$name.rc"
 }
 
@@ -248,7 +248,7 @@ run_oom() {
 	cd "$TREE" || return 2
 	VM_CPUS=2 VM_NUMA=0 VM_MEM=320M VM_APPEND=log_buf_len=4M VM_TIMEOUT=$(vm_limit "$CHECK_FAULT_SECONDS") \
 		VM_CONSOLE=$OUT/console-oom.log \
-		scripts/vm.sh "$KDIR" "scripts/guest-oom.sh --dmesg faults $CHECK_FAULT_SECONDS; a=\$?; scripts/guest-oom.sh --dmesg pressure 1; b=\$?; exit \$((a | b))" 2>&1 | cat >"$log"
+		scripts/vm.sh "$KDIR" "scripts/guest/oom.sh --dmesg faults $CHECK_FAULT_SECONDS; a=\$?; scripts/guest/oom.sh --dmesg pressure 1; b=\$?; exit \$((a | b))" 2>&1 | cat >"$log"
 	echo "${PIPESTATUS[0]}" >"$OUT/vm-oom.rc"
 }
 

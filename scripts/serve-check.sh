@@ -3,7 +3,7 @@
 # (sourced by scripts/check.sh, which provides OUT, TREE, KDIR, vm_limit,
 # judge_rc, problems, count_checks and kernel_log_bad): a small
 # VM (3 CPUs: rslub_stress keeps 2 online, so it needs a third to take
-# offline; 1 GB) runs scripts/guest-serve.sh for CHECK_SERVE_SECONDS
+# offline; 1 GB) runs scripts/guest/serve.sh for CHECK_SERVE_SECONDS
 # (15): rslub serves every cache it can ('*') from load while hackbench,
 # iperf3, execs and stress-ng (sockets in a child memory cgroup; fork,
 # mmap and files in the root one) run beside rslub_stress.ko with CPU
@@ -24,7 +24,7 @@
 #   run_serve     runs it (check.sh's scheduler starts it beside the others)
 #   judge_serve   afterwards: its checks, kernel log and figures
 
-# The "serve: PASS" lines of scripts/guest-serve.sh (also make stress SERVE=1).
+# The "serve: PASS" lines of scripts/guest/serve.sh (also make stress SERVE=1).
 SERVE_CHECKS=19
 SERVE_VALIDATE="task_struct mm_struct vm_area_struct maple_node anon_vma anon_vma_chain sighand_cache signal_cache files_cache filp TCP skbuff_head_cache kmalloc-64 kmalloc-512 kmalloc-1k"
 
@@ -36,7 +36,7 @@ run_serve() {
 	cd "$TREE" || return 2
 	VM_CPUS=3 VM_NUMA=0 VM_MEM=1G VM_APPEND="log_buf_len=4M$kfence" VM_TIMEOUT=$(vm_limit $((secs + drain))) \
 		VM_CONSOLE=$OUT/console-serve.log \
-		scripts/vm.sh "$KDIR" "DRAIN_SECONDS=$drain SERVE_KEPT=1 SERVE_VALIDATE='$SERVE_VALIDATE' scripts/guest-serve.sh --dmesg $secs" 2>&1 |
+		scripts/vm.sh "$KDIR" "DRAIN_SECONDS=$drain SERVE_KEPT=1 SERVE_VALIDATE='$SERVE_VALIDATE' scripts/guest/serve.sh --dmesg $secs" 2>&1 |
 		cat >"$log"
 	echo "${PIPESTATUS[0]}" >"$OUT/vm-serve.rc"
 }

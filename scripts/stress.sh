@@ -9,14 +9,14 @@
 #   "max_empty=0"), VM_CPUS (4), VM_NUMA (2), VM_STALL, VM_TIMEOUT (scripts/vm.sh).
 #
 # FAULTS=1 (make stress FAULTS=1): the same VM shape runs
-#   scripts/guest-oom.sh faults: every request of rslub_cache_create and of
+#   scripts/guest/oom.sh faults: every request of rslub_cache_create and of
 #   the allocation paths failed once, then the stress for STRESS_SECONDS
 #   with FAULT_PERCENT (10) of its kthreads' slab and page requests failing.
 # PRESSURE=1 (make stress PRESSURE=1): a VM of VM_MEM (320M) with 2 CPUs
-#   runs scripts/guest-oom.sh pressure: PRESSURE_ROUNDS (5) rounds of filling
+#   runs scripts/guest/oom.sh pressure: PRESSURE_ROUNDS (5) rounds of filling
 #   rslub until NULL and of the shrinker under memory pressure.
 # SERVE=1 (make stress SERVE=1): the stress VM shape runs
-#   scripts/guest-serve.sh: rslub serves every cache it can ('*') from load
+#   scripts/guest/serve.sh: rslub serves every cache it can ('*') from load
 #   while hackbench, iperf3, execs and stress-ng (sockets, fork, mmap,
 #   files) run beside rslub_stress.ko (CPU hotplug) for STRESS_SECONDS;
 #   then validate of every served cache,
@@ -44,21 +44,21 @@ kind=stress
 cpus=${VM_CPUS:-4}
 numa=${VM_NUMA:-2}
 mem=${VM_MEM:-2G}
-guest="RSLUB_PARAMS='${RSLUB_PARAMS:-}' scripts/guest-stress.sh --dmesg $secs ${STRESS_PARAMS:-}"
+guest="RSLUB_PARAMS='${RSLUB_PARAMS:-}' scripts/guest/stress.sh --dmesg $secs ${STRESS_PARAMS:-}"
 if [ "${FAULTS:-0}" = 1 ]; then
 	kind=faults
-	guest="scripts/guest-oom.sh --dmesg faults $secs ${FAULT_PERCENT:-10}"
+	guest="scripts/guest/oom.sh --dmesg faults $secs ${FAULT_PERCENT:-10}"
 elif [ "${SERVE:-0}" = 1 ]; then
 	kind=serve
 	# KFENCE samples while rslub serves, as in make check's serve guest.
 	! grep -q '^CONFIG_KFENCE=y' "$KDIR/.config" || VM_APPEND=${VM_APPEND:-log_buf_len=4M kfence.sample_interval=100}
-	guest="SERVE_KEPT=1 RSLUB_PARAMS='${RSLUB_PARAMS:-}' scripts/guest-serve.sh --dmesg $secs ${STRESS_PARAMS:-}"
+	guest="SERVE_KEPT=1 RSLUB_PARAMS='${RSLUB_PARAMS:-}' scripts/guest/serve.sh --dmesg $secs ${STRESS_PARAMS:-}"
 elif [ "${PRESSURE:-0}" = 1 ]; then
 	kind=pressure
 	cpus=${VM_CPUS:-2}
 	numa=${VM_NUMA:-0}
 	mem=${VM_MEM:-320M}
-	guest="scripts/guest-oom.sh --dmesg pressure ${PRESSURE_ROUNDS:-5}"
+	guest="scripts/guest/oom.sh --dmesg pressure ${PRESSURE_ROUNDS:-5}"
 fi
 echo "stress: $kind, $secs s on $cpus CPUs, $numa NUMA nodes, $mem (log: $OUT/vm.log)"
 t0=$(date +%s)

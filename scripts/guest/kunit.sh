@@ -4,7 +4,7 @@
 # the lifecycle test (RSLUB_LIFECYCLE=cycles) and a short stress
 # (RSLUB_STRESS=seconds), and prints the kernel log between markers for
 # scripts/check.sh to parse.
-cd "$(dirname "$0")/.." || exit 2
+cd "$(dirname "$0")/../.." || exit 2
 RSLABINFO=tools/rslabinfo/target/release/rslabinfo
 dmesg -C
 rc=0
@@ -115,8 +115,8 @@ if [ $rc = 0 ]; then
 	fi
 fi
 # They print their own PASS/FAIL lines, which check.sh counts.
-[ -z "${RSLUB_LIFECYCLE:-}" ] || scripts/guest-lifecycle.sh "$RSLUB_LIFECYCLE"
-[ -z "${RSLUB_STRESS:-}" ] || scripts/guest-stress.sh "$RSLUB_STRESS"
+[ -z "${RSLUB_LIFECYCLE:-}" ] || scripts/guest/lifecycle.sh "$RSLUB_LIFECYCLE"
+[ -z "${RSLUB_STRESS:-}" ] || scripts/guest/stress.sh "$RSLUB_STRESS"
 echo "==RSLUB-DMESG-BEGIN=="
 dmesg
 echo "==RSLUB-DMESG-END=="
