@@ -132,6 +132,9 @@ lint:
 	cd tools/rslabinfo && cargo clippy --quiet --all-targets -- -D warnings && cargo fmt --check
 	cd tools/rsbench && cargo clippy --quiet --all-targets -- -D warnings && cargo fmt --check
 	cd tools/costmodel && cargo clippy --quiet --workspace --all-targets -- -D warnings && cargo fmt --all --check
+	# The host harness: it compiles, and no line is longer than 100 characters.
+	python3 -m compileall -q scripts/harness scripts/fastpath-shape.py
+	! grep -n '.\{101\}' scripts/harness/*.py scripts/harness/tests/*.py
 	rustfmt --check --edition 2021 --config-path $(BUILD_KDIR)/.rustfmt.toml $(RUST_SRC)
 	$(BUILD_KDIR)/scripts/checkpatch.pl --no-tree --quiet --terse --strict \
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES,EXPORT_SYMBOL -f $(C_SRC)
@@ -162,7 +165,7 @@ harness-test:
 # FILE and RE are passed unexpanded (globs, regex specials such as '$').
 mutants:
 	@FILE='$(value FILE)' RE='$(value RE)' JOBS='$(JOBS)' LIST='$(LIST)' \
-		MUTANTS_LIMIT='$(MUTANTS_LIMIT)' VARIANT='$(VARIANT)' scripts/mutants.sh
+		MUTANTS_LIMIT='$(MUTANTS_LIMIT)' VARIANT='$(VARIANT)' $(HARNESS).mutants
 
 bench:
 	@scripts/bench.sh

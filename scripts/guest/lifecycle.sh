@@ -17,7 +17,7 @@
 #    (serve-vs-rmmod) and serving refused under debug= (serve-debug).
 # Prints "lifecycle: plan N" (10, or 12 with the hook), then N lines
 # "lifecycle: PASS <check>" or
-# "lifecycle: FAIL <check>: <why>" (scripts/check.sh counts them against
+# "lifecycle: FAIL <check>: <why>" (make check counts them against
 # the plan); exit status 0 when all pass.
 #
 # Usage: scripts/guest/lifecycle.sh [CYCLES]

@@ -318,7 +318,7 @@ touch "$STOP"
 # the loops' runs under way are killed (a hackbench or iperf3 run takes
 # up to a minute on a loaded TCG guest). No clock here: each program's
 # end is a line, and a program that never ends leaves the guest silent,
-# which the host reports as stuck with the kernel's stacks (scripts/vm.sh).
+# which the host reports as stuck with the kernel's stacks (scripts/harness/vm.py).
 kill -INT "$ng_pid" "$nf_pid" 2>/dev/null
 t0=$(date +%s)
 for p in hackbench:$hb_pid iperf3:$ip_pid execs:$ex_pid stress-ng:$ng_pid stress-ng-fork:$nf_pid; do

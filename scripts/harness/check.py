@@ -164,6 +164,15 @@ class Check:
         if lines:
             self.say("\n".join(lines))
 
+    def make_clean(self, target, log, failed, warned):
+        """make -s TARGET into LOG; fails the run on its failure or a warning."""
+        if not self.run_logged(["make", "-s", target], log):
+            self.tail(log, 40)
+            self.fail(failed)
+        if warnings(read(log)):
+            self.say("\n".join(warnings(read(log))[:40]))
+            self.fail(warned)
+
     def count_file(self, name, log, what, expected=None):
         self.tally.count_checks(name, read(log), what, expected)
 
@@ -205,12 +214,7 @@ class Check:
         threading.Thread(target=self.build_model, daemon=True).start()
         log = self.out / "build.log"
         self.step(f"build modules (log: {log})")
-        if not self.run_logged(["make", "-s", "modules"], log):
-            self.tail(log, 40)
-            self.fail("module build")
-        if warnings(read(log)):
-            self.say("\n".join(warnings(read(log))[:40]))
-            self.fail("module build printed warnings")
+        self.make_clean("modules", log, "module build", "module build printed warnings")
         self.shape()
         log = self.out / "rslabinfo-build.log"
         self.step(f"build rslabinfo (log: {log})")
@@ -431,17 +435,16 @@ class Check:
     def host_tests(self):
         """The core's host tests (also as free_batch compiles it), the tools'."""
         host = 0
-        for target, label, what, log in (
-                ("host-test", "host", "cargo test", "host-test.log"),
-                ("host-test-free-batch", "host (free_batch)",
-                 "cargo test --cfg rslub_free_batch", "host-test-free_batch.log")):
-            log = self.out / log
-            self.step(f"{'host tests' if target == 'host-test' else 'host tests, free_batch variant'}"
-                      f" ({what}, log: {log})")
+        for target, title, label, fails in (
+                ("host-test", "host tests (cargo test", "host", "host tests"),
+                ("host-test-free-batch",
+                 "host tests, free_batch variant (cargo test --cfg rslub_free_batch",
+                 "host (free_batch)", "host tests (free_batch variant)")):
+            log = self.out / f"{target.replace('-free-batch', '-free_batch')}.log"
+            self.step(f"{title}, log: {log})")
             if not self.run_logged(["make", "-s", target], log):
                 self.tail(log, 30)
-                self.fail("host tests" if target == "host-test"
-                          else "host tests (free_batch variant)")
+                self.fail(fails)
             n = cargo_passed(read(log))
             self.say(f"  {label}: {n} tests passed")
             host += n
@@ -466,12 +469,7 @@ class Check:
     def lint_and_refusals(self):
         log = self.out / "lint.log"
         self.step(f"lint (log: {log})")
-        if not self.run_logged(["make", "-s", "lint"], log):
-            self.tail(log, 40)
-            self.fail("lint (make lint)")
-        if warnings(read(log)):
-            self.say("\n".join(warnings(read(log))[:40]))
-            self.fail("clippy printed warnings")
+        self.make_clean("lint", log, "lint (make lint)", "clippy printed warnings")
         # Kernels rslub cannot work on stop the build with one line (Kbuild).
         self.step("build refusals: PREEMPT_RT, !SMP, !X86_64")
         refused = 0

@@ -276,7 +276,8 @@ def watch(args, stopped):
         if now - guest.last_progress > args.stall:
             what = ("no guest output and no KTAP result line" if guest.booted
                     else "the boot printed nothing on the console, the command nothing yet,")
-            stuck = f"{what} for {args.stall} s (VM_STALL), {int(now - guest.start)} s after the start"
+            stuck = (f"{what} for {args.stall} s (VM_STALL), "
+                     f"{int(now - guest.start)} s after the start")
         elif args.limit and now - guest.start > args.limit:
             stuck = f"still running after {args.limit} s in all (VM_TIMEOUT, the last resort)"
         if stuck:
