@@ -21,6 +21,7 @@
 #   make lint       clippy + rustfmt on the Rust, checkpatch on the C and on patches/
 #   make host-test  the core's host tests (host-test-free-batch: as the
 #                   free_batch variant compiles it; make check runs both)
+#   make harness-test  the host harness's own tests (scripts/harness/tests)
 #   make vm CMD=..  run CMD as root in a VM with the repo visible
 #   make -s kdir    print the kernel build directory
 #   make costmodel  the cost model: its QEMU plugin, costmodel-price and
@@ -49,7 +50,7 @@ export LIBCLANG_PATH ?= /usr/lib/llvm-22/lib
 # Which kernel: the user's KDIR= (command line or environment), or the
 # project's cached one. The cached one's path depends on what setup installs,
 # so it is resolved when first used (after setup), and it is never put in the
-# environment under the name KDIR: a nested make (scripts/check.sh runs
+# environment under the name KDIR: a nested make (harness.check runs
 # 'make setup') must not mistake it for the user's, or that setup would
 # install the tools only and never build or refresh the cached kernel.
 # scripts/test-setup-logic.sh checks these decisions.
@@ -77,7 +78,7 @@ RUST_SRC := $(wildcard rust/*.rs rust/serve/*.rs rust/core/*.rs rust/core/slab/*
 # stress/modcycle.c and tools/realprogs/ are userspace too, but kernel style.
 C_SRC := $(filter-out %.mod.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c kunit/*.h bench/*.c bench/*.h stress/*.c stress/*.h include/*.h tools/realprogs/*.c tools/realprogs/*.h tools/costmodel/guest/*.c tools/qemu-quantum/*.c))
 
-.PHONY: all modules setup check bench bench-compare bench-verdict bench-glance bench-experiments trace-pair stress lint fmt vm kdir clean host-test \
+.PHONY: all modules setup check harness-test bench bench-compare bench-verdict bench-glance bench-experiments trace-pair stress lint fmt vm kdir clean host-test \
 	host-test-free-batch mutants costmodel costmodel-selftest qemu
 
 all: modules
@@ -93,7 +94,7 @@ setup:
 	@scripts/setup.sh $(SETUP_ARGS)
 
 # The patched QEMU of patches/qemu, cached under ~/.cache/rslub/qemu; a run
-# selects it with VM_QEMU=$$(scripts/qemu-build.sh) (scripts/vm.sh).
+# selects it with VM_QEMU=$$(scripts/qemu-build.sh) (scripts/harness/vm.py).
 qemu:
 	@scripts/qemu-build.sh
 
@@ -131,6 +132,9 @@ lint:
 	cd tools/rslabinfo && cargo clippy --quiet --all-targets -- -D warnings && cargo fmt --check
 	cd tools/rsbench && cargo clippy --quiet --all-targets -- -D warnings && cargo fmt --check
 	cd tools/costmodel && cargo clippy --quiet --workspace --all-targets -- -D warnings && cargo fmt --all --check
+	# The host harness: it compiles, and no line is longer than 100 characters.
+	python3 -m compileall -q scripts/harness scripts/fastpath-shape.py
+	! grep -n '.\{101\}' scripts/harness/*.py scripts/harness/tests/*.py
 	rustfmt --check --edition 2021 --config-path $(BUILD_KDIR)/.rustfmt.toml $(RUST_SRC)
 	$(BUILD_KDIR)/scripts/checkpatch.pl --no-tree --quiet --terse --strict \
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES,EXPORT_SYMBOL -f $(C_SRC)
@@ -148,13 +152,20 @@ fmt:
 	cd tools/rsbench && cargo fmt
 	cd tools/costmodel && cargo fmt --all
 
+# The host harness (scripts/harness/, Python): make check, make stress, the VM runner.
+HARNESS = PYTHONPATH=$(ROOT)/scripts python3 -m harness
+
 check:
-	@scripts/check.sh
+	@$(HARNESS).check
+
+# The harness's own tests (make check runs them too).
+harness-test:
+	cd scripts && python3 -m unittest discover -s harness/tests -t .
 
 # FILE and RE are passed unexpanded (globs, regex specials such as '$').
 mutants:
 	@FILE='$(value FILE)' RE='$(value RE)' JOBS='$(JOBS)' LIST='$(LIST)' \
-		MUTANTS_LIMIT='$(MUTANTS_LIMIT)' VARIANT='$(VARIANT)' scripts/mutants.sh
+		MUTANTS_LIMIT='$(MUTANTS_LIMIT)' VARIANT='$(VARIANT)' $(HARNESS).mutants
 
 bench:
 	@scripts/bench.sh
@@ -183,13 +194,13 @@ bench-experiments:
 	@tools/rsbench/target/release/rsbench experiment $(R)
 
 stress:
-	@scripts/stress.sh
+	@$(HARNESS).stress
 
 # CMD goes through the environment unexpanded, so '$x' and quotes survive.
 vm: export RSLUB_VM_CMD = $(value CMD)
 vm:
 	@scripts/setup.sh $(SETUP_ARGS) >/dev/null || { echo "vm: setup failed (run make setup)"; exit 1; }
-	@scripts/vm.sh "$(BUILD_KDIR)" "$$RSLUB_VM_CMD"
+	@$(HARNESS).vm "$(BUILD_KDIR)" "$$RSLUB_VM_CMD"
 
 kdir:
 	@echo $(BUILD_KDIR)

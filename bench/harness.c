@@ -7,7 +7,7 @@
  *          "rslub:knob=v:knob=v" is a variant with tunables set after create
  *          (cpu_partial, min_partial, max_empty, random_freelist), harden=0|1
  *          set for its create, and build=NAME, a label only: the rslub.ko
- *          loaded is that build variant (scripts/guest-bench.sh loads it)
+ *          loaded is that build variant (scripts/guest/bench.sh loads it)
  *   served a kernel kmem_cache like slub's, served by rslub (rslub_serve,
  *          the slab backend hook): the kernel's entry points and the hook's
  *          glue in front of rslub, the bulk calls too

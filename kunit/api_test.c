@@ -527,11 +527,11 @@ static void typesafe_by_rcu_destroy_waits(struct kunit *test)
  * lightly (no retry, no warning) and, when the page allocator says no,
  * takes a slab of the smallest order from its fallback with the caller's
  * flags, as classic SLUB falls back to its minimum order. Order 1 and up
- * fail for this task (fail_page_alloc, set up by scripts/guest-kunit.sh:
+ * fail for this task (fail_page_alloc, set up by scripts/guest/kunit.sh:
  * min-order 1, task-filter, verbose 2). Every allocation succeeds, from the
  * fallback; its objects go back to it one by one and in bulk; and the
  * guest's log has no stack of a failed request made without __GFP_NOWARN
- * (judged by scripts/check.sh). Before, the cache's one order-2 request
+ * (judged by make check). Before, the cache's one order-2 request
  * failed the allocation with a stack.
  */
 static void higher_orders_fall_back(struct kunit *test)

@@ -12,7 +12,7 @@
  *
  * The report is wanted, so the kernel log brackets it: KT_REPORT_BEGIN and
  * KT_REPORT_END lines around the access, which the host's log filter
- * (scripts/lib.sh, kernel_log_bad) leaves out. A report printed after the
+ * (scripts/harness/judge.py, kernel_log_bad) leaves out. A report printed after the
  * access returns (none of KASAN's or KFENCE's do) would still count as bad.
  */
 #include <kunit/test.h>

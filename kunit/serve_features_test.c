@@ -30,7 +30,7 @@
 
 /*
  * Allocation profiling can be switched on at run time (the kernel was
- * booted with it supported: /proc/allocinfo exists; scripts/guest-kunit.sh
+ * booted with it supported: /proc/allocinfo exists; scripts/guest/kunit.sh
  * passes profiling=1 then). Switched on without that support, the
  * kernel's own tags have no counters: SLUB's allocations oops.
  */
@@ -287,7 +287,7 @@ void usercopy_from_a_damaged_slab(struct kunit *test)
 /*
  * A served SLAB_CACHE_DMA32 cache's slabs come from below 4 GiB, as SLUB's
  * do, even when asked for on a node whose memory is all above it (the guest
- * running this has one: scripts/check.sh). Before, rslub took its pages
+ * running this has one: make check). Before, rslub took its pages
  * with the caller's gfp alone.
  */
 void dma32_slabs_stay_below_4g(struct kunit *test)
@@ -325,10 +325,10 @@ void dma32_slabs_stay_below_4g(struct kunit *test)
  * rslub's slabs of order > 0 are asked for lightly (no retry, no warning,
  * no reserves); when the page allocator says no, SLUB serves the object
  * with its own fallback to its minimum order. Order 1 and up fail for this
- * task (fail_page_alloc, set up by scripts/guest-kunit.sh: min-order 1,
+ * task (fail_page_alloc, set up by scripts/guest/kunit.sh: min-order 1,
  * task-filter, verbose 2). Every allocation succeeds; none is rslub's; and
  * the guest's log has no stack of a failed request made without
- * __GFP_NOWARN (judged by scripts/check.sh: before, rslub's order-3 request
+ * __GFP_NOWARN (judged by make check: before, rslub's order-3 request
  * printed one). That __GFP_NORETRY and __GFP_NOMEMALLOC are set too is read
  * in the hook, not tested.
  */
@@ -362,7 +362,7 @@ void higher_orders_fail_softly(struct kunit *test)
 }
 
 /*
- * With init_on_free=1 (scripts/check.sh boots one guest so), a served
+ * With init_on_free=1 (make check boots one guest so), a served
  * object comes back all zero, rslub's free pointer included: the kernel
  * wipes an object when it is freed, before rslub writes its free pointer
  * into it, so that word is cleared again when the object is handed out.

@@ -34,7 +34,7 @@
 /*
  * The memory cgroup of the task that loaded this module (taken at suite
  * init, which runs in that task), when it is not the root one:
- * scripts/guest-kunit.sh loads the module from a child memory cgroup, so
+ * scripts/guest/kunit.sh loads the module from a child memory cgroup, so
  * that the charging cases charge a real one.
  */
 struct mem_cgroup *kt_memcg;
@@ -42,7 +42,7 @@ struct mem_cgroup *kt_memcg;
 /*
  * The case that leaves a cache kept for good (an isolated slab): rslub can
  * no longer be unloaded after it, so only the served-cache guest runs it,
- * last (scripts/guest-serve.sh: run_kept=1).
+ * last (scripts/guest/serve.sh: run_kept=1).
  */
 static bool run_kept;
 module_param(run_kept, bool, 0444);

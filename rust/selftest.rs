@@ -5,7 +5,7 @@
 //! inlined into this object on a RUST_INLINE_HELPERS kernel), the tids of
 //! real CPUs, or a CPU really going offline. The suite is part of rslub.ko
 //! (it needs the core's types), so kunit runs it at every load of the
-//! module; the guest scripts run it once per VM (scripts/guest-kunit.sh
+//! module; the guest scripts run it once per VM (scripts/guest/kunit.sh
 //! writes kunit's `filter_glob` after the first load).
 //!
 //! Asserts run in the test thread only, never with the CPU lock held: the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench SUITE=real: the real-workload A/B. The in-tree SLUB against
 # rslub serving the kernel's own caches (every cache it can, the fork, exec
-# and mmap ones too: SERVE in scripts/guest-real-lib.sh) under hackbench
+# and mmap ones too: SERVE in scripts/guest/real-lib.sh) under hackbench
 # (processes and threads, pipes and sockets), iperf3 TCP and UDP over the
 # guest's loopback (server and client on different CPUs), stress-ng
 # --sock, and the programs of upstream's sheaves reports: perf bench
@@ -66,7 +66,7 @@
 # EXPERIMENT takes several names at once ("cpu-partial fill"), or all
 # (the five): the tunables' sides share the default build's boots, each
 # build variant has its own. The tunables are written to every served
-# cache's sysfs directory once serving started (scripts/guest-real.sh,
+# cache's sysfs directory once serving started (scripts/guest/real.sh,
 # SIDES). A build variant is a different rslub.ko, and rmmod of one needs
 # every object it served back, which the caches of long-lived kernel
 # objects (inodes, dentries, tasks) never give with SERVE='*': each build
@@ -81,7 +81,7 @@
 #     WORKLOADS="hb-proc-pipe-g2 hb-proc-sock-g2 hb-proc-sock-g8" ROUNDS=3
 #
 # Environment: ROUNDS (5), REAL_MODES ("icount wall counters"), REAL_CPUS
-#   (4), WORKLOADS (scripts/guest-real-lib.sh's names), RSLUB_PARAMS,
+#   (4), WORKLOADS (scripts/guest/real-lib.sh's names), RSLUB_PARAMS,
 #   SERVE ('*', the default: every cache rslub can serve), the workload sizes
 #   (HB_GROUPS HB_LOOPS IPERF_TCP_BYTES IPERF_TCP_LEN IPERF_UDP_BYTES
 #   IPERF_UDP_LEN NG_WORKERS NG_OPS PERF_FORK_LOOPS PERF_EXECVE_LOOPS
@@ -286,7 +286,7 @@ run() {
 	# As in bench.sh: judged by its output (VM_STALL), a quiet console.
 	VM_QEMU=$(vm_qemu_for "$qopts") VM_CPUS=$cpus VM_MEM=${VM_MEM:-3G} VM_QEMU_OPTS=$qopts VM_STALL=${VM_STALL:-2400} \
 		VM_TIMEOUT=${VM_TIMEOUT:-10800} VM_APPEND=loglevel=4 VM_CONSOLE=$out/console-$pre$1$tag.log \
-		scripts/vm.sh "${RUN_KDIR:-$BKDIR}" "cd $dir && MODE=$gmode MARKS=$marks SIDES='$sides' $scale BUILD_LABEL='$label' $GUEST_ENV scripts/guest-real.sh" 2>&1 |
+		scripts/vm.sh "${RUN_KDIR:-$BKDIR}" "cd $dir && MODE=$gmode MARKS=$marks SIDES='$sides' $scale BUILD_LABEL='$label' $GUEST_ENV scripts/guest/real.sh" 2>&1 |
 		tee "$log" | grep --line-buffered "^bench:" | sed -u 's/^/  /' || true
 	if grep -q "^bench: FAILED" "$log" || ! grep -q "^bench: guest done (rc 0)" "$log"; then
 		grep -E "^bench: FAILED|^vm:" "$log" | head -n 10

@@ -252,7 +252,7 @@ run() {
 		scripts/vm.sh "$RUN_KDIR" "cd $RUN_BUILD && MODE=$mode WORKLOADS='$workloads' SIZES='$sizes' \
 BATCHES='$BATCHES' ALLOCS='${RUN_ALLOCS_NOW:-$RUN_ALLOCS}' OPS=${RUN_OPS:-$OPS} ROUNDS=$rounds CHURN_ROUNDS=$CHURN_ROUNDS ${RUN_EXTRA:-} \
 MAX_CPUS=$cpus RSLUB_PARAMS='${RSLUB_PARAMS:-}' RSLUB_BUILDS='$RUN_BUILDS' \
-VARIANT_ALLOCS='${VARIANT_ALLOCS:-}' scripts/guest-bench.sh" 2>&1 |
+VARIANT_ALLOCS='${VARIANT_ALLOCS:-}' scripts/guest/bench.sh" 2>&1 |
 		tee "$log" | grep --line-buffered "^bench:" | sed -u 's/^/  /' || true
 	if grep -q "^bench: FAILED" "$log" || ! grep -q "^bench: guest done (rc 0)" "$log"; then
 		grep -E "^bench: FAILED|^vm:|rslub_bench: .*(FAILED|failed|cannot)" "$log" | head -n 10

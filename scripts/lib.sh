@@ -1,28 +1,7 @@
 # shellcheck shell=bash
-# Shared by scripts/check.sh, stress.sh, bench.sh and bench-real.sh (sourced).
-
-# Kernel log lines that mean a kernel problem: warnings, BUGs, oopses,
-# lockdep and context-checker reports, stack traces.
-KERNEL_BAD_RE="WARNING:|BUG:|BUG |Oops|kernel BUG|possible recursive locking|possible circular locking|inconsistent lock state|lockdep|sleeping function called from invalid context|Call Trace:|general protection fault"
-
-# A report a KUnit case asks for (a KASAN or KFENCE report of a bad access
-# made on purpose) is printed between these two lines (kunit/rslub_kunit.h,
-# kt_expect_report()); a window the second line does not close (the
-# access's kthread died) is read like the rest of the log.
-KT_REPORT_BEGIN="rslub_kunit: a report is expected {"
-KT_REPORT_END="rslub_kunit: } the report was expected"
-
-# kernel_log_bad FILE: prints the first 5 such lines of FILE (nothing if
-# clean), as LINE:TEXT, leaving out the closed windows of expected reports.
-kernel_log_bad() {
-	awk -v b="$KT_REPORT_BEGIN" -v e="$KT_REPORT_END" '
-		function flush(i) { for (i = 1; i <= n; i++) print held[i]; n = 0 }
-		index($0, b) { flush(); open = 1; next }
-		index($0, e) { if (open) n = 0; open = 0; next }
-		open { held[++n] = NR ":" $0; next }
-		{ print NR ":" $0 }
-		END { flush() }' "$1" | grep -E "$KERNEL_BAD_RE" | head -n 5
-}
+# Shared by the host shell scripts (sourced): bench.sh, bench-real.sh,
+# trace-pair.sh and the QA scripts. make check and make stress are
+# scripts/harness/ (Python), whose lib.py has the model boots' options too.
 
 # The kernel build directory `make` uses (the cached one, or the user's
 # KDIR=). --no-print-directory: under `make -C DIR check` every nested make

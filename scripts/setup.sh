@@ -421,7 +421,7 @@ build_kernel() {
 	# Drop stale builds of the same flavor so the cache does not grow without bound.
 	local old
 	local hex='[0-9a-f]'
-	# One a VM is booted from (scripts/vm.sh holds its lock) stays until
+	# One a VM is booted from (scripts/harness/vm.py holds its lock) stays until
 	# the next build.
 	for old in "$CACHE"/kernel/*-"$(label)"-$hex$hex$hex$hex$hex$hex$hex$hex$hex$hex$hex$hex; do
 		[ "$old" = "$kdir" ] || [ ! -d "$old" ] || {

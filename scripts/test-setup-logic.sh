@@ -6,7 +6,7 @@
 #
 # Each case runs setup in dry-run mode (RSLUB_SETUP_DRY_RUN=1) against an
 # empty temporary RSLUB_CACHE, typed (make setup) and nested (a make recipe
-# of the project's Makefile running make setup, as scripts/check.sh does),
+# of the project's Makefile running make setup, as make check does),
 # and prints "setup-logic: PASS|FAIL <case>". Exit status 1 on any FAIL.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,15 +16,15 @@ trap 'rm -rf "$tmp"' EXIT
 export RSLUB_CACHE=$tmp/cache RSLUB_SETUP_DRY_RUN=1
 unset KDIR MAKEFLAGS MFLAGS MAKELEVEL
 # A nested make: a recipe of the project's Makefile (with all its exports)
-# that runs make again, like `make check` running scripts/check.sh.
+# that runs make again, like `make check` (scripts/harness/check.py).
 cat >"$tmp/nested.mk" <<'MK'
 nested-setup:
 	@$(MAKE) --no-print-directory -s setup
 nested-kdir:
 	@$(MAKE) --no-print-directory -s kdir
-# How scripts/check.sh and stress.sh ask (scripts/lib.sh), from a recipe.
+# How make check and make stress ask (scripts/harness/lib.py), from a recipe.
 nested-kdir-alone:
-	@bash -c '. scripts/lib.sh && rslub_kdir' >$(OUTFILE)
+	@PYTHONPATH=scripts python3 -c 'from harness import lib; print(lib.rslub_kdir())' >$(OUTFILE)
 MK
 nested() { make --no-print-directory -s -f Makefile -f "$tmp/nested.mk" "$@"; }
 fails=0
@@ -58,7 +58,7 @@ esac
 expect "nested kdir equals typed kdir" "$kdir" "$(nested nested-kdir)"
 expect "user KDIR is the kdir" "/user/kernel" "$(make -s kdir KDIR=/user/kernel)"
 # `make -C DIR check` (from elsewhere) makes every nested make print
-# "Entering directory" lines; check.sh reads the kdir from a nested make and
+# "Entering directory" lines; make check reads the kdir from a nested make and
 # must get the path alone.
 (cd / && make -C "$ROOT" -f Makefile -f "$tmp/nested.mk" nested-kdir-alone OUTFILE="$tmp/kdir.out" >/dev/null)
 exact "kdir alone through make -C" "$kdir" "$(cat "$tmp/kdir.out")"

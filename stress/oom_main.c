@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rslub_oom: rslub when memory runs out (scripts/guest-oom.sh).
+ * rslub_oom: rslub when memory runs out (scripts/guest/oom.sh).
  *
  * test=create: systematic fault injection. task->fail_nth (the per-task
  * form of the kernel's fault injection, /proc/<pid>/fail-nth) makes the Nth

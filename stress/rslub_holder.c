@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rslub_holder: the user module of the lifecycle test
- * (scripts/guest-lifecycle.sh). At load it creates caches, allocates (single
+ * (scripts/guest/lifecycle.sh). At load it creates caches, allocates (single
  * and bulk), frees, shrinks and destroys them, checking each step; then it
  * keeps one cache, rslub_holder_keep, with `keep` live objects, which pins
  * rslub.ko (the module loader counts the use of its symbols) until this

@@ -29,7 +29,7 @@
  * are checked for zeroes.
  *
  * With faults=1 the worker and tuner kthreads mark themselves for the
- * kernel's fault injection (task->make_it_fail; scripts/guest-oom.sh sets
+ * kernel's fault injection (task->make_it_fail; scripts/guest/oom.sh sets
  * failslab and fail_page_alloc to fail a share of such tasks' requests):
  * then a NULL from any allocation, and false from alloc_bulk, is expected
  * and counted, and at least one must be seen; everything else is judged

@@ -2,7 +2,7 @@
 /*
  * mmap-loop: will-it-scale's mmap1, mmap2 and brk1 as a fixed amount of
  * work, for make bench SUITE=real (workloads mmap1, mmap2 and brk1,
- * scripts/guest-real-lib.sh).
+ * scripts/guest/real-lib.sh).
  *
  * Usage: mmap-loop anon|file|brk PROCS ITERATIONS MIB [DIR]
  *

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * xcpu-unix: allocate on one CPU, free on another, through the kernel; the
- * xcpu-unix workload of make bench SUITE=real (scripts/guest-real-lib.sh).
+ * xcpu-unix workload of make bench SUITE=real (scripts/guest/real-lib.sh).
  *
  * Usage: xcpu-unix MESSAGES BYTES SENDER_CPU RECEIVER_CPU [SNDBUF]
  *

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * mark ID: one region mark of include/rslub_mark.h from a shell script
- * (scripts/guest-real.sh marks each real program's run with it). ID is a
+ * (scripts/guest/real.sh marks each real program's run with it). ID is a
  * decimal or 0x-prefixed u64. The region a mark ends also holds the exec
  * of this program, a few hundred thousand instructions: next to a real
  * program's hundreds of millions, it is left in.

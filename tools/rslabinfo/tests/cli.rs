@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! rslabinfo against saved sysfs trees: tests/fixtures/sys was captured from
-//! a VM (scripts/capture-fixtures.sh): one live rslub cache
+//! a VM (scripts/guest/capture-fixtures.sh): one live rslub cache
 //! (rslub_bench_hold: 1000 allocated, every third freed) and four in-tree
 //! caches (SLUB_STATS off, so no statistics).
 

@@ -23,7 +23,7 @@ use crate::counts::{header_core, model_ran, regions, Region};
 use crate::profile::Profile;
 
 /// The core make check's model guest runs the plugin with (`core=` in
-/// scripts/check.sh): that of every row's profile.
+/// scripts/harness/check.py): that of every row's profile.
 pub const GUEST_CORE: &str = "224:10:56:16";
 
 /// A row within this relative error of its figure passes.

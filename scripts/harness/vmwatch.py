@@ -1,11 +1,11 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Runs a virtme-ng guest and judges it by its progress, not by the clock.
 
-scripts/vm.sh builds the vng command line and runs it under this watcher:
+harness.vm builds the vng command line and runs it under this watcher
+(supervise()); on its own, for the host tests' stand-ins for vng:
 
-    vmwatch.py --console FILE --monitor SOCK --stall S --limit T
-               [--system-map MAP] -- vng ARGS...
+    python3 -m harness.vmwatch --console FILE --monitor SOCK --stall S
+               [--limit T] [--system-map MAP] -- vng ARGS...
 
 The guest command's output (vng's stdout) is passed through. The kernel
 console (vng's stderr: vng runs with --show-boot-console) goes to FILE, a
@@ -36,7 +36,7 @@ When the machine ends before the guest command printed anything, the
 guest is started once more, and the log says how the first one ended:
 QEMU's own line on the console stream (e.g. TCG's "iotlb_to_section:
 Assertion ... failed", seen while a 4-vCPU kernel set up PCI), or QEMU's
-exit status (QSTATUS, written by scripts/vm.sh's wrapper; vng itself only
+exit status (QSTATUS, written by harness.vm's QEMU wrapper; vng itself only
 exits 255) with what QEMU's debug log (QLOG: -d cpu_reset)
 says of a guest that reset itself, e.g. a triple fault early in the boot,
 which under vng's -no-reboot ends QEMU with status 0.
@@ -276,7 +276,8 @@ def watch(args, stopped):
         if now - guest.last_progress > args.stall:
             what = ("no guest output and no KTAP result line" if guest.booted
                     else "the boot printed nothing on the console, the command nothing yet,")
-            stuck = f"{what} for {args.stall} s (VM_STALL), {int(now - guest.start)} s after the start"
+            stuck = (f"{what} for {args.stall} s (VM_STALL), "
+                     f"{int(now - guest.start)} s after the start")
         elif args.limit and now - guest.start > args.limit:
             stuck = f"still running after {args.limit} s in all (VM_TIMEOUT, the last resort)"
         if stuck:
@@ -321,20 +322,13 @@ def boot_end(args, guest):
             f"the console's last line: {last or '(none)'}")
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--console", required=True)
-    p.add_argument("--monitor", required=True)
-    p.add_argument("--stall", type=int, required=True)
-    p.add_argument("--limit", type=int, default=0)
-    p.add_argument("--system-map")
-    p.add_argument("--qemu-status", help="file the QEMU wrapper writes its exit status to")
-    p.add_argument("--qemu-log", help="QEMU's -D log (-d cpu_reset)")
-    p.add_argument("command", nargs=argparse.REMAINDER)
-    args = p.parse_args()
-    if args.command and args.command[0] == "--":
-        args.command = args.command[1:]
+def supervise(args):
+    """Runs the guest of ARGS to its verdict; the exit status.
 
+    ARGS has console, monitor, stall, limit, system_map, qemu_status,
+    qemu_log and command (vng's argv). SIGTERM and SIGINT stop the guest
+    (exit 143).
+    """
     stopped = []
 
     def on_signal(signum, _frame):
@@ -363,6 +357,22 @@ def main():
     log(f"longest wait for progress: {guest.longest[0]:.0f} s of VM_STALL {args.stall} s, "
         f"ended by: {guest.longest[1][:100]}")
     return rc
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--console", required=True)
+    p.add_argument("--monitor", required=True)
+    p.add_argument("--stall", type=int, required=True)
+    p.add_argument("--limit", type=int, default=0)
+    p.add_argument("--system-map")
+    p.add_argument("--qemu-status", help="file the QEMU wrapper writes its exit status to")
+    p.add_argument("--qemu-log", help="QEMU's -D log (-d cpu_reset)")
+    p.add_argument("command", nargs=argparse.REMAINDER)
+    args = p.parse_args(argv)
+    if args.command and args.command[0] == "--":
+        args.command = args.command[1:]
+    return supervise(args)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@
 # columns are the baseline). RSLUB_BUILDS=none loads no rslub.ko at all:
 # a kernel without rslub (make bench SUITE=classic on Linux 6.12) runs the
 # bench module built without it, ALLOCS slub and floor.
-cd "$(dirname "$0")/.." || exit 2
+cd "$(dirname "$0")/../.." || exit 2
 MODE=${MODE:-icount}
 WORKLOADS=${WORKLOADS:-pair repeat bulk remote churn}
 SIZES=${SIZES:-8 16 32 64 128 256 512 1024 2048 4096 8192 16384}
@@ -36,7 +36,7 @@ REMOTE_BATCH=${REMOTE_BATCH:-16}
 REMOTE_CPU=${REMOTE_CPU:--1}
 BENCH=bench/rslub_bench.ko
 # served, draining, rslub_dirs, sum_attr (assignments and functions only).
-. scripts/guest-real-lib.sh
+. scripts/guest/real-lib.sh
 
 dmesg -n 1	# results go through dmesg, not the (slow) console
 dmesg -C

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs inside the bench VM (scripts/bench-real.sh boots it, make bench
 # SUITE=real): loads rslub.ko, then runs each real workload
-# (scripts/guest-real-lib.sh) alternately on the in-tree SLUB (nothing
+# (scripts/guest/real-lib.sh) alternately on the in-tree SLUB (nothing
 # served) and with rslub serving $SERVE, ROUNDS rounds each side after one
 # unrecorded warm-up round, in the order A B, B A, A B ... so that a drift
 # over the boot does not favour one side. Prints one result line per run
@@ -39,9 +39,9 @@
 #   rslub.ko is neither loaded nor asked to serve.
 #
 # Environment: MODE, MARKS, ROUNDS (5), WORKLOADS, WARMUP (1), RSLUB_PARAMS,
-# SIDES, BUILD_LABEL, and the workload sizes of scripts/guest-real-lib.sh.
-cd "$(dirname "$0")/.." || exit 2
-. scripts/guest-real-lib.sh
+# SIDES, BUILD_LABEL, and the workload sizes of scripts/guest/real-lib.sh.
+cd "$(dirname "$0")/../.." || exit 2
+. scripts/guest/real-lib.sh
 MODE=${MODE:-icount}
 MARK=$PWD/tools/costmodel/guest/mark
 MARKING=0

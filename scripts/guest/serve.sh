@@ -18,7 +18,7 @@
 # "serve: PASS ..." or "serve: FAIL ...", the figures on "serve: figures"
 # lines, and the exit status 0 only when every check passed.
 #
-# Usage: scripts/guest-serve.sh [--dmesg] SECONDS [rslub_stress params...]
+# Usage: scripts/guest/serve.sh [--dmesg] SECONDS [rslub_stress params...]
 #   --dmesg  clear the kernel log first and print it at the end between
 #            ==RSLUB-DMESG-BEGIN== and ==RSLUB-DMESG-END==
 # Environment: RSLUB_PARAMS (more rslub.ko parameters), SERVE_KEPT (1:
@@ -27,7 +27,7 @@
 #   or these names; a validate flushes every CPU, seconds under load on
 #   TCG, minutes for all 121), DRAIN_SECONDS (60), and the program sizes below
 #   (SERVE_HB_GROUPS, SERVE_HB_LOOPS, SERVE_IPERF_BYTES).
-cd "$(dirname "$0")/.." || exit 2
+cd "$(dirname "$0")/../.." || exit 2
 dump=0
 if [ "${1:-}" = --dmesg ]; then
 	dump=1
@@ -38,7 +38,7 @@ secs=${1:-60}
 [ $dump = 1 ] && dmesg -C
 REAL_OUT=/tmp/serve
 SERVE=${SERVE:-*}
-. scripts/guest-real-lib.sh
+. scripts/guest/real-lib.sh
 DRAIN_SECONDS=${DRAIN_SECONDS:-60}
 # Small runs, many of them: every program starts and ends many times.
 HB_GROUPS=${SERVE_HB_GROUPS:-2}
@@ -318,7 +318,7 @@ touch "$STOP"
 # the loops' runs under way are killed (a hackbench or iperf3 run takes
 # up to a minute on a loaded TCG guest). No clock here: each program's
 # end is a line, and a program that never ends leaves the guest silent,
-# which the host reports as stuck with the kernel's stacks (scripts/vm.sh).
+# which the host reports as stuck with the kernel's stacks (scripts/harness/vm.py).
 kill -INT "$ng_pid" "$nf_pid" 2>/dev/null
 t0=$(date +%s)
 for p in hackbench:$hb_pid iperf3:$ip_pid execs:$ex_pid stress-ng:$ng_pid stress-ng-fork:$nf_pid; do

@@ -3,13 +3,13 @@
 # SECONDS, prints the stress figures and one line "stress: PASS" or
 # "stress: FAIL <why>", then unloads what it loaded. Exit status 0 on PASS.
 #
-# Usage: scripts/guest-stress.sh [--dmesg] SECONDS [rslub_stress params...]
+# Usage: scripts/guest/stress.sh [--dmesg] SECONDS [rslub_stress params...]
 #   --dmesg  clear the kernel log first and print it at the end between
 #            ==RSLUB-DMESG-BEGIN== and ==RSLUB-DMESG-END== (scripts/stress.sh)
 # Environment: RSLUB_PARAMS, module parameters for rslub.ko when this script
 #   loads it (e.g. "max_empty=0"; "free_batch=8" for an rslub.ko built as
 #   the free_batch variant, make VARIANT=free_batch).
-cd "$(dirname "$0")/.." || exit 2
+cd "$(dirname "$0")/../.." || exit 2
 dump=0
 if [ "${1:-}" = --dmesg ]; then
 	dump=1

@@ -4,8 +4,8 @@
 # "pressure: PASS|FAIL <check> ..." line per check, which make check counts.
 # Exit status 0 when every check passed.
 #
-# Usage: scripts/guest-oom.sh [--dmesg] faults SECONDS [PERCENT]
-#        scripts/guest-oom.sh [--dmesg] pressure [ROUNDS]
+# Usage: scripts/guest/oom.sh [--dmesg] faults SECONDS [PERCENT]
+#        scripts/guest/oom.sh [--dmesg] pressure [ROUNDS]
 #   --dmesg   clear the kernel log first and print this run's log at the end
 #             between ==RSLUB-DMESG-BEGIN== and ==RSLUB-DMESG-END==
 #   faults    (8 checks) the kernel's fault injection, failslab and
@@ -25,7 +25,7 @@
 #             then MemAvailable with rslub unloaded, ROUNDS rounds, and
 #             MemAvailable after unloading within 1% of before (memory).
 #             Meant for a VM of 256-384 MB.
-cd "$(dirname "$0")/.." || exit 2
+cd "$(dirname "$0")/../.." || exit 2
 # kunit runs rslub.ko's suite (rslub_percpu) at every load of the module:
 # not here (a filter_glob no suite name matches; absent without kunit).
 [ -w /sys/module/kunit/parameters/filter_glob ] &&

@@ -17,11 +17,11 @@
 #    (serve-vs-rmmod) and serving refused under debug= (serve-debug).
 # Prints "lifecycle: plan N" (10, or 12 with the hook), then N lines
 # "lifecycle: PASS <check>" or
-# "lifecycle: FAIL <check>: <why>" (scripts/check.sh counts them against
+# "lifecycle: FAIL <check>: <why>" (make check counts them against
 # the plan); exit status 0 when all pass.
 #
-# Usage: scripts/guest-lifecycle.sh [CYCLES]
-cd "$(dirname "$0")/.." || exit 2
+# Usage: scripts/guest/lifecycle.sh [CYCLES]
+cd "$(dirname "$0")/../.." || exit 2
 cycles=${1:-50}
 KEEP=100
 
@@ -66,7 +66,7 @@ if insmod rslub.ko && insmod stress/rslub_holder.ko keep=$KEEP; then
 	elif ! grep -q "in use" /tmp/rmmod.out; then
 		e_inuse="rmmod rslub failed without saying 'in use': $(cat /tmp/rmmod.out)"
 	fi
-	scripts/guest-stress.sh 2 hotplug_ms=0 >/tmp/stress.out 2>&1 ||
+	scripts/guest/stress.sh 2 hotplug_ms=0 >/tmp/stress.out 2>&1 ||
 		e_works="$(grep -m1 '^stress: FAIL' /tmp/stress.out)"
 	rmmod rslub_holder || e_works="${e_works:-rmmod rslub_holder failed}"
 	rmmod rslub || e_works="${e_works:-rmmod rslub failed after rslub_holder was removed}"

@@ -3,8 +3,8 @@
 # load: rslub_percpu in rslub.ko, the others in rslub_kunit.ko), unloads both, runs rslabinfo against live caches, then (when set)
 # the lifecycle test (RSLUB_LIFECYCLE=cycles) and a short stress
 # (RSLUB_STRESS=seconds), and prints the kernel log between markers for
-# scripts/check.sh to parse.
-cd "$(dirname "$0")/.." || exit 2
+# make check (scripts/harness/check.py) to parse.
+cd "$(dirname "$0")/../.." || exit 2
 RSLABINFO=tools/rslabinfo/target/release/rslabinfo
 dmesg -C
 rc=0
@@ -114,9 +114,9 @@ if [ $rc = 0 ]; then
 		echo "badparam: FAIL no_such_param=1"
 	fi
 fi
-# They print their own PASS/FAIL lines, which check.sh counts.
-[ -z "${RSLUB_LIFECYCLE:-}" ] || scripts/guest-lifecycle.sh "$RSLUB_LIFECYCLE"
-[ -z "${RSLUB_STRESS:-}" ] || scripts/guest-stress.sh "$RSLUB_STRESS"
+# They print their own PASS/FAIL lines, which make check counts.
+[ -z "${RSLUB_LIFECYCLE:-}" ] || scripts/guest/lifecycle.sh "$RSLUB_LIFECYCLE"
+[ -z "${RSLUB_STRESS:-}" ] || scripts/guest/stress.sh "$RSLUB_STRESS"
 echo "==RSLUB-DMESG-BEGIN=="
 dmesg
 echo "==RSLUB-DMESG-END=="

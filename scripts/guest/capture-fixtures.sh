@@ -1,9 +1,9 @@
 #!/bin/sh
 # Runs inside the VM (see tools/rslabinfo/README.md): saves a small sysfs
 # tree with a live rslub cache and a few in-tree caches as rslabinfo's test
-# fixtures. Usage: scripts/capture-fixtures.sh OUTDIR
+# fixtures. Usage: scripts/guest/capture-fixtures.sh OUTDIR
 set -e
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out=$1
 insmod rslub.ko
 insmod bench/rslub_bench.ko hold=1 pairs=2000 rounds=1

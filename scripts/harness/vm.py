@@ -1,0 +1,183 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Boots a kernel under virtme-ng with the repo visible and runs a command.
+
+    python3 -m harness.vm KDIR CMD        (scripts/vm.sh, make vm)
+
+CMD runs as root in the guest; its exit status is this one's. TCG by
+default (KVM hangs on this machine kind); KVM=1 uses KVM. The guest is
+judged by its progress, not by the clock (harness.vmwatch): stuck when
+neither CMD prints a line nor the kernel console shows a KTAP result for
+VM_STALL seconds; VM_TIMEOUT bounds the whole run as a last resort. A
+stuck guest is asked for its stacks first (vCPU instruction pointers
+through QEMU's monitor, SysRq w/l/t), they go to stderr, and the exit
+status is 124. The kernel console is kept in a side log, VM_CONSOLE.
+CMD's stderr is merged into its stdout.
+
+Environment: VM_CPUS (2), VM_MEM (2G), VM_NUMA (0, or 2 for two nodes),
+VM_STALL seconds (300), VM_TIMEOUT seconds (3600; 0: none), VM_CONSOLE
+(the console log; default: a temporary file, kept and named when the
+guest is stuck), VM_APPEND (extra boot options), VM_QEMU_OPTS, VM_QEMU (the
+QEMU binary), VM_RWDIR (a host directory the guest may write), KVM (0),
+VNG (the vng to run).
+"""
+
+import fcntl
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from types import SimpleNamespace
+
+from harness import vmwatch
+
+# tsc=unstable: the guests keep time with the HPET, never the TSC. Under
+# TCG the vCPUs' TSCs are the host's clock read at different moments; 7.3's
+# clocksource watchdog checks their skew by a ping-pong between two CPUs
+# with interrupts off, and a boot was seen stuck for good there: CPU 0 in
+# watchdog_check_skew() waiting for CPU 1, CPUs 1 and 2 in stop_machine()
+# (the switch away from tsc-early) waiting for CPU 0, the console silent
+# from 3 s on. With the TSC unstable from the start there is no such check
+# and no switch; the guests with 4 vCPUs already found the TSC
+# unsynchronized and used the HPET.
+KARGS = "kunit.enable=1 tsc=unstable"
+
+# QEMU runs through this wrapper. vng reports a QEMU that ended before the
+# guest command did only as its own exit 255 (it keeps QEMU's status to
+# itself): the wrapper writes the machine run's status (not vng's probes
+# of the binary) where the watcher reads it; QEMU also logs CPU resets
+# (-d cpu_reset): a guest that resets itself (a triple fault ends QEMU with
+# status 0 under vng's -no-reboot) says so there.
+QEMU_WRAPPER = """#!/bin/sh
+case " $* " in
+*" -kernel "*) ;;
+*) exec "{qemu}" "$@" ;;
+esac
+"{qemu}" "$@" -d cpu_reset -D "{work}/qemu-debug.log"
+rc=$?
+echo "$rc" >"{work}/qemu.status"
+exit "$rc"
+"""
+
+
+def mib(size):
+    """SIZE as numfmt --from=iec reads it (2G, 320M, 1024), in MiB."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    size = size.strip()
+    scale = units.get(size[-1:].upper(), 1)
+    number = size[:-1] if size[-1:].upper() in units else size
+    return int(float(number) * scale) // (1 << 20)
+
+
+def vng_args(kdir, env):
+    """vng's arguments (before --qemu, --verbose and --exec) for ENV.
+
+    Raises ValueError with a line to print on a shape that cannot be.
+    """
+    cpus = int(env.get("VM_CPUS") or 2)
+    mem = env.get("VM_MEM") or "2G"
+    numa = int(env.get("VM_NUMA") or 0)
+    kvm = [] if env.get("KVM", "0") == "1" else ["--disable-kvm"]
+    if numa <= 1:
+        args = ["--run", kdir, "--cpus", str(cpus), "--memory", mem, "--append", KARGS] + kvm
+    else:
+        # Memory and CPUs split evenly over the nodes.
+        per_mem = mib(mem) // numa
+        per_cpu = cpus // numa
+        if per_cpu < 1:
+            raise ValueError(f"vm: VM_CPUS={cpus} is fewer than VM_NUMA={numa} nodes")
+        args = ["--run", kdir, "--cpus", str(cpus), "--memory", f"{per_mem * numa}M",
+                "--append", KARGS] + kvm
+        for n in range(numa):
+            first = n * per_cpu
+            last = cpus - 1 if n == numa - 1 else first + per_cpu - 1
+            args += ["--numa", f"{per_mem}M,cpus={first}-{last}"]
+        # One socket per node: QEMU's default puts every CPU in one socket
+        # (one LLC), and the kernel warns (topology_sane) when a CPU comes
+        # online with an LLC sibling on another node, as CPU hotplug in the
+        # stress runs does. QEMU merges this -smp with vng's.
+        if cpus % numa == 0:
+            args.append(f"--qemu-opts=-smp {cpus},sockets={numa},cores={per_cpu},threads=1")
+    if env.get("VM_APPEND"):
+        args += ["--append", env["VM_APPEND"]]
+    if env.get("VM_RWDIR"):
+        args.append(f"--rwdir={env['VM_RWDIR']}")
+    if env.get("VM_QEMU_OPTS"):
+        args.append(f"--qemu-opts={env['VM_QEMU_OPTS']}")
+    return args
+
+
+def find_vng(env):
+    """VNG, vng on PATH, or the one pip put next to the interpreter."""
+    return env.get("VNG") or shutil.which("vng") or \
+        os.path.join(os.path.dirname(sys.executable), "vng")
+
+
+def run(kdir, cmd, env=None):
+    """Runs CMD in a guest of the kernel in KDIR; the exit status."""
+    env = os.environ if env is None else env
+    if not os.path.isfile(f"{kdir}/arch/x86/boot/bzImage"):
+        print(f"vm: no kernel image in {kdir} (run 'make setup', or pass KDIR=)",
+              file=sys.stderr)
+        return 2
+    try:
+        args = vng_args(kdir, env)
+    except ValueError as e:
+        print(e, file=sys.stderr)
+        return 2
+    vng = find_vng(env)
+    if not os.access(vng, os.X_OK):
+        print("vm: vng not found (run 'make setup')", file=sys.stderr)
+        return 2
+    # Held (shared) while the VM runs: setup does not drop a cached kernel
+    # build that a VM is booted from (a rebuild for new patches meanwhile).
+    built = Path(kdir) / ".rslub-built"
+    held = None
+    if built.is_file():
+        held = open(built, "rb")  # pylint: disable=consider-using-with
+        try:
+            fcntl.flock(held, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            pass
+    work = tempfile.mkdtemp(prefix="rslub-vm.")
+    console = env.get("VM_CONSOLE") or f"{work}/console.log"
+    open(console, "wb").close()
+    qemu = env.get("VM_QEMU") or shutil.which("qemu-system-x86_64") or "qemu-system-x86_64"
+    wrapper = Path(work) / "qemu"
+    wrapper.write_text(QEMU_WRAPPER.format(qemu=qemu, work=work), encoding="utf-8")
+    wrapper.chmod(0o755)
+    # The console on vng's stderr (--verbose: at the default log level), a
+    # monitor socket for the watcher; vng passes the --qemu-opts to QEMU last.
+    args += ["--qemu", str(wrapper), "--verbose",
+             f"--qemu-opts=-monitor unix:{work}/monitor.sock,server=on,wait=off"]
+    watch = SimpleNamespace(
+        console=console, monitor=f"{work}/monitor.sock",
+        stall=int(env.get("VM_STALL") or 300), limit=int(env.get("VM_TIMEOUT") or 3600),
+        system_map=f"{kdir}/System.map", qemu_status=f"{work}/qemu.status",
+        qemu_log=f"{work}/qemu-debug.log",
+        command=[vng] + args + ["--exec", f"exec 2>&1; {cmd}"])
+    try:
+        rc = vmwatch.supervise(watch)
+        if rc == 124 and not env.get("VM_CONSOLE"):
+            # Keep the console of a stuck guest.
+            fd, keep = tempfile.mkstemp(prefix="rslub-console.")
+            os.close(fd)
+            shutil.copyfile(console, keep)
+            print(f"vm: console log kept: {keep}", file=sys.stderr)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        if held:
+            held.close()
+    return rc
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 2:
+        print("usage: python3 -m harness.vm KDIR CMD", file=sys.stderr)
+        return 2
+    return run(argv[0], argv[1])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
