@@ -348,8 +348,9 @@ class Check:
         tools/costmodel/guest/calib on 4 vCPUs over 2 nodes (1 GiB each:
         node 1 begins at 0x40000000) under the plugin, with the core of the
         validation table's profiles (core=, GUEST_CORE in
-        model/src/validate.rs) and the vCPUs' clocks priced by the server
-        one (profile=: the contention checks' makespans).
+        model/src/validate.rs) and the vCPUs' clocks priced by the Skylake
+        client's (profile=: the makespans of the validation's contention
+        rows, measured on client parts).
         """
         self.model_built.wait(1800)
         if read(self.out / "model-build.rc").strip() != "0":
@@ -357,7 +358,7 @@ class Check:
                     f"(log: {self.out / 'model-build.log'})")
         opts = lib.model_qemu_opts(
             self.kdir, self.out / "model-counts.txt",
-            "cpu_nodes=0:0:1:1,mem_starts=0x40000000,core=224:10:56:16,profile=server-ooo",
+            "cpu_nodes=0:0:1:1,mem_starts=0x40000000,core=224:10:56:16,profile=skylake-ooo",
             self.root)
         if opts is None:
             return "guest: no QEMU options for the cost model (see the line above)"

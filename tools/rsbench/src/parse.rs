@@ -485,7 +485,7 @@ mod tests {
         assert_eq!(m.len(), 1 + FIELDS.len());
         assert_eq!(m[0].0, "cycles_per_op");
         assert_eq!(m[15].0, "ev_io_per_op");
-        assert_eq!(m[FIELDS.len()].0, "ev_span_per_op");
+        assert_eq!(m[FIELDS.len()].0, "ev_l1_chain_per_op");
         assert_eq!(region_sum(&by_id, &[3, 7, 9]), Err(vec![7, 9]));
     }
 

@@ -576,7 +576,8 @@ fn model_parse_sums_the_marked_regions_and_prices_them() {
     let fields = "insns l1 l2 llc dram_local dram_remote xfer_local xfer_remote inval \
                   writeback locked unlocked cx16_locked cx16_unlocked io str_insns str_bytes \
                   str_elems l1_in_insn rmw_xfer str_folded hid_l1 hid_l2 hid_llc \
-                  hid_dram_local hid_dram_remote hid_xfer_local hid_xfer_remote popf cli sti wait span";
+                  hid_dram_local hid_dram_remote hid_xfer_local hid_xfer_remote popf cli sti wait span \
+                  l1_chain";
     let mut names = vec!["instr_per_op".to_string(), "cycles_per_op".to_string()];
     names.extend(fields.split(' ').map(|f| format!("ev_{f}_per_op")));
     assert_eq!(metrics, names);

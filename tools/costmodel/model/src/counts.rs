@@ -44,7 +44,7 @@ macro_rules! counted_events {
 }
 
 /// The number of counted events.
-pub const N_FIELDS: usize = 33;
+pub const N_FIELDS: usize = 34;
 
 counted_events! {
     /// Guest instructions executed, a rep string instruction once (with
@@ -134,6 +134,13 @@ counted_events! {
     /// so that a region's sum over its vCPUs is it. Elapsed time, not work:
     /// priced 0.
     span,
+    /// Instruction slots (a cycle is the core's width of them) by which
+    /// the dependent chains of L1 loads outran the issue of the
+    /// instructions around them (`overlap`): a list walk in the L1 pays
+    /// the L1 latency a step, a load the next instruction needs pays what
+    /// independent work does not cover. An interval profile prices a slot
+    /// at `insns`' price, an in-order one 0 (it pays each L1 hit whole).
+    l1_chain,
 }
 
 impl Counts {

@@ -299,8 +299,13 @@ impl Machine {
         if self.cfg.core.is_none() {
             return;
         }
-        for (ov, c) in self.ov.iter_mut().zip(self.counts.iter_mut()) {
-            ov.settle(c);
+        for ((ov, c), &insn) in self
+            .ov
+            .iter_mut()
+            .zip(self.counts.iter_mut())
+            .zip(&self.now)
+        {
+            ov.settle(c, insn);
         }
     }
 
@@ -346,7 +351,7 @@ impl Machine {
         // A locked instruction waits for the store buffer and the misses
         // before it (an unlocked one does not).
         if matches!(kind, Kind::Locked | Kind::Cx16Locked) && self.cfg.core.is_some() {
-            self.ov[cpu].serialize(&mut self.counts[cpu]);
+            self.ov[cpu].serialize(&mut self.counts[cpu], self.now[cpu]);
         }
         let how = if store {
             Access::Write

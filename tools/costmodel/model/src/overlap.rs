@@ -33,9 +33,21 @@
 //! - A serializing instruction (a locked read-modify-write) closes the
 //!   window; its own access is never hidden.
 //! - An L1 hit is hidden, unless it is a load whose address depends on a
-//!   load of the open window or on a load at most `depwin` instructions
-//!   before it (a chain of loads waits for each value: a list walk in the
-//!   L1 pays the L1 latency per step).
+//!   load of the open window (it waits for that miss, and then for its
+//!   own latency).
+//! - Chains of L1 loads: a load's value is ready `depwin` slots (its
+//!   latency at the core's width) after the later of its issue and the
+//!   readiness of the load its address depends on. Time is counted in
+//!   slots: an instruction's issue takes one, and a region of instructions
+//!   takes the larger of its instructions and its longest chain: at each
+//!   *chain point* (a ROB's reach of instructions since the last, a
+//!   serializing instruction, a mark) the slots by which the chains ran
+//!   past the issue are counted (`l1_chain`) and the issue waits for them.
+//!   A list walk in the L1 pays the L1 latency a step whatever its
+//!   instructions; a short chain among enough independent work pays
+//!   nothing, as on the hardware, where the old rule (an exposed L1
+//!   latency for every load within `depwin` of its pointer's) added the
+//!   chain to the issue instead of taking the larger of the two.
 //! - Dependence is seen through values: a load depends on an earlier
 //!   8-byte load whose value v has `v <= address < v + 4096` (a pointer,
 //!   and a field of what it points to). A load of a value an earlier load
@@ -156,6 +168,9 @@ struct Window {
 struct Producer {
     insn: u64,
     value: u64,
+    /// The slot at which its value is ready (`OverlapState::shift`'s
+    /// time: the instruction index plus the slots waited so far).
+    ready: u64,
     /// The window whose miss it is, or waits for.
     window: Option<u64>,
 }
@@ -171,6 +186,14 @@ pub(crate) struct OverlapState {
     head: usize,
     /// Stores since the window opened (its store buffer's share).
     stores: u32,
+    /// Slots the issue has waited for L1 chains so far: instruction `i`
+    /// issues at slot `i + shift`.
+    shift: u64,
+    /// The latest slot at which a load since the last chain point has its
+    /// value.
+    chain_ready: u64,
+    /// The instruction of the last chain point.
+    chain_from: u64,
 }
 
 impl OverlapState {
@@ -186,7 +209,22 @@ impl OverlapState {
         }
     }
 
+    /// A chain point at instruction `insn`: the issue waits for the
+    /// chains that ran past it.
+    fn chain_point(&mut self, c: &mut Counts, insn: u64) {
+        let now = insn + self.shift;
+        if self.chain_ready > now {
+            let wait = self.chain_ready - now;
+            c.l1_chain += wait;
+            self.shift += wait;
+        }
+        self.chain_from = insn;
+    }
+
     fn expire(&mut self, c: &mut Counts, cfg: &CoreConfig, insn: u64) {
+        if insn.saturating_sub(self.chain_from) >= cfg.rob {
+            self.chain_point(c, insn);
+        }
         if self
             .open
             .is_some_and(|w| insn.saturating_sub(w.start) >= cfg.rob)
@@ -264,19 +302,18 @@ impl OverlapState {
         let open_id = self.open.map(|w| w.id);
         let dep = self.producer(cfg, insn, vaddr);
         let on_window = dep.is_some_and(|p| p.window.is_some() && p.window == open_id);
+        let now = insn + self.shift;
+        let mut ready = now;
         let mine = match level(src) {
+            // An L1 hit that waits for a miss of the window: exposed.
+            None if on_window => open_id,
             None => {
-                // An L1 hit: hidden unless it waits for a value.
-                let waits =
-                    on_window || dep.is_some_and(|p| insn.saturating_sub(p.insn) <= cfg.depwin);
-                if !waits {
-                    c.hid_l1 += 1;
-                }
-                if on_window {
-                    open_id
-                } else {
-                    None
-                }
+                // Hidden; its value comes `depwin` slots after it issues
+                // and its pointer is ready.
+                c.hid_l1 += 1;
+                ready = dep.map_or(now, |p| p.ready.max(now)) + cfg.depwin;
+                self.chain_ready = self.chain_ready.max(ready);
+                None
             }
             Some(i) => match &mut self.open {
                 Some(w) if !on_window && w.misses < cfg.mlp => {
@@ -308,6 +345,7 @@ impl OverlapState {
             self.remember(Producer {
                 insn,
                 value,
+                ready,
                 window,
             });
         }
@@ -341,15 +379,18 @@ impl OverlapState {
         }
     }
 
-    /// A serializing instruction: the window closes and the store buffer
-    /// drains before it.
-    pub(crate) fn serialize(&mut self, c: &mut Counts) {
+    /// A serializing instruction at `insn`: the window closes, the store
+    /// buffer drains and the loads before it complete.
+    pub(crate) fn serialize(&mut self, c: &mut Counts, insn: u64) {
         self.close(c, Close::Serialize);
+        self.chain_point(c, insn);
     }
 
-    /// A mark: the open window is counted in the region that ends.
-    pub(crate) fn settle(&mut self, c: &mut Counts) {
+    /// A mark at `insn`: the open window and the chains are counted in the
+    /// region that ends.
+    pub(crate) fn settle(&mut self, c: &mut Counts, insn: u64) {
         self.close(c, Close::Settle);
+        self.chain_point(c, insn);
     }
 }
 
@@ -391,7 +432,7 @@ mod tests {
                 );
             }
         }
-        s.settle(&mut c);
+        s.settle(&mut c, 1 << 40);
         (k * hops - hidden_dram(&c), c)
     }
 
@@ -447,7 +488,7 @@ mod tests {
                     s.store(&mut c, &HASWELL, insn, Source::L1);
                 }
             }
-            s.settle(&mut c);
+            s.settle(&mut c, 1 << 40);
             assert_eq!(50 * k - c.hid_dram_local, 50, "k = {k}");
         }
     }
@@ -467,7 +508,7 @@ mod tests {
                 Source::DramLocal,
             );
         }
-        s.settle(&mut c);
+        s.settle(&mut c, 1 << 40);
         assert_eq!(c.hid_dram_local, 0);
         // 50 apart: four in a window of 192.
         let mut c = Counts::default();
@@ -481,7 +522,7 @@ mod tests {
                 Source::DramLocal,
             );
         }
-        s.settle(&mut c);
+        s.settle(&mut c, 1 << 40);
         assert_eq!(c.hid_dram_local, 6, "windows of 4: 2 exposed of 8");
     }
 
@@ -493,7 +534,7 @@ mod tests {
         let mut c = Counts::default();
         s.load(&mut c, &HASWELL, 1, 0x1000, None, Source::L2);
         s.load(&mut c, &HASWELL, 2, 0x9000, None, Source::DramLocal);
-        s.settle(&mut c);
+        s.settle(&mut c, 1 << 40);
         assert_eq!((c.hid_l2, c.hid_dram_local), (1, 0));
     }
 
@@ -506,13 +547,13 @@ mod tests {
         let mut c = Counts::default();
         s.store(&mut c, &HASWELL, 10, Source::DramLocal);
         s.load(&mut c, &HASWELL, 500, 0x5000, None, Source::L1);
-        s.settle(&mut c);
+        s.settle(&mut c, 1 << 40);
         assert_eq!(c.hid_dram_local, 1, "an isolated store miss is hidden");
         let mut c = Counts::default();
         for i in 0..100u64 {
             s.store(&mut c, &HASWELL, 1000 + i * 4, Source::DramLocal);
         }
-        s.settle(&mut c);
+        s.settle(&mut c, 1 << 40);
         assert_eq!(
             100 - c.hid_dram_local,
             9,
@@ -528,38 +569,66 @@ mod tests {
         let mut s = OverlapState::default();
         let mut c = Counts::default();
         s.store(&mut c, &HASWELL, 10, Source::Llc);
-        s.serialize(&mut c);
+        s.serialize(&mut c, 20);
         assert_eq!(c.hid_llc, 0);
     }
 
-    // L1 hits: independent ones hidden; a chain of loads in the L1 pays
-    // each step; a load waiting for a miss of the window is exposed too.
+    // L1 hits are hidden; what a chain of them costs is its slots past
+    // the issue (`l1_chain`), counted at chain points: independent loads
+    // cost none, a walk pays its latency a step (16 slots at DEPWIN 16)
+    // whatever its instructions, a short chain inside independent work
+    // pays nothing, and a load waiting for a miss of the window is
+    // exposed.
     #[test]
-    fn l1_hits_hidden_unless_a_chain_waits() {
+    fn l1_chains_cost_their_excess_over_the_issue() {
         let mut s = OverlapState::default();
         let mut c = Counts::default();
         for i in 0..10u64 {
             s.load(&mut c, &HASWELL, i * 3, 0x7000 + i * 8, Some(i), Source::L1);
         }
-        assert_eq!(c.hid_l1, 10, "independent loads");
+        s.settle(&mut c, 100);
+        assert_eq!((c.hid_l1, c.l1_chain), (10, 0), "independent loads");
+        // Ten steps 3 instructions apart, from instruction 100: the last
+        // value is ready at 100 + 10 * 16, the issue is at 127.
+        let walk = |s: &mut OverlapState, c: &mut Counts, from: u64, steps: u64, base: u64| {
+            let mut p = base;
+            for i in 0..steps {
+                let next = p + 256;
+                s.load(c, &HASWELL, from + i * 3, p, Some(next), Source::L1);
+                p = next;
+            }
+        };
         let mut c = Counts::default();
-        let mut p = 0x10_0000u64;
-        for i in 0..10u64 {
-            let next = p + 256;
-            s.load(&mut c, &HASWELL, 100 + i * 3, p, Some(next), Source::L1);
-            p = next;
-        }
-        assert_eq!(c.hid_l1, 1, "a chain: only its first step is hidden");
+        walk(&mut s, &mut c, 100, 10, 0x10_0000);
+        s.settle(&mut c, 127);
+        assert_eq!((c.hid_l1, c.l1_chain), (10, 160 - 27), "a walk");
+        // A walk longer than the ROB (192): chain points on the way, still
+        // 16 slots a step in all.
+        let mut c = Counts::default();
+        walk(&mut s, &mut c, 1000, 100, 0x20_0000);
+        s.settle(&mut c, 1297);
+        assert_eq!(c.l1_chain, 1600 - 297, "a walk past the ROB");
+        // Two steps, then 40 independent instructions before the next
+        // chain point: covered.
+        let mut c = Counts::default();
+        walk(&mut s, &mut c, 5000, 2, 0x30_0000);
+        s.settle(&mut c, 5043);
+        assert_eq!(c.l1_chain, 0, "a short chain among independent work");
+        // A serializing instruction waits for the chain before it.
+        let mut c = Counts::default();
+        walk(&mut s, &mut c, 6000, 2, 0x40_0000);
+        s.serialize(&mut c, 6004);
+        assert_eq!(c.l1_chain, 32 - 4, "serialized");
         let mut c = Counts::default();
         s.load(
             &mut c,
             &HASWELL,
-            1000,
+            10_000,
             0x90_0000,
             Some(0x91_0000),
             Source::DramLocal,
         );
-        s.load(&mut c, &HASWELL, 1100, 0x91_0010, None, Source::L1);
+        s.load(&mut c, &HASWELL, 10_100, 0x91_0010, None, Source::L1);
         assert_eq!(c.hid_l1, 0, "waits for the window's miss");
     }
 

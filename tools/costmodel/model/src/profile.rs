@@ -17,7 +17,8 @@
 //! Every field of `counts::FIELDS` must be priced (0 is a price, with a
 //! source saying why), so that a profile cannot silently leave one out,
 //! but those that are not the machine's (`TIMES`: cycles already, or
-//! elapsed time) and the hidden accesses (`HIDDEN`), which are derived.
+//! elapsed time) and the hidden accesses (`HIDDEN`) and the L1 chains'
+//! slots (`CHAIN`), which are derived.
 
 use crate::counts::{Counts, FIELDS, N_FIELDS};
 use crate::overlap::CoreConfig;
@@ -94,6 +95,11 @@ pub const HIDDEN: [(&str, &str); 7] = [
     ("hid_xfer_remote", "xfer_remote"),
 ];
 
+/// The slots by which L1 load chains outran the issue (`overlap`): an
+/// interval core prices a slot as an instruction (`insns`: a cycle over
+/// the core's width), an in-order one 0; the file prices it not.
+pub const CHAIN: (&str, &str) = ("l1_chain", "insns");
+
 /// A profile, each price in cycles, in `FIELDS` order.
 #[derive(Clone, Debug)]
 pub struct Profile {
@@ -165,6 +171,12 @@ impl Profile {
                 "profile {name}: '{k}' is not priced in the file (minus its level's price under an interval core, else 0)"
             ));
         }
+        if prices.contains_key(CHAIN.0) {
+            return Err(format!(
+                "profile {name}: '{}' is not priced in the file ({}'s price under an interval core, else 0)",
+                CHAIN.0, CHAIN.1
+            ));
+        }
         let core = match &chain[chain.len() - 1].core {
             None => None,
             Some(c) => {
@@ -183,7 +195,7 @@ impl Profile {
         let mut cycles = [0.0; N_FIELDS];
         let mut sources = vec![String::new(); N_FIELDS];
         for (i, f) in FIELDS.iter().enumerate() {
-            if HIDDEN.iter().any(|(h, _)| h == f) {
+            if HIDDEN.iter().any(|(h, _)| h == f) || *f == CHAIN.0 {
                 continue;
             }
             if let Some((_, c, why)) = TIMES.iter().find(|(t, _, _)| t == f) {
@@ -217,11 +229,22 @@ impl Profile {
         Ok(p)
     }
 
-    /// Prices the hidden accesses from their levels (`HIDDEN`).
+    /// Prices the hidden accesses from their levels (`HIDDEN`), and the
+    /// L1 chains' slots (`CHAIN`).
     fn derive_hidden(&mut self) {
+        let interval = self.core.is_some();
+        let (ci, ii) = (
+            field(CHAIN.0).expect("a field"),
+            field(CHAIN.1).expect("a field"),
+        );
+        self.cycles[ci] = if interval { self.cycles[ii] } else { 0.0 };
+        self.sources[ci] = if interval {
+            format!("a slot of the interval core's width: {}'s price", CHAIN.1)
+        } else {
+            "the in-order core pays each L1 hit whole (l1)".to_string()
+        };
         for (h, level) in HIDDEN {
             let (hi, li) = (field(h).expect("a field"), field(level).expect("a field"));
-            let interval = self.core.is_some();
             self.cycles[hi] = if interval { -self.cycles[li] } else { 0.0 };
             self.sources[hi] = if interval {
                 format!("an interval core hides it: minus {level}'s price")
@@ -345,7 +368,10 @@ mod tests {
     fn text(extra: &str) -> String {
         let mut s = String::from("[t]\ndescription = \"test\"\nghz = 2.0\n[t.prices]\n");
         for f in FIELDS {
-            if HIDDEN.iter().any(|(h, _)| *h == f) || TIMES.iter().any(|(t, _, _)| *t == f) {
+            if HIDDEN.iter().any(|(h, _)| *h == f)
+                || TIMES.iter().any(|(t, _, _)| *t == f)
+                || f == CHAIN.0
+            {
                 continue;
             }
             if f == "dram_local" {
@@ -384,6 +410,14 @@ mod tests {
         assert!(Profile::from_toml(&time, "t").is_err());
         let p = Profile::from_toml(&text(""), "t").unwrap();
         assert_eq!((p.of("wait"), p.of("span")), (1.0, 0.0));
+        // The L1 chains' slots are derived: the in-order core's 0, an
+        // interval core's an instruction's price.
+        assert_eq!(p.of("l1_chain"), 0.0);
+        assert!(
+            Profile::from_toml(&text("l1_chain = { cycles = 1, source = \"x\" }\n"), "t").is_err()
+        );
+        let ooo = Profile::from_toml(include_str!("../../profiles.toml"), "server-ooo").unwrap();
+        assert_eq!(ooo.of("l1_chain"), ooo.of("insns"));
         let both = text("").replace(
             "io = { cycles = 1, source = \"x\" }",
             "io = { cycles = 1, ns = 2, source = \"x\" }",
