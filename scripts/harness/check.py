@@ -29,6 +29,7 @@ with "N passed, M failed, K skipped".
 import os
 import queue
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -397,8 +398,11 @@ class Check:
                 log.write_text(why + "\n", encoding="utf-8")
             elif not self.stopping:
                 env = {**os.environ, **g.env, "PYTHONPATH": str(g.cwd / "scripts")}
-                rc = self.spawn([sys.executable, "-m", "harness.vm", self.kdir, g.cmd], log,
-                                cwd=g.cwd, env=env).wait()
+                p = self.spawn([sys.executable, "-m", "harness.vm", self.kdir, g.cmd], log,
+                               cwd=g.cwd, env=env)
+                rc, cpu = wait_cpu(p)
+                if cpu is not None:
+                    (self.out / f"vm-{g.name}.cpu").write_text(f"{cpu:.0f}\n", encoding="utf-8")
         finally:
             (self.out / f"vm-{g.name}.rc").write_text(f"{rc}\n", encoding="utf-8")
             done.put(g)
@@ -428,8 +432,10 @@ class Check:
             waits = "".join(f"; longest wait for progress {s} s" for s in re.findall(
                 r"^vm: longest wait for progress: ([0-9]*) s", log, re.M))
             rc = read(self.out / f"vm-{g.name}.rc").strip() or "?"
+            cpu = read(self.out / f"vm-{g.name}.cpu").strip()
+            cpu = f", {cpu} s of CPU" if cpu else ""
             self.step(f"VM {g.name} ended after {int(time.time() - t0.pop(g.name))} s "
-                      f"(exit {rc}){waits}")
+                      f"(exit {rc}{cpu}){waits}")
 
     # The host steps beside the guests.
 
@@ -678,9 +684,24 @@ class Check:
         if any(g.name == "serve" for g in guests) and self.judge_rc("serve"):
             serve.judge_serve(self.tally, read(self.out / "vm-serve.log"),
                               self.out / "dmesg-serve.log")
-        self.step("done")
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.step(f"done: {used.ru_utime + used.ru_stime:.0f} s of CPU in every step and "
+                  f"guest ({os.cpu_count() or 1} host cores)")
         return 0 if self.tally.summary("check", f"KUnit logs and parsed results: {self.out}") \
             else 1
+
+
+def wait_cpu(p):
+    """Waits for P: (its exit status, the CPU seconds of it and its children).
+
+    The CPU time is None when P was reaped elsewhere (stop_all's poll).
+    """
+    try:
+        _, status, used = os.wait4(p.pid, 0)
+    except ChildProcessError:
+        return p.wait(), None
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return p.returncode, used.ru_utime + used.ru_stime
 
 
 def read(path):
