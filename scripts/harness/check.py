@@ -401,7 +401,7 @@ class Check:
                 p = self.spawn([sys.executable, "-m", "harness.vm", self.kdir, g.cmd], log,
                                cwd=g.cwd, env=env)
                 rc, cpu = wait_cpu(p)
-                if cpu is not None:
+                if cpu is not None and not self.stopping:
                     (self.out / f"vm-{g.name}.cpu").write_text(f"{cpu:.0f}\n", encoding="utf-8")
         finally:
             (self.out / f"vm-{g.name}.rc").write_text(f"{rc}\n", encoding="utf-8")

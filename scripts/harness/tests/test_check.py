@@ -105,9 +105,9 @@ class GuestCpu(unittest.TestCase):
     # A guest's CPU time is its process's and its children's: a child that
     # spins 0.3 s of CPU and exits 3 is waited for with both.
     def test_wait_cpu_counts_the_children(self):
-        spin = ("import subprocess, sys; subprocess.run([sys.executable, '-c', "
-                "'import time\\nt = time.process_time()\\nwhile time.process_time() - t < 0.3: pass']); "
-                "sys.exit(3)")
+        busy = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
+        spin = ("import subprocess, sys; "
+                f"subprocess.run([sys.executable, '-c', {busy!r}]); sys.exit(3)")
         p = subprocess.Popen([sys.executable, "-c", spin])
         rc, cpu = check.wait_cpu(p)
         self.assertEqual(rc, 3)
