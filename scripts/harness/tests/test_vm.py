@@ -1,7 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """The vng command lines of harness.vm for the guests' shapes."""
 
+import os
+import subprocess
+import sys
 import unittest
+from pathlib import Path
 from unittest import mock
 
 from harness import vm
@@ -49,6 +53,23 @@ class VngArgs(unittest.TestCase):
         with mock.patch("sys.stderr"):
             self.assertEqual(vm.run("/nonexistent", "true", {}), 2)
 
+
+
+class Orphans(unittest.TestCase):
+
+    # A grandchild whose parent exits without waiting for it (QEMU after a
+    # stopped vng) is adopted and waited for: its CPU time (0.3 s of spin)
+    # reaches the process that waits for the VM runner.
+    def test_an_orphan_is_reaped_with_its_cpu_time(self):
+        spin = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
+        parent = f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', {spin!r}])"
+        runner = ("import subprocess, sys; from harness import vm; vm.adopt_orphans(); "
+                  f"subprocess.run([sys.executable, '-c', {parent!r}]); vm.reap_orphans()")
+        env = {**os.environ, "PYTHONPATH": str(Path(vm.__file__).resolve().parents[1])}
+        p = subprocess.Popen([sys.executable, "-c", runner], env=env)
+        _, status, used = os.wait4(p.pid, 0)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0)
+        self.assertGreaterEqual(used.ru_utime + used.ru_stime, 0.3)
 
 if __name__ == "__main__":
     unittest.main()
