@@ -45,9 +45,8 @@
 //!   past the issue are counted (`l1_chain`) and the issue waits for them.
 //!   A list walk in the L1 pays the L1 latency a step whatever its
 //!   instructions; a short chain among enough independent work pays
-//!   nothing, as on the hardware, where the old rule (an exposed L1
-//!   latency for every load within `depwin` of its pointer's) added the
-//!   chain to the issue instead of taking the larger of the two.
+//!   nothing (adding each step's latency to the issue of the work beside
+//!   it would count the same cycles twice).
 //! - Dependence is seen through values: a load depends on an earlier
 //!   8-byte load whose value v has `v <= address < v + 4096` (a pointer,
 //!   and a field of what it points to). A load of a value an earlier load
