@@ -58,9 +58,14 @@
 //! patches/qemu/0002, or with one vCPU): no register read at each block.
 //!
 //! Lists are separated by `:` (QEMU splits the plugin's arguments at
-//! commas). The model starts at the first mark of the boot: until then the
-//! memory callback returns at once (a boot costs far less), and the counts
-//! of the region the first mark ends hold instructions and atomics only.
+//! commas). The model starts at the first mark of the boot: until then
+//! blocks are translated with the instruction count, the marks and the
+//! counters of execution only, no memory callback and no register read (a
+//! boot costs about what the icount boot's does), and the counts of the
+//! region the first mark ends hold instructions and atomics only. The
+//! first mark asks QEMU to reset the plugin (`qemu_plugin_reset`): at the
+//! end of that block QEMU flushes its translations and every block is
+//! translated again with the model's callbacks.
 //! `start=boot` starts it at once (a guest without marks: the firmware
 //! alone, to see the plugin at work).
 //!
@@ -289,13 +294,31 @@ impl Register for CostModel {
             trace,
         }));
         let _ = OPTIONS.set(opts);
-        // SAFETY: `id` is this plugin's, handed in by install; the callback
-        // is an extern "C" function of the type QEMU expects.
-        unsafe {
-            qemu_plugin::sys::qemu_plugin_register_vcpu_tb_trans_cb(id, Some(on_translate));
-        }
-        qemu_plugin_register_atexit_cb(id, |_| write_records("exit", 0, u32::MAX, 0))?;
-        Ok(())
+        PLUGIN_ID.store(id, Ordering::Relaxed);
+        register_callbacks(id)
+    }
+}
+
+/// This plugin's id (`qemu_plugin_reset` takes it).
+static PLUGIN_ID: AtomicU64 = AtomicU64::new(0);
+
+/// The callbacks of a run: at install, and again after the reset that
+/// arms the model (a reset unregisters every callback).
+fn register_callbacks(id: PluginId) -> qemu_plugin::Result<()> {
+    // SAFETY: `id` is this plugin's; the callback is an extern "C"
+    // function of the type QEMU expects.
+    unsafe {
+        qemu_plugin::sys::qemu_plugin_register_vcpu_tb_trans_cb(id, Some(on_translate));
+    }
+    qemu_plugin_register_atexit_cb(id, |_| write_records("exit", 0, u32::MAX, 0))
+}
+
+/// After the first mark's reset: QEMU has flushed its translations, so
+/// that every block is translated again with the model's callbacks.
+extern "C" fn on_reset(id: qemu_plugin_id_t) {
+    if let Err(e) = register_callbacks(id) {
+        eprintln!("costmodel: callbacks not registered again after arming: {e}");
+        std::process::exit(2);
     }
 }
 
@@ -557,7 +580,16 @@ fn running(vcpu: u32) -> u32 {
 extern "C" fn on_mark(vcpu: u32, userdata: *mut c_void) {
     let id = read_u64(&RAX).unwrap_or(0);
     write_records("mark", id, running(vcpu), userdata as u64);
-    ARMED.store(true, Ordering::Relaxed);
+    if !ARMED.swap(true, Ordering::Relaxed) && OPTIONS.get().is_some_and(|o| o.model) {
+        // The blocks translated so far carry the unarmed callbacks only
+        // (`on_translate`): QEMU flushes them when this block ends (a safe
+        // work item kicks the vCPU out of its loop) and calls `on_reset`.
+        // SAFETY: the id is this plugin's; `on_reset` has the type QEMU
+        // expects and registers the callbacks again.
+        unsafe {
+            qemu_plugin::sys::qemu_plugin_reset(PLUGIN_ID.load(Ordering::Relaxed), Some(on_reset));
+        }
+    }
 }
 
 /// A memory callback's data: the instruction's `Kind::code`, whether it
@@ -730,7 +762,13 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
     // callback; every handle below comes from it and is used only here.
     unsafe {
         let n = qemu_plugin::sys::qemu_plugin_tb_n_insns(tb);
-        let (cb, flags) = if opts.model {
+        // Until the first mark the model sees nothing: such a block counts
+        // its instructions, marks, rep string instructions and the
+        // counters of execution, without a memory callback at every
+        // access or the registers at every block (a boot costs about a
+        // third of what the armed callbacks make it).
+        let armed = opts.model && ARMED.load(Ordering::Relaxed);
+        let (cb, flags) = if armed {
             // Registers are read only to find the running vCPU by its GS
             // base; with `vcpu=qemu` QEMU's index is right and a callback
             // that reads none spares QEMU syncing them.
@@ -810,7 +848,7 @@ extern "C" fn on_translate(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
                     qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
                     pack_rep(pc, op) as *mut c_void,
                 );
-            } else if !opts.model {
+            } else if !armed {
                 continue;
             }
             qemu_plugin::sys::qemu_plugin_register_vcpu_mem_cb(
