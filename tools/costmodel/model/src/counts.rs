@@ -21,7 +21,11 @@ macro_rules! counted_events {
         pub const FIELDS: [&str; N_FIELDS] = [$(stringify!($name)),*];
 
         /// One vCPU's counts over a region. The fields follow `FIELDS`.
+        // # Invariants
+        // `repr(C)` with `u64` fields only: laid out as `[u64; N_FIELDS]`
+        // in `FIELDS` order (`as_array` relies on it).
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+        #[repr(C)]
         pub struct Counts {
             $($(#[$doc])* pub $name: u64,)*
         }
@@ -30,6 +34,20 @@ macro_rules! counted_events {
             /// The fields as an array, in `FIELDS` order.
             pub fn to_array(&self) -> [u64; N_FIELDS] {
                 [$(self.$name),*]
+            }
+
+            /// The fields seen as an array in place, in `FIELDS` order
+            /// (no copy: the modeled clocks read them at every event).
+            pub fn as_array(&self) -> &[u64; N_FIELDS] {
+                const _: () = assert!(
+                    std::mem::size_of::<Counts>() == N_FIELDS * 8
+                        && std::mem::align_of::<Counts>() == std::mem::align_of::<u64>()
+                );
+                // SAFETY: `Counts` is `repr(C)` with N_FIELDS `u64` fields
+                // and no padding (the size and alignment are asserted
+                // above), so it has the layout of `[u64; N_FIELDS]`; the
+                // borrow keeps `self` alive and unchanged meanwhile.
+                unsafe { &*(self as *const Counts).cast::<[u64; N_FIELDS]>() }
             }
 
             /// Counts from an array in `FIELDS` order.
