@@ -107,7 +107,6 @@ FASTPATH_BUDGET = ["rslub_cache_alloc=38", "rslub_cache_free=47",
 class Synthetic:  # pylint: disable=too-many-instance-attributes
     """What a synthetic suite runs (synthetic_plan)."""
     suite: str
-    quick: bool
     modes: list
     sizes: str
     batches: str
@@ -171,7 +170,7 @@ def synthetic_plan(env):
     given, notes = bb.given_modes(env, quick)
     sizes = get("SIZES", ALL_SIZES)
     p = Synthetic(
-        suite=suite, quick=quick, modes=given or bb.expand_modes("icount wall"),
+        suite=suite, modes=given or bb.expand_modes("icount wall"),
         sizes=sizes, batches=get("BATCHES", "1 8 16 32 64 128"), ops=get("OPS", "10000"),
         rounds=get("ROUNDS", "5"), churn_rounds=get("CHURN_ROUNDS", "3"),
         bench_cpus=get("BENCH_CPUS", "4"),
@@ -385,7 +384,7 @@ def run_synthetic(p, env):
         where = f" ({k.tag}{os.path.basename(k.kdir)})" if k.tag else ""
         runner.say(f"bench: [{runner.seconds()}s] {mode} boot{where}, {s.cpus} vCPUs: "
                    f"{s.workloads} (log: {log})")
-        g = bb.Boot(mode, k.kdir, synthetic_cmd(p, k, mode, s, env.get("RSLUB_PARAMS", "")), log,
+        g = bb.Boot(k.kdir, synthetic_cmd(p, k, mode, s, env.get("RSLUB_PARAMS", "")), log,
                     vm_env(env, s, opts, qemu, f"{out}/console-{k.tag}{mode}.log", "7200"),
                     r"^bench: FAILED|^vm:|rslub_bench: .*(FAILED|failed|cannot)")
         if not runner.boot(g):

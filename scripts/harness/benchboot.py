@@ -267,11 +267,9 @@ def out_dir(env, tag):
 class Boot:
     """One guest of a run: what harness.vm gets, and where its output goes.
 
-    NAME says which boot in the failure line; LOG keeps the guest's output
-    (harness.vm's lines too); ENV is added to the environment (VM_...);
-    PATTERN: the log lines shown when it fails.
+    LOG keeps the guest's output (harness.vm's lines too); ENV is added to
+    the environment (VM_...); PATTERN: the log lines shown when it fails.
     """
-    name: str
     kdir: str
     cmd: str
     log: str

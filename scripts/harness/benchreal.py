@@ -137,7 +137,6 @@ class Real:  # pylint: disable=too-many-instance-attributes
     """What a real suite runs (plan)."""
     suite: str
     classic: bool
-    quick: bool
     modes: list
     rounds: str
     workloads: str  # "": the guest's default
@@ -207,8 +206,8 @@ def plan(env, classic):
     aa = env.get("AA") or ("0" if (scale and not env.get("EXPERIMENT")) or classic else "1")
     if aa == "1":
         sides += " aa"
-    return Real(suite="classic-real" if classic else "real", classic=classic, quick=quick,
-                modes=modes, rounds=rounds, workloads=workloads, sides=sides,
+    return Real(suite="classic-real" if classic else "real", classic=classic, modes=modes,
+                rounds=rounds, workloads=workloads, sides=sides,
                 experiment=experiment, variant_builds=variants,
                 build_label="default" if variants else "",
                 real_cpus=env.get("REAL_CPUS") or "4", notes=notes)
@@ -375,7 +374,7 @@ def run(p, env):  # pylint: disable=too-many-locals,too-many-statements
               "VM_CONSOLE": f"{out}/console-{name}.log"}
         if numa:
             vm["VM_NUMA"] = numa
-        g = bb.Boot(mode, kdir, guest_cmd(p, env, mode, run_dir, build_name, sides, marks),
+        g = bb.Boot(kdir, guest_cmd(p, env, mode, run_dir, build_name, sides, marks),
                     log, vm)
         if not runner.boot(g):
             for line in runner.failed_lines(g):
