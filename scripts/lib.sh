@@ -43,11 +43,8 @@ model_quantum() {
 # `make qemu`, or says how to get it (it is not built here: about 6 min).
 use_quantum() {
 	[ "${RR_QUANTUM:-0}" != 0 ] || return 0
-	case $RR_QUANTUM in '' | *[!0-9]*) echo "model: RR_QUANTUM=$RR_QUANTUM: expected a number of instructions" >&2; return 1 ;; esac
-	local q
-	q=$("$ROOT/scripts/qemu-build.sh" --print-path) || return 1
-	[ -x "$q" ] || { echo "model: RR_QUANTUM needs the patched QEMU: run 'make qemu' first (about 6 min; $q)" >&2; return 1; }
-	export VM_QEMU=$q
+	VM_QEMU=$(harness_lib quantum-qemu) || return 1
+	export VM_QEMU
 }
 
 # vm_qemu_for OPTS: the QEMU binary for a boot with QEMU options OPTS: the

@@ -205,6 +205,7 @@ USAGE = """usage: python3 -m harness.lib COMMAND ARGS (for the shell scripts, sc
   model-opts KDIR COUNTS [EXTRA]   QEMU options of a boot under the cost model
   boot-opts KDIR COUNTS [EXTRA]    the same for a make bench model boot
   quantum                          the quantum of make bench's model boots
+  quantum-qemu                     the patched QEMU that RR_QUANTUM needs
   copy-tree DIR                    the checkout copied into DIR for a module build"""
 
 
@@ -219,6 +220,12 @@ def main(argv=None):
         return 0
     if cmd == "quantum" and not args:
         print(model_quantum())
+        return 0
+    if cmd == "quantum-qemu" and not args:
+        qemu = quantum_qemu()
+        if qemu is None:
+            return 1
+        print(qemu)
         return 0
     if cmd == "copy-tree" and len(args) == 1:
         return copy_tree(args[0])

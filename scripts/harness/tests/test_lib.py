@@ -92,6 +92,8 @@ class Kernel(unittest.TestCase):
         with mock.patch("sys.stderr"):
             self.assertEqual(lib.main(["nope"]), 2)
             self.assertEqual(lib.main(["model-opts", str(self.kdir), "/o/c"]), 1)
+            with mock.patch.dict(os.environ, {"RR_QUANTUM": "1k"}):
+                self.assertEqual(lib.main(["quantum-qemu"]), 1)
 
 
 if __name__ == "__main__":
