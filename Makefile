@@ -152,7 +152,8 @@ fmt:
 	cd tools/rsbench && cargo fmt
 	cd tools/costmodel && cargo fmt --all
 
-# The host harness (scripts/harness/, Python): make check, make stress, the VM runner.
+# The host harness (scripts/harness/, Python): make check, make stress, make
+# bench, the VM runner.
 HARNESS = PYTHONPATH=$(ROOT)/scripts python3 -m harness
 
 check:
@@ -168,7 +169,7 @@ mutants:
 		MUTANTS_LIMIT='$(MUTANTS_LIMIT)' VARIANT='$(VARIANT)' $(HARNESS).mutants
 
 bench:
-	@scripts/bench.sh
+	@$(HARNESS).bench
 
 trace-pair:
 	@scripts/trace-pair.sh

@@ -24,7 +24,7 @@ import sys
 # the ret. Raise one only with the reason in docs/design.md.
 # The module make check builds counts its events: each hit path has one
 # counter increment (2 instructions) more than the bench build's (STATS=0:
-# 38 and 47, which scripts/bench.sh checks). Free went 48 -> 49 on
+# 38 and 47, which make bench checks: harness/bench.py). Free went 48 -> 49 on
 # 2026-12-01: the slab magic is the cache's secret XOR the slab's address
 # (one xor more; docs/design.md, "Fast-path cost").
 # The served entries (the kernel's static calls into rslub for a cache it

@@ -55,7 +55,7 @@ plugin-cost|ok|scripts/plugin-cost.sh
 qemu|ok|make qemu
 qemu-quantum|ok|scripts/test-qemu-quantum.sh
 quantum-sweep|ok|QUANTA='0 1000' scripts/quantum-sweep.sh
-real-model16|ok|make bench SUITE=real QUICK=1 QUICK_MODES=model16 AA=0 WORKLOADS=brk1
+real-model16|ok|make bench SUITE=real QUICK=1 MODES=model16 AA=0 WORKLOADS=brk1
 vm|ok|make vm CMD='uname -r; grep -c . /proc/cpuinfo'
 stress|ok|make stress
 stress-faults|ok|make stress FAULTS=1

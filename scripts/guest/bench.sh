@@ -1,5 +1,5 @@
 #!/bin/sh
-# Runs inside the bench VM (scripts/bench.sh boots it): loads rslub.ko, then
+# Runs inside the bench VM (make bench, harness/bench.py, boots it): loads rslub.ko, then
 # the bench module once per workload, size (and bulk batch), so that each
 # load's result lines fit the kernel log, and prints every result line on
 # stdout with a progress line per workload. churn loads the module once per

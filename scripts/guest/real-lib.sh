@@ -94,8 +94,8 @@ XCPU_BYTES=${XCPU_BYTES:-1024}
 XCPU_FROM=${XCPU_FROM:-0}
 XCPU_TO=${XCPU_TO:-1}
 XCPU_SNDBUF=${XCPU_SNDBUF:-0}
-# The programs of tools/realprogs (built there by scripts/bench-real.sh)
-# and the tmpfs root perf runs in.
+# The programs of tools/realprogs (built there by make bench,
+# harness/benchreal.py) and the tmpfs root perf runs in.
 REAL_PROGS=${REAL_PROGS:-$(pwd)/tools/realprogs}
 PERF_ROOT=${PERF_ROOT:-/dev/shm/perf-root}
 REAL_OUT=${REAL_OUT:-/tmp/real}

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Runs inside the bench VM (scripts/bench-real.sh boots it, make bench
+# Runs inside the bench VM (harness/benchreal.py boots it, make bench
 # SUITE=real): loads rslub.ko, then runs each real workload
 # (scripts/guest/real-lib.sh) alternately on the in-tree SLUB (nothing
 # served) and with rslub serving $SERVE, ROUNDS rounds each side after one

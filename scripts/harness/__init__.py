@@ -3,8 +3,9 @@
 
 vm (scripts/vm.sh: one guest under the watcher, vmwatch), check (make
 check's steps and guest scheduler), serve (its served-cache guest), stress
-(make stress), judge (the verdicts all of them share) and lib (the
-kernel, its config, the cost model's QEMU options). The guests' own
+(make stress), bench (make bench, with benchreal and benchboot), judge
+(the verdicts all of them share) and lib (the kernel, its config, copies
+of the tree, the cost model's QEMU options). The guests' own
 scripts stay shell, in scripts/guest/. Python 3.11, standard library
 only; the host tests are in tests/ (python3 -m unittest, run by make
 check).

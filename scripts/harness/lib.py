@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """What the host runs share: the checkout, the kernel and its config, a
-step clock, and the QEMU options of a boot under the cost model."""
+step clock, copies of the tree for module builds, and the QEMU options of
+a boot under the cost model (the only place they are written: the shell
+scripts that boot one ask this module, see main())."""
 
 import os
 import subprocess
@@ -77,13 +79,14 @@ def cpu_number(kdir):
     return None
 
 
-def quantum_qemu(root=ROOT):
-    """The patched QEMU of `make qemu` for RR_QUANTUM, or None (said why).
+def quantum_qemu(root=ROOT, quantum=None):
+    """The patched QEMU of `make qemu` for QUANTUM (RR_QUANTUM), or None.
 
     RR_QUANTUM=Q boots with each vCPU's turn at most Q instructions; that
-    QEMU is not built here (about 6 min: scripts/qemu-build.sh).
+    QEMU is not built here (about 6 min: scripts/qemu-build.sh). None is
+    said on stderr.
     """
-    q = os.environ.get("RR_QUANTUM", "")
+    q = os.environ.get("RR_QUANTUM", "") if quantum is None else quantum
     if not q.isdigit():
         print(f"model: RR_QUANTUM={q}: expected a number of instructions", file=sys.stderr)
         return None
@@ -97,29 +100,138 @@ def quantum_qemu(root=ROOT):
     return path
 
 
-def model_qemu_opts(kdir, counts, extra="", root=ROOT):
+def model_qemu_opts(kdir, counts, extra="", root=ROOT, quantum=None):
     """QEMU options for a boot under the cost model's plugin, and its QEMU.
 
     -icount, the counts file COUNTS, the kernel's cpu_number (the plugin
     finds the running vCPU with it), the plugin arguments EXTRA, then
-    MODEL_ARGS from the environment; COSTMODEL_PLUGIN: another build of
-    the plugin. With RR_QUANTUM (not 0) the patched QEMU and the plugin
-    trusting its vCPU index (vcpu=qemu). Returns (options, VM_QEMU or "")
-    or None, said on stderr.
+    MODEL_ARGS from the environment (e.g. strings=iter,rmw=access: each
+    rep iteration an access and an atomic's accesses priced on top of it,
+    the older counting); COSTMODEL_PLUGIN: another build of the plugin
+    (scripts/plugin-cost.sh compares two). With a QUANTUM (default
+    RR_QUANTUM; 0 or empty: the distribution's QEMU) the patched QEMU of
+    `make qemu`, each vCPU's turn at most QUANTUM instructions (-accel
+    tcg,rr-quantum=), and the plugin trusting that QEMU's vCPU index
+    (vcpu=qemu), for the vCPUs to interleave finely (docs/benchmarks.md,
+    "Two CPUs at once"). Returns (options, VM_QEMU or "") or None, said
+    on stderr.
     """
     cn = cpu_number(kdir)
     if cn is None:
         print(f"model: no cpu_number (nor pcpu_hot) in {kdir}/System.map", file=sys.stderr)
         return None
+    if quantum is None:
+        quantum = os.environ.get("RR_QUANTUM", "")
     accel, qemu = "", ""
-    if os.environ.get("RR_QUANTUM", "0") not in ("", "0"):
-        qemu = quantum_qemu(root)
+    if quantum not in ("", "0"):
+        qemu = quantum_qemu(root, quantum)
         if qemu is None:
             return None
-        accel = f" -accel tcg,rr-quantum={os.environ['RR_QUANTUM']}"
+        accel = f" -accel tcg,rr-quantum={quantum}"
         extra = f"{extra},vcpu=qemu" if extra else "vcpu=qemu"
     plugin = os.environ.get("COSTMODEL_PLUGIN") or \
         f"{root}/tools/costmodel/target/release/libcostmodel.so"
     args = ",".join(a for a in (f"out={counts}", f"cpu_number=0x{cn}", extra,
                                 os.environ.get("MODEL_ARGS", "")) if a)
     return f"-icount shift=0,sleep=off{accel} -plugin {plugin},{args}", qemu
+
+
+def model_quantum(env=None):
+    """The quantum of make bench's model boots: RR_QUANTUM, or 1000 when unset.
+
+    The figures converge from Q = 10000 down, where the distribution's QEMU
+    gives a spinner's clock whole slices of waiting (docs/benchmarks.md,
+    "Fine interleaving"). "0" (or empty): the distribution's QEMU.
+    """
+    env = os.environ if env is None else env
+    q = env.get("RR_QUANTUM", "1000")
+    return q if q else "0"
+
+
+def model_profile(env=None):
+    """The profile make bench prices its model boots with: MODEL_PROFILE.
+
+    Default server-ooo: the server's prices on an interval core, which
+    hides what an out-of-order core overlaps; `server` prices in order,
+    every access one after another.
+    """
+    env = os.environ if env is None else env
+    return env.get("MODEL_PROFILE") or "server-ooo"
+
+
+def model_boot_opts(kdir, counts, extra="", root=ROOT):
+    """model_qemu_opts for a make bench boot: (options, VM_QEMU or "") or None.
+
+    With the plugin's core= of model_profile when it is an interval core
+    (costmodel-price --core; nothing for an in-order profile), so that the
+    counts can be priced under it and under the in-order profiles, the
+    vCPUs' clocks timed with the same profile, at the quantum of
+    model_quantum.
+    """
+    profile = model_profile()
+    out = subprocess.run([f"{root}/tools/costmodel/target/release/costmodel-price",
+                          "--profile", profile, "--core"],
+                         capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        sys.stderr.write(out.stderr)
+        print(f"model: no profile '{profile}' in tools/costmodel/profiles.toml", file=sys.stderr)
+        return None
+    core = out.stdout.strip()
+    args = [a for a in (extra, f"core={core}" if core else "", f"profile={profile}") if a]
+    return model_qemu_opts(kdir, counts, ",".join(args), root, model_quantum())
+
+
+# What a copy of the tree for a module build leaves out: git data, results
+# and build outputs. The outputs already in the copy are excluded from
+# --delete too, so that a rebuild there is incremental.
+COPY_EXCLUDES = ["/results", "target", ".git", "*.o", "*.ko", "*.cmd", "*.mod", "*.mod.c",
+                 "*.bc", "Module.symvers", "modules.order", "/rust/shim_bindings.rs"]
+
+
+def copy_tree(dest, root=ROOT):
+    """Copies the checkout into DEST for a module build of its own (rsync).
+
+    make bench's builds (each build variant, another kernel) and make
+    trace-pair's. Returns rsync's exit status.
+    """
+    os.makedirs(dest, exist_ok=True)
+    args = ["rsync", "-a", "--delete"]
+    for e in COPY_EXCLUDES:
+        args += ["--exclude", e]
+    return subprocess.run(args + [f"{root}/", f"{dest}/"], check=False).returncode
+
+
+USAGE = """usage: python3 -m harness.lib COMMAND ARGS (for the shell scripts, scripts/lib.sh)
+  model-opts KDIR COUNTS [EXTRA]   QEMU options of a boot under the cost model
+  boot-opts KDIR COUNTS [EXTRA]    the same for a make bench model boot
+  quantum                          the quantum of make bench's model boots
+  quantum-qemu                     the patched QEMU that RR_QUANTUM needs
+  copy-tree DIR                    the checkout copied into DIR for a module build"""
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    cmd, args = (argv[0], argv[1:]) if argv else ("", [])
+    if cmd in ("model-opts", "boot-opts") and len(args) in (2, 3):
+        opts = (model_qemu_opts if cmd == "model-opts" else model_boot_opts)(*args)
+        if opts is None:
+            return 1
+        print(opts[0])
+        return 0
+    if cmd == "quantum" and not args:
+        print(model_quantum())
+        return 0
+    if cmd == "quantum-qemu" and not args:
+        qemu = quantum_qemu()
+        if qemu is None:
+            return 1
+        print(qemu)
+        return 0
+    if cmd == "copy-tree" and len(args) == 1:
+        return copy_tree(args[0])
+    print(USAGE, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -51,6 +51,50 @@ class Kernel(unittest.TestCase):
         with mock.patch("sys.stderr"):
             self.assertIsNone(lib.model_qemu_opts(self.kdir, "/o/counts"))
 
+    def test_model_boot_opts(self):
+        # The profile's core (costmodel-price --core) and the profile, at
+        # the model boots' quantum (0 here: the distribution's QEMU).
+        (self.kdir / "System.map").write_text("0000000000020a2c D cpu_number\n",
+                                              encoding="ascii")
+        price = self.kdir / "tools/costmodel/target/release/costmodel-price"
+        price.parent.mkdir(parents=True)
+        price.write_text('#!/bin/sh\n[ "$2" = server ] || echo 224:10:56:16\n', encoding="ascii")
+        price.chmod(0o755)
+        env = {"RR_QUANTUM": "0", "MODEL_ARGS": "", "COSTMODEL_PLUGIN": "/p.so"}
+        with mock.patch.dict(os.environ, env):
+            opts = lib.model_boot_opts(self.kdir, "/o/c", "cpu_nodes=0:1", self.kdir)
+            self.assertEqual(opts[0], "-icount shift=0,sleep=off -plugin /p.so,out=/o/c,"
+                             "cpu_number=0x20a2c,cpu_nodes=0:1,core=224:10:56:16,"
+                             "profile=server-ooo")
+            os.environ["MODEL_PROFILE"] = "server"
+            opts = lib.model_boot_opts(self.kdir, "/o/c", "", self.kdir)
+            self.assertTrue(opts[0].endswith(",cpu_number=0x20a2c,profile=server"))
+
+    def test_model_quantum_and_profile(self):
+        self.assertEqual(lib.model_quantum({}), "1000")
+        self.assertEqual(lib.model_quantum({"RR_QUANTUM": ""}), "0")
+        self.assertEqual(lib.model_quantum({"RR_QUANTUM": "200"}), "200")
+        self.assertEqual(lib.model_profile({}), "server-ooo")
+        self.assertEqual(lib.model_profile({"MODEL_PROFILE": "desktop"}), "desktop")
+
+    def test_copy_tree(self):
+        src = self.kdir / "src"
+        for name in ("keep.c", ".git/HEAD", "results/r.log", "m.o", "sub/target/x",
+                     "rust/shim_bindings.rs"):
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            (src / name).write_text("x", encoding="ascii")
+        dest = self.kdir / "dest"
+        self.assertEqual(lib.copy_tree(dest, src), 0)
+        self.assertEqual(sorted(str(p.relative_to(dest)) for p in dest.rglob("*")
+                                if p.is_file()), ["keep.c"])
+
+    def test_command_line(self):
+        with mock.patch("sys.stderr"):
+            self.assertEqual(lib.main(["nope"]), 2)
+            self.assertEqual(lib.main(["model-opts", str(self.kdir), "/o/c"]), 1)
+            with mock.patch.dict(os.environ, {"RR_QUANTUM": "1k"}):
+                self.assertEqual(lib.main(["quantum-qemu"]), 1)
+
 
 if __name__ == "__main__":
     unittest.main()
