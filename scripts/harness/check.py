@@ -400,7 +400,7 @@ class Check:
                 env = {**os.environ, **g.env, "PYTHONPATH": str(g.cwd / "scripts")}
                 p = self.spawn([sys.executable, "-m", "harness.vm", self.kdir, g.cmd], log,
                                cwd=g.cwd, env=env)
-                rc, cpu = wait_cpu(p)
+                rc, cpu = lib.wait_cpu(p)
                 if cpu is not None and not self.stopping:
                     (self.out / f"vm-{g.name}.cpu").write_text(f"{cpu:.0f}\n", encoding="utf-8")
         finally:
@@ -689,19 +689,6 @@ class Check:
                   f"guest ({os.cpu_count() or 1} host cores)")
         return 0 if self.tally.summary("check", f"KUnit logs and parsed results: {self.out}") \
             else 1
-
-
-def wait_cpu(p):
-    """Waits for P: (its exit status, the CPU seconds of it and its children).
-
-    The CPU time is None when P was reaped elsewhere (stop_all's poll).
-    """
-    try:
-        _, status, used = os.wait4(p.pid, 0)
-    except ChildProcessError:
-        return p.wait(), None
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return p.returncode, used.ru_utime + used.ru_stime
 
 
 def read(path):

@@ -188,6 +188,45 @@ COPY_EXCLUDES = ["/results", "target", ".git", "*.o", "*.ko", "*.cmd", "*.mod", 
                  "*.bc", "Module.symvers", "modules.order", "/rust/shim_bindings.rs"]
 
 
+def start_vm(kdir, cmd, log, env=None, root=ROOT):
+    """Starts one guest of the kernel in KDIR running CMD (harness.vm).
+
+    Its output, both streams, goes to the file LOG; ENV (the VM_...
+    settings of harness.vm) is added to this process's environment, an
+    empty value as good as unset. Returns the process: wait_cpu gives its
+    exit status and CPU time, as the shell's `time` gave them.
+    """
+    env = {**os.environ, **(env or {}), "PYTHONPATH": str(Path(root) / "scripts")}
+    with open(log, "wb") as f:
+        return subprocess.Popen([sys.executable, "-m", "harness.vm", str(kdir), cmd], env=env,
+                                stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT)
+
+
+def wait_cpu(p):
+    """Waits for P: (its exit status, the CPU seconds of it and its children).
+
+    The CPU time is None when P was reaped elsewhere (make check's stop_all's
+    poll).
+    """
+    try:
+        _, status, used = os.wait4(p.pid, 0)
+    except ChildProcessError:
+        return p.wait(), None
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return p.returncode, used.ru_utime + used.ru_stime
+
+
+def tail(path, n):
+    """The last N lines of the file PATH, as `tail -n N` prints them ("" when
+    it is not there)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return ""
+    return "".join(line + "\n" for line in lines[-n:])
+
+
 def copy_tree(dest, root=ROOT):
     """Copies the checkout into DEST for a module build of its own (rsync).
 

@@ -2,6 +2,8 @@
 """harness.lib: the kernel's config and the cost model's QEMU options."""
 
 import os
+import subprocess
+import sys
 import tempfile
 import unittest
 from pathlib import Path
@@ -94,6 +96,44 @@ class Kernel(unittest.TestCase):
             self.assertEqual(lib.main(["model-opts", str(self.kdir), "/o/c"]), 1)
             with mock.patch.dict(os.environ, {"RR_QUANTUM": "1k"}):
                 self.assertEqual(lib.main(["quantum-qemu"]), 1)
+
+
+class Processes(unittest.TestCase):
+
+    # A guest's CPU time is its process's and its children's: a child that
+    # spins 0.3 s of CPU and exits 3 is waited for with both.
+    def test_wait_cpu_counts_the_children(self):
+        busy = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
+        spin = ("import subprocess, sys; "
+                f"subprocess.run([sys.executable, '-c', {busy!r}]); sys.exit(3)")
+        p = subprocess.Popen([sys.executable, "-c", spin])
+        rc, cpu = lib.wait_cpu(p)
+        self.assertEqual(rc, 3)
+        self.assertEqual(p.returncode, 3)
+        self.assertGreaterEqual(cpu, 0.3)
+
+    # Reaped elsewhere (make check's stop): the status, no CPU time.
+    def test_wait_cpu_after_a_reap(self):
+        p = subprocess.Popen([sys.executable, "-c", "pass"])
+        p.wait()
+        self.assertEqual(lib.wait_cpu(p), (0, None))
+
+    # harness.vm's refusal of a kernel without an image, in the log, with
+    # the environment given (VM_CPUS=0 would be refused later).
+    def test_start_vm(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp) / "vm.log"
+            p = lib.start_vm(tmp, "true", log, {"VM_CPUS": "0"})
+            self.assertEqual(lib.wait_cpu(p)[0], 2)
+            self.assertIn("vm: no kernel image in", log.read_text(encoding="utf-8"))
+
+    def test_tail(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "log"
+            path.write_text("a\nb\nc", encoding="utf-8")
+            self.assertEqual(lib.tail(path, 2), "b\nc\n")
+            self.assertEqual(lib.tail(path, 9), "a\nb\nc\n")
+            self.assertEqual(lib.tail(Path(tmp) / "none", 2), "")
 
 
 if __name__ == "__main__":
