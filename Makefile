@@ -53,7 +53,7 @@ export LIBCLANG_PATH ?= /usr/lib/llvm-22/lib
 # environment under the name KDIR: a nested make (harness.check runs
 # 'make setup') must not mistake it for the user's, or that setup would
 # install the tools only and never build or refresh the cached kernel.
-# scripts/test-setup-logic.sh checks these decisions.
+# harness.setuplogic (scripts/harness/setuplogic.py) checks these decisions.
 ifeq ($(origin KDIR),undefined)
 # (RSLUB_FLAVOR given by hand: make before 4.4 does not pass exported
 # variables to $(shell), and DEBUG=1 would build against the test kernel.)

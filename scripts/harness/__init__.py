@@ -2,7 +2,8 @@
 """rslub's host harness: the VM runner and the runs that use it.
 
 vm (scripts/vm.sh: one guest under the watcher, vmwatch), check (make
-check's steps and guest scheduler), serve (its served-cache guest), stress
+check's steps and guest scheduler), serve (its served-cache guest),
+setuplogic (the setup decisions it checks first), stress
 (make stress), bench (make bench, with benchreal and benchboot), judge
 (the verdicts all of them share) and lib (the kernel, its config, copies
 of the tree, the cost model's QEMU options). The guests' own

@@ -39,7 +39,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import judge, lib, serve
+from harness import judge, lib, serve, setuplogic
 
 EXPECTED_SUITES = ("rslub_percpu rslub_api rslub_slub rslub_sysfs rslub_debug rslub_badinput "
                    "rslub_serve rslub_kdebug").split()
@@ -154,11 +154,16 @@ class Check:
             return ["nice", "-n", "10"] + argv
         return argv
 
-    def run_logged(self, argv, log, cwd=None):
+    def run_logged(self, argv, log, cwd=None, env=None):
         """Runs ARGV (beside the guests) with its output to LOG; success."""
         with open(log, "wb") as f:
-            return subprocess.run(self.beside(argv), cwd=cwd or self.root, stdout=f,
+            return subprocess.run(self.beside(argv), cwd=cwd or self.root, env=env, stdout=f,
                                   stderr=subprocess.STDOUT, check=False).returncode == 0
+
+    def run_harness(self, module, log, *args):
+        """Runs python3 -m harness.MODULE ARGS as run_logged does; success."""
+        return self.run_logged([sys.executable, "-m", f"harness.{module}", *args], log,
+                               env={**os.environ, "PYTHONPATH": str(self.root / "scripts")})
 
     def tail(self, log, n):
         lines = read(log).splitlines()[-n:]
@@ -182,11 +187,9 @@ class Check:
     def host_checks(self):
         """The setup logic, and the harness's own tests in the background."""
         log = self.out / "setup-logic.log"
-        self.step(f"setup logic (scripts/test-setup-logic.sh, log: {log})")
-        self.run_logged(["scripts/test-setup-logic.sh"], log)
-        script = read(self.root / "scripts/test-setup-logic.sh")
-        self.count_file("host", log, "setup-logic",
-                        len(re.findall(r"^(?:expect |exact |case \$[a-z]*kdir )", script, re.M)))
+        self.step(f"setup logic (python3 -m harness.setuplogic, log: {log})")
+        self.run_harness("setuplogic", log)
+        self.count_file("host", log, "setup-logic", len(setuplogic.CASES))
         # The watcher's decisions on stand-ins for vng (about 40 s, mostly
         # asleep), the log check, the scheduler and the VM options.
         self.step(f"harness tests (python3 -m unittest, scripts/harness/tests, "
