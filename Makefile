@@ -172,7 +172,7 @@ bench:
 	@$(HARNESS).bench
 
 trace-pair:
-	@scripts/trace-pair.sh
+	@$(HARNESS).tracepair
 
 bench-compare:
 	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make bench-compare A=results/<run> B=results/<run>"; exit 2; }

@@ -39,7 +39,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import judge, lib, serve, setuplogic
+from harness import judge, lib, serve, setuplogic, tracepair
 
 EXPECTED_SUITES = ("rslub_percpu rslub_api rslub_slub rslub_sysfs rslub_debug rslub_badinput "
                    "rslub_serve rslub_kdebug").split()
@@ -208,10 +208,9 @@ class Check:
         log = self.out / "trace-pair.log"
         # make trace-pair's stepping and table on a guest without a kernel
         # (QEMU and gdb, a few seconds): each rep string instruction once.
-        self.step(f"trace-pair stepping (scripts/test-trace-pair.sh, log: {log})")
-        self.run_logged(["scripts/test-trace-pair.sh"], log)
-        script = read(self.root / "scripts/test-trace-pair.sh")
-        self.count_file("host", log, "trace-pair", len(re.findall(r'^check "', script, re.M)))
+        self.step(f"trace-pair stepping (python3 -m harness.tracepair --self-test, log: {log})")
+        self.run_harness("tracepair", log, "--self-test")
+        self.count_file("host", log, "trace-pair", len(tracepair.SELF_CHECKS))
         # The cost model's plugin and calibration program, built in the
         # background from here on (cargo may fetch crates the first time);
         # the model guest waits.
