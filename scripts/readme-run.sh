@@ -51,7 +51,7 @@ bench-kvm|fail|VM_STALL=120 make bench QUICK=1 KVM=1
 bench-model|ok|make bench QUICK=1 MODES=model
 bench-verdict|ok|make bench-verdict R=\$(ls -d results/2*[0-9] | tail -n 1)
 trace-pair|ok|make trace-pair
-plugin-cost|ok|scripts/plugin-cost.sh
+plugin-cost|ok|PYTHONPATH=scripts python3 -m harness.plugincost
 qemu|ok|make qemu
 qemu-quantum|ok|scripts/test-qemu-quantum.sh
 quantum-sweep|ok|QUANTA='0 1000' scripts/quantum-sweep.sh

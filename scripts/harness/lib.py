@@ -108,7 +108,7 @@ def model_qemu_opts(kdir, counts, extra="", root=ROOT, quantum=None):
     MODEL_ARGS from the environment (e.g. strings=iter,rmw=access: each
     rep iteration an access and an atomic's accesses priced on top of it,
     the older counting); COSTMODEL_PLUGIN: another build of the plugin
-    (scripts/plugin-cost.sh compares two). With a QUANTUM (default
+    (harness.plugincost compares two). With a QUANTUM (default
     RR_QUANTUM; 0 or empty: the distribution's QEMU) the patched QEMU of
     `make qemu`, each vCPU's turn at most QUANTUM instructions (-accel
     tcg,rr-quantum=), and the plugin trusting that QEMU's vCPU index
@@ -159,16 +159,16 @@ def model_profile(env=None):
     return env.get("MODEL_PROFILE") or "server-ooo"
 
 
-def model_boot_opts(kdir, counts, extra="", root=ROOT):
+def model_boot_opts(kdir, counts, extra="", root=ROOT, profile=None):
     """model_qemu_opts for a make bench boot: (options, VM_QEMU or "") or None.
 
-    With the plugin's core= of model_profile when it is an interval core
-    (costmodel-price --core; nothing for an in-order profile), so that the
-    counts can be priced under it and under the in-order profiles, the
-    vCPUs' clocks timed with the same profile, at the quantum of
-    model_quantum.
+    With the plugin's core= of PROFILE (default model_profile) when it is
+    an interval core (costmodel-price --core; nothing for an in-order
+    profile), so that the counts can be priced under it and under the
+    in-order profiles, the vCPUs' clocks timed with the same profile, at
+    the quantum of model_quantum.
     """
-    profile = model_profile()
+    profile = profile or model_profile()
     out = subprocess.run([f"{root}/tools/costmodel/target/release/costmodel-price",
                           "--profile", profile, "--core"],
                          capture_output=True, text=True, check=False)
