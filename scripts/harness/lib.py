@@ -216,15 +216,19 @@ def wait_cpu(p):
     return p.returncode, used.ru_utime + used.ru_stime
 
 
+def read(path):
+    """The text of the file PATH, or "" when it is not there."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
 def tail(path, n):
     """The last N lines of the file PATH, as `tail -n N` prints them ("" when
     it is not there)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return ""
-    return "".join(line + "\n" for line in lines[-n:])
+    return "".join(line + "\n" for line in read(path).splitlines()[-n:])
 
 
 def copy_tree(dest, root=ROOT):

@@ -121,13 +121,6 @@ def bench_completed(vm_log, insmod_rc, insmod_log):
         (insmod_rc.strip() == "0" or "temporarily unavailable" in insmod_log)
 
 
-def read(path):
-    try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-
-
 def failed(why):
     print(f"trace-pair: FAILED: {why}", file=sys.stderr, flush=True)
     return 1
@@ -172,15 +165,15 @@ def stepped(vm, out, rw, bkdir, allocs, size, port):
     table; the exit status."""
     mark = rw / "mark"
     for _ in range(1800):
-        if read(mark):
+        if lib.read(mark):
             break
         if vm.poll() is not None:
-            sys.stdout.write(read(out / "vm.log"))
+            sys.stdout.write(lib.read(out / "vm.log"))
             return failed("the guest ended before the mark")
         time.sleep(1)
-    if not read(mark):
+    if not lib.read(mark):
         return failed("no mark address from the guest")
-    address = "0x" + read(mark).split("\n")[0]
+    address = "0x" + lib.read(mark).split("\n")[0]
     n = count_allocs(allocs)
     print(f"trace-pair: rslub_bench_trace_mark at {address}; stepping {n} allocators", flush=True)
     env = {**os.environ, "MARK": address, "ALLOCS": str(n), "ARMED": str(rw / "armed"),
@@ -188,15 +181,15 @@ def stepped(vm, out, rw, bkdir, allocs, size, port):
     with open(out / "gdb.log", "wb") as log:
         rc = subprocess.run(gdb_argv(f":{port}"), env=env, stdout=log, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, check=False).returncode
-    if rc or "Traceback" in read(out / "gdb.log"):
+    if rc or "Traceback" in lib.read(out / "gdb.log"):
         sys.stdout.write(lib.tail(out / "gdb.log", 20))
         return failed(f"gdb (log: {out}/gdb.log)")
     if vm.wait():
         sys.stdout.write(lib.tail(out / "vm.log", 20))
         return failed(f"the guest (log: {out}/vm.log)")
-    insmod_log = read(rw / "insmod.log")
-    if not bench_completed(read(out / "vm.log"), read(rw / "insmod.rc"), insmod_log):
-        lines = (insmod_log + read(out / "vm.log")).splitlines()[-20:]
+    insmod_log = lib.read(rw / "insmod.log")
+    if not bench_completed(lib.read(out / "vm.log"), lib.read(rw / "insmod.rc"), insmod_log):
+        lines = (insmod_log + lib.read(out / "vm.log")).splitlines()[-20:]
         sys.stdout.write("".join(line + "\n" for line in lines))
         return failed("the bench module did not complete")
     shutil.copyfile(rw / "kallsyms", out / "kallsyms")
@@ -251,7 +244,7 @@ def self_test(tmp, out=print):
             subprocess.run(["timeout", "60"] + gdb_argv(str(sock)), env=env, stdout=log,
                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False)
         # gdb -batch exits 0 when its script fails: the steps file says.
-        if "mark" not in read(steps).splitlines() or "Traceback" in read(tmp / "gdb.log"):
+        if "mark" not in lib.read(steps).splitlines() or "Traceback" in lib.read(tmp / "gdb.log"):
             out("trace-pair: FAIL gdb:\n" + prefixed(lib.tail(tmp / "gdb.log", 10)).rstrip("\n"))
             return 1
         rc = qemu.wait()
@@ -268,9 +261,9 @@ def self_test(tmp, out=print):
         rc = subprocess.run(report_argv("test", 0, steps, kallsyms), stdout=f,
                             check=False).returncode
     if rc:
-        out("trace-pair: FAIL the report:\n" + prefixed(read(report)).rstrip("\n"))
+        out("trace-pair: FAIL the report:\n" + prefixed(lib.read(report)).rstrip("\n"))
         return 1
-    files = {"steps": read(steps), "report": read(report)}
+    files = {"steps": lib.read(steps), "report": lib.read(report)}
     for name, pattern, where in SELF_CHECKS:
         if re.search(pattern, files[where], re.M):
             out(f"trace-pair: PASS {name}")

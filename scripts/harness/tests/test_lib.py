@@ -127,6 +127,12 @@ class Processes(unittest.TestCase):
             self.assertEqual(lib.wait_cpu(p)[0], 2)
             self.assertIn("vm: no kernel image in", log.read_text(encoding="utf-8"))
 
+    def test_read(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "log").write_bytes(b"a\xffb\n")
+            self.assertEqual(lib.read(Path(tmp) / "log"), "a\ufffdb\n")
+            self.assertEqual(lib.read(Path(tmp) / "none"), "")
+
     def test_tail(self):
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "log"
