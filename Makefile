@@ -32,7 +32,7 @@
 #   make qemu       a patched QEMU (patches/qemu: -accel tcg,rr-quantum=N,
 #                   the plugins' vCPU index under -icount), built once and
 #                   cached; prints its path (scripts/qemu-build.sh; not part
-#                   of setup or check). scripts/test-qemu-quantum.sh checks it
+#                   of setup or check). python3 -m harness.qemuquantum checks it
 #   make mutants    mutation testing of the core's host tests (cargo-mutants;
 #                   FILE='slub/*.rs' RE=regex JOBS=1 LIST=1; not part of check)
 #

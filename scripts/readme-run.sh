@@ -53,7 +53,7 @@ bench-verdict|ok|make bench-verdict R=\$(ls -d results/2*[0-9] | tail -n 1)
 trace-pair|ok|make trace-pair
 plugin-cost|ok|PYTHONPATH=scripts python3 -m harness.plugincost
 qemu|ok|make qemu
-qemu-quantum|ok|scripts/test-qemu-quantum.sh
+qemu-quantum|ok|PYTHONPATH=scripts python3 -m harness.qemuquantum
 quantum-sweep|ok|QUANTA='0 1000' PYTHONPATH=scripts python3 -m harness.quantumsweep
 real-model16|ok|make bench SUITE=real QUICK=1 MODES=model16 AA=0 WORKLOADS=brk1
 vm|ok|make vm CMD='uname -r; grep -c . /proc/cpuinfo'
