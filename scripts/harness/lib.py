@@ -56,6 +56,54 @@ class Clock:
         print(f"{self.prefix}: [{self.seconds()}s] {what}", flush=True)
 
 
+def minutes(secs):
+    """SECS as "M min S s"."""
+    return f"{secs // 60} min {secs % 60} s"
+
+
+# A running make's variables: a command run as a user types it has none of
+# them (a nested make would take a KDIR of make's for the user's).
+MAKE_VARS = ("KDIR", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")
+
+
+def user_env(extra=None):
+    """This environment without MAKE_VARS, EXTRA added."""
+    env = {k: v for k, v in os.environ.items() if k not in MAKE_VARS}
+    return {**env, **(extra or {})}
+
+
+def clone(clock, branch, dest, root=ROOT):
+    """Clones ROOT's BRANCH into DEST as a new user would, saying so on
+    CLOCK; whether git did."""
+    clock.step(f"clone {root} ({branch}) into {dest}")
+    if subprocess.run(["git", "clone", "-q", "--branch", branch, str(root), str(dest)],
+                      check=False).returncode:
+        return False
+    head = subprocess.run(["git", "-C", str(dest), "rev-parse", "--short", "HEAD"],
+                          stdout=subprocess.PIPE, text=True, check=False).stdout.strip()
+    clock.step(f"commit {head}")
+    return True
+
+
+def options(argv, valued=(), flags=()):
+    """The arguments ARGV of a QA run: --NAME VALUE for each name of VALUED,
+    --NAME for each of FLAGS (True), as a dict by NAME without its dashes.
+    Raises ValueError with what is wrong (an unknown argument, a missing
+    value)."""
+    out, args = {}, list(argv)
+    while args:
+        arg = args.pop(0)
+        if arg in valued:
+            if not args:
+                raise ValueError(f"{arg} needs a value")
+            out[arg[2:]] = args.pop(0)
+        elif arg in flags:
+            out[arg[2:]] = True
+        else:
+            raise ValueError(f"unknown argument '{arg}'")
+    return out
+
+
 def cpu_number(kdir):
     """The address of the kernel's per-CPU cpu_number (System.map), hex.
 

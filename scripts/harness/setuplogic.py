@@ -18,8 +18,8 @@ stand-ins on PATH: a command that answers otherwise (uname, id, python3),
 or a PATH of links to every command but some (Host.path_without), with
 HOME elsewhere (setup looks in ~/.cargo/bin too).
 
-Environment: none of its own; KDIR, MAKEFLAGS, MFLAGS and MAKELEVEL are
-left out of every command's.
+Environment: none of its own; a running make's (KDIR, MAKEFLAGS, MFLAGS,
+MAKELEVEL: harness.lib.MAKE_VARS) is left out of every command's.
 """
 
 import fnmatch
@@ -45,9 +45,6 @@ nested-kdir-alone:
 \t@PYTHONPATH=scripts python3 -c 'from harness import lib; print(lib.rslub_kdir())' >$(OUTFILE)
 """
 
-# What a run of make may not pass on to the commands of the cases.
-MAKE_VARS = ("KDIR", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")
-
 USER_KDIR = "/user/kernel"
 TOOLS_ONLY = "kernel: not set up (tools only)"
 
@@ -59,8 +56,7 @@ class Host:
     def __init__(self, root, tmp):
         self.root, self.tmp = Path(root), Path(tmp)
         self.cache = self.tmp / "cache"
-        self.env = {k: v for k, v in os.environ.items() if k not in MAKE_VARS}
-        self.env.update(RSLUB_CACHE=str(self.cache), RSLUB_SETUP_DRY_RUN="1")
+        self.env = lib.user_env({"RSLUB_CACHE": str(self.cache), "RSLUB_SETUP_DRY_RUN": "1"})
         self.nested_mk = self.tmp / "nested.mk"
         self.nested_mk.write_text(NESTED_MK, encoding="utf-8")
 

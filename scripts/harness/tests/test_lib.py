@@ -142,5 +142,52 @@ class Processes(unittest.TestCase):
             self.assertEqual(lib.tail(Path(tmp) / "none", 2), "")
 
 
+class QaRuns(unittest.TestCase):
+    """What harness.fresh and harness.readmerun share."""
+
+    def test_minutes(self):
+        self.assertEqual(lib.minutes(0), "0 min 0 s")
+        self.assertEqual(lib.minutes(3725), "62 min 5 s")
+
+    def test_user_env(self):
+        with mock.patch.dict(os.environ, {"KDIR": "/k", "MAKEFLAGS": "-s", "MAKELEVEL": "1",
+                                          "MFLAGS": "-s", "KEPT": "1"}):
+            env = lib.user_env({"RSLUB_CACHE": "/c"})
+        self.assertFalse(set(lib.MAKE_VARS) & set(env))
+        self.assertEqual((env["KEPT"], env["RSLUB_CACHE"]), ("1", "/c"))
+
+    def test_options(self):
+        valued, flags = ("--branch", "--only"), ("--keep",)
+        self.assertEqual(lib.options(["--keep", "--branch", "b", "--only", "--x"], valued, flags),
+                         {"keep": True, "branch": "b", "only": "--x"})
+        self.assertEqual(lib.options([], valued, flags), {})
+        with self.assertRaisesRegex(ValueError, "^unknown argument 'x'$"):
+            lib.options(["x"], valued, flags)
+        with self.assertRaisesRegex(ValueError, "^--branch needs a value$"):
+            lib.options(["--branch"], valued, flags)
+
+    def test_clone(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            repo = Path(tmp) / "repo"
+            git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+            subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+            subprocess.run(git + ["commit", "-q", "--allow-empty", "-m", "x"], check=True)
+            clock = mock.Mock()
+            self.assertTrue(lib.clone(clock, "main", f"{tmp}/c", repo))
+            self.assertTrue((Path(tmp) / "c/.git").is_dir())
+            said = [c.args[0] for c in clock.step.call_args_list]
+            self.assertEqual(said[0], f"clone {repo} (main) into {tmp}/c")
+            self.assertRegex(said[1], "^commit [0-9a-f]{7,}$")
+            # git's own line about it on stderr, out of the tests' output.
+            saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 2)
+            try:
+                self.assertFalse(lib.clone(clock, "none", f"{tmp}/d", repo))
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+                os.close(devnull)
+
+
 if __name__ == "__main__":
     unittest.main()
