@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """What the host runs share: the checkout, the kernel and its config, a
-step clock, copies of the tree for module builds, and the QEMU options of
-a boot under the cost model (the only place they are written: the shell
-scripts that boot one ask this module, see main())."""
+step clock, copies of the tree for module builds, the QEMU options of a
+boot under the cost model (the only place they are written), a guest's
+process and its CPU time, and what the QA runs share (a fresh clone, a
+user's environment, their options)."""
 
 import os
 import subprocess
@@ -290,39 +291,3 @@ def copy_tree(dest, root=ROOT):
     for e in COPY_EXCLUDES:
         args += ["--exclude", e]
     return subprocess.run(args + [f"{root}/", f"{dest}/"], check=False).returncode
-
-
-USAGE = """usage: python3 -m harness.lib COMMAND ARGS (for the shell scripts, scripts/lib.sh)
-  model-opts KDIR COUNTS [EXTRA]   QEMU options of a boot under the cost model
-  boot-opts KDIR COUNTS [EXTRA]    the same for a make bench model boot
-  quantum                          the quantum of make bench's model boots
-  quantum-qemu                     the patched QEMU that RR_QUANTUM needs
-  copy-tree DIR                    the checkout copied into DIR for a module build"""
-
-
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    cmd, args = (argv[0], argv[1:]) if argv else ("", [])
-    if cmd in ("model-opts", "boot-opts") and len(args) in (2, 3):
-        opts = (model_qemu_opts if cmd == "model-opts" else model_boot_opts)(*args)
-        if opts is None:
-            return 1
-        print(opts[0])
-        return 0
-    if cmd == "quantum" and not args:
-        print(model_quantum())
-        return 0
-    if cmd == "quantum-qemu" and not args:
-        qemu = quantum_qemu()
-        if qemu is None:
-            return 1
-        print(qemu)
-        return 0
-    if cmd == "copy-tree" and len(args) == 1:
-        return copy_tree(args[0])
-    print(USAGE, file=sys.stderr)
-    return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -72,6 +72,10 @@ class Kernel(unittest.TestCase):
             opts = lib.model_boot_opts(self.kdir, "/o/c", "", self.kdir)
             self.assertTrue(opts[0].endswith(",cpu_number=0x20a2c,profile=server"))
 
+    def test_quantum_qemu_wants_a_number(self):
+        with mock.patch("sys.stderr"):
+            self.assertIsNone(lib.quantum_qemu(quantum="1k"))
+
     def test_model_quantum_and_profile(self):
         self.assertEqual(lib.model_quantum({}), "1000")
         self.assertEqual(lib.model_quantum({"RR_QUANTUM": ""}), "0")
@@ -89,13 +93,6 @@ class Kernel(unittest.TestCase):
         self.assertEqual(lib.copy_tree(dest, src), 0)
         self.assertEqual(sorted(str(p.relative_to(dest)) for p in dest.rglob("*")
                                 if p.is_file()), ["keep.c"])
-
-    def test_command_line(self):
-        with mock.patch("sys.stderr"):
-            self.assertEqual(lib.main(["nope"]), 2)
-            self.assertEqual(lib.main(["model-opts", str(self.kdir), "/o/c"]), 1)
-            with mock.patch.dict(os.environ, {"RR_QUANTUM": "1k"}):
-                self.assertEqual(lib.main(["quantum-qemu"]), 1)
 
 
 class Processes(unittest.TestCase):
