@@ -26,6 +26,21 @@ def rslub_kdir(root=ROOT):
     return out.stdout.strip()
 
 
+def test_kdir(root=ROOT):
+    """The project's cached test kernel (RSLUB_FLAVOR's, when set), built or
+    not: setup.sh --print-kdir."""
+    return subprocess.run([f"{root}/scripts/setup.sh", "--print-kdir"], stdout=subprocess.PIPE,
+                          text=True, check=False).stdout.strip()
+
+
+def kernel_argument(argv):
+    """The kernel of a run whose arguments ARGV are [KDIR]: KDIR, else the
+    test kernel; None for other arguments (the run prints its usage)."""
+    if len(argv) > 1 or argv[:1] and argv[0].startswith("-"):
+        return None
+    return argv[0] if argv else test_kdir()
+
+
 def kconfig(kdir, option):
     """The value of OPTION (CONFIG_...) in KDIR's .config, or None."""
     try:

@@ -107,8 +107,8 @@ def cpu(boot, cmd, kdir, out):
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) > 1 or argv[:1] and argv[0].startswith("-"):
+    kdir = lib.kernel_argument(sys.argv[1:] if argv is None else argv)
+    if kdir is None:
         print(USAGE, file=sys.stderr)
         return 2
     boots = (os.environ.get("BOOTS") or "plain off model core").split()
@@ -117,9 +117,6 @@ def main(argv=None):
         refuse(unknown[0])
         return 1
     os.chdir(lib.ROOT)
-    kdir = argv[0] if argv else subprocess.run(
-        ["scripts/setup.sh", "--print-kdir"], stdout=subprocess.PIPE, text=True,
-        check=False).stdout.strip()
     work = os.environ.get("WORK") or WORK
     if subprocess.run(["make", "-s", "costmodel"], check=False).returncode:
         return 1

@@ -35,7 +35,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 from harness import lib
 
@@ -196,9 +195,7 @@ def run(work):
     if n is None or not all(q.isdigit() for q in quanta):
         raise Died("SPIN_ITERS and QUANTA are numbers of instructions")
     qemu, prefix = patched_qemu()
-    kdir = os.environ.get("KDIR") or subprocess.run(
-        [str(lib.ROOT / "scripts/setup.sh"), "--print-kdir"], stdout=subprocess.PIPE,
-        text=True, check=False).stdout.strip()
+    kdir = os.environ.get("KDIR") or lib.test_kdir()
     if not os.path.isfile(f"{kdir}/arch/x86/boot/bzImage"):
         raise Died(f"no kernel image in {kdir} (run 'make setup')")
     syms = build(work, prefix)

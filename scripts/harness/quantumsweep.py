@@ -167,14 +167,11 @@ class Sweep:
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) > 1 or argv[:1] and argv[0].startswith("-"):
+    kdir = lib.kernel_argument(sys.argv[1:] if argv is None else argv)
+    if kdir is None:
         print(USAGE, file=sys.stderr)
         return 2
     os.chdir(lib.ROOT)
-    kdir = argv[0] if argv else subprocess.run(
-        ["scripts/setup.sh", "--print-kdir"], stdout=subprocess.PIPE, text=True,
-        check=False).stdout.strip()
     quanta = (os.environ.get("QUANTA") or QUANTA).split()
     out = os.environ.get("OUT") or f"results/{datetime.now().strftime('%Y%m%d-%H%M%S')}-quantum"
     os.makedirs(out, exist_ok=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 from unittest import mock
 
 from harness import lib
+from harness.tests import fakes
 
 
 class Kernel(unittest.TestCase):
@@ -56,12 +57,7 @@ class Kernel(unittest.TestCase):
     def test_model_boot_opts(self):
         # The profile's core (costmodel-price --core) and the profile, at
         # the model boots' quantum (0 here: the distribution's QEMU).
-        (self.kdir / "System.map").write_text("0000000000020a2c D cpu_number\n",
-                                              encoding="ascii")
-        price = self.kdir / "tools/costmodel/target/release/costmodel-price"
-        price.parent.mkdir(parents=True)
-        price.write_text('#!/bin/sh\n[ "$2" = server ] || echo 224:10:56:16\n', encoding="ascii")
-        price.chmod(0o755)
+        fakes.model_tree(self.kdir)
         env = {"RR_QUANTUM": "0", "MODEL_ARGS": "", "COSTMODEL_PLUGIN": "/p.so"}
         with mock.patch.dict(os.environ, env):
             opts = lib.model_boot_opts(self.kdir, "/o/c", "cpu_nodes=0:1", self.kdir)
@@ -71,6 +67,13 @@ class Kernel(unittest.TestCase):
             os.environ["MODEL_PROFILE"] = "server"
             opts = lib.model_boot_opts(self.kdir, "/o/c", "", self.kdir)
             self.assertTrue(opts[0].endswith(",cpu_number=0x20a2c,profile=server"))
+
+    def test_kernel_argument(self):
+        self.assertEqual(lib.kernel_argument(["/k"]), "/k")
+        self.assertIsNone(lib.kernel_argument(["/k", "/l"]))
+        self.assertIsNone(lib.kernel_argument(["--help"]))
+        with mock.patch.object(lib, "test_kdir", return_value="/test"):
+            self.assertEqual(lib.kernel_argument([]), "/test")
 
     def test_quantum_qemu_wants_a_number(self):
         with mock.patch("sys.stderr"):

@@ -6,11 +6,11 @@ not run here)."""
 import os
 import tempfile
 import unittest
-from pathlib import Path
 from unittest import mock
 
 from harness import lib
 from harness import quantumsweep as qs
+from harness.tests import fakes
 
 CALIB = """\
 model: PASS cx16: locked - unlocked cmpxchg16b: 9.00 cycles/op (profile: 9.00)
@@ -63,9 +63,7 @@ class Boots(unittest.TestCase):
 
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()  # pylint: disable=consider-using-with
-        self.kdir = Path(self.tmp.name)
-        (self.kdir / "System.map").write_text("0000000000020a2c D cpu_number\n",
-                                              encoding="ascii")
+        self.kdir = fakes.model_tree(self.tmp.name)
         env = {"RR_QUANTUM": "200", "MODEL_ARGS": "", "COSTMODEL_PLUGIN": "/p.so",
                "VM_STALL": ""}
         patcher = mock.patch.dict(os.environ, env)
@@ -122,18 +120,16 @@ class Boots(unittest.TestCase):
                                             "346.91 0.0061 2.69 39.14", "260.3 (10.58x)",
                                             "20.1 (0.82x)"))
 
-    def test_a_failed_boot(self):
+    def test_a_failed_boot_and_bad_arguments(self):
         sweep = qs.Sweep(self.kdir, str(self.kdir), "work")
         with mock.patch.object(qs.pc, "boot_cpu", return_value=None), \
                 mock.patch("sys.stderr") as err, self.assertRaises(qs.Failed):
             sweep.boot("0", "calib-q0", "calib")
+        with mock.patch("sys.stderr") as usage:
+            self.assertEqual(qs.main(["-h"]), 2)
         self.assertIn("quantum-sweep: the calib-q0 boot failed",
                       "".join(c.args[0] for c in err.write.call_args_list))
-
-    def test_usage(self):
-        with mock.patch("sys.stderr"):
-            self.assertEqual(qs.main(["a", "b"]), 2)
-            self.assertEqual(qs.main(["-h"]), 2)
+        self.assertEqual(usage.write.call_args_list[0].args[0], qs.USAGE)
 
 
 if __name__ == "__main__":
