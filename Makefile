@@ -32,7 +32,7 @@
 #   make qemu       a patched QEMU (patches/qemu: -accel tcg,rr-quantum=N,
 #                   the plugins' vCPU index under -icount), built once and
 #                   cached; prints its path (scripts/qemu-build.sh; not part
-#                   of setup or check). scripts/test-qemu-quantum.sh checks it
+#                   of setup or check). python3 -m harness.qemuquantum checks it
 #   make mutants    mutation testing of the core's host tests (cargo-mutants;
 #                   FILE='slub/*.rs' RE=regex JOBS=1 LIST=1; not part of check)
 #
@@ -53,7 +53,7 @@ export LIBCLANG_PATH ?= /usr/lib/llvm-22/lib
 # environment under the name KDIR: a nested make (harness.check runs
 # 'make setup') must not mistake it for the user's, or that setup would
 # install the tools only and never build or refresh the cached kernel.
-# scripts/test-setup-logic.sh checks these decisions.
+# harness.setuplogic (scripts/harness/setuplogic.py) checks these decisions.
 ifeq ($(origin KDIR),undefined)
 # (RSLUB_FLAVOR given by hand: make before 4.4 does not pass exported
 # variables to $(shell), and DEBUG=1 would build against the test kernel.)
@@ -172,7 +172,7 @@ bench:
 	@$(HARNESS).bench
 
 trace-pair:
-	@scripts/trace-pair.sh
+	@$(HARNESS).tracepair
 
 bench-compare:
 	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make bench-compare A=results/<run> B=results/<run>"; exit 2; }

@@ -41,7 +41,7 @@
  *   trace     for a debugger, not a result: per allocator, warm pairs, then
  *             (once trace_go is set) TRACE_PAIRS pairs with a call of
  *             rslub_bench_trace_mark() before the alloc, between alloc and
- *             free, and after the free (scripts/trace-pair.sh steps the
+ *             free, and after the free (make trace-pair steps the
  *             instructions between the marks); with trace_bulk=N each
  *             alloc and free is a bulk call of N objects
  *

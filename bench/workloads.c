@@ -240,7 +240,7 @@ void free_churns(void)
 }
 
 /*
- * trace: the instructions of one pair, for scripts/trace-pair.sh, which
+ * trace: the instructions of one pair, for make trace-pair, which
  * single-steps the guest from one mark to the next under gdb. The marks
  * are calls of an empty function that must stay a call.
  */

@@ -16,7 +16,7 @@
 # Usage: scripts/qemu-build.sh [--print-path]
 #   Prints progress on stderr and the binary's path on stdout (the last
 #   line), so that a script can say
-#       VM_QEMU=$(scripts/qemu-build.sh) scripts/vm.sh KDIR CMD
+#       VM_QEMU=$(scripts/qemu-build.sh) make vm CMD=...
 #   --print-path prints where the binary is or would be, builds nothing.
 # Environment: RSLUB_CACHE (default ~/.cache/rslub), JOBS (default 2).
 #

@@ -11,8 +11,8 @@
 # --dry-run (or RSLUB_SETUP_DRY_RUN=1 in the environment, which reaches a
 # setup run by a nested make) prints the decisions ("tools: ...",
 # "kernel ...: build|cached ...", or a "setup: FAILED:" line for each
-# missing prerequisite) and changes nothing: scripts/test-setup-logic.sh
-# checks them.
+# missing prerequisite) and changes nothing: harness.setuplogic
+# (scripts/harness/setuplogic.py) checks them.
 #
 # --no-patches builds the flavor without patches/ (and without the options
 # only they provide), cached as FLAVOR-unpatched: the kernel that measures
@@ -84,8 +84,8 @@ run() {
 }
 
 # prerequisites: what setup needs and does not install itself, checked
-# before it changes anything (in a dry run too: scripts/test-setup-logic.sh
-# checks the refusals). Each missing one is a line of its own, then setup
+# before it changes anything (in a dry run too: harness.setuplogic checks
+# the refusals). Each missing one is a line of its own, then setup
 # stops. rust-src is not among them: setup installs Debian's package of
 # rustc's exact version, and says so when there is none (install_packages).
 prerequisites() {

@@ -1,7 +1,8 @@
-# gdb script of scripts/trace-pair.sh (run with gdb -batch -x, attached to
-# QEMU's gdbstub): breaks on the mark, tells the guest to go, then
-# single-steps the vCPU that hit it from each mark to the next, writing
-# every program counter. A line "mark" separates the segments.
+# gdb script of make trace-pair (scripts/harness/tracepair.py; run with
+# gdb -batch -x, attached to QEMU's gdbstub): breaks on the mark, tells the
+# guest to go, then single-steps the vCPU that hit it from each mark to the
+# next, writing every program counter. A line "mark" separates the
+# segments.
 #
 # A rep string instruction is one instruction, as the CPU runs it: QEMU
 # single-steps it one iteration at a time (the pc stays put until the
@@ -14,7 +15,7 @@
 # starts again at each allocator's first mark, after its warm-up), ARMED
 # (file to create once the breakpoint is first set), STEPS (output file),
 # MARKS (marks per allocator, 9), BITS (64, or 32 for 32-bit code, where
-# 0x40-0x4f are no REX prefixes: scripts/test-trace-pair.sh).
+# 0x40-0x4f are no REX prefixes: python3 -m harness.tracepair --self-test).
 import os
 
 import gdb

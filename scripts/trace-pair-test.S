@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The guest of scripts/test-trace-pair.sh: a multiboot image QEMU boots
+ * The guest of harness.tracepair --self-test: a multiboot image QEMU boots
  * with -kernel (32-bit, paging and interrupts off), stepped by
  * scripts/trace-pair-gdb.py between the calls of trace_mark (three marks:
  * two segments), as the bench module's trace workload is.

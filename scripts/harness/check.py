@@ -39,7 +39,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import judge, lib, serve
+from harness import judge, lib, serve, setuplogic, tracepair
 
 EXPECTED_SUITES = ("rslub_percpu rslub_api rslub_slub rslub_sysfs rslub_debug rslub_badinput "
                    "rslub_serve rslub_kdebug").split()
@@ -154,14 +154,19 @@ class Check:
             return ["nice", "-n", "10"] + argv
         return argv
 
-    def run_logged(self, argv, log, cwd=None):
+    def run_logged(self, argv, log, cwd=None, env=None):
         """Runs ARGV (beside the guests) with its output to LOG; success."""
         with open(log, "wb") as f:
-            return subprocess.run(self.beside(argv), cwd=cwd or self.root, stdout=f,
+            return subprocess.run(self.beside(argv), cwd=cwd or self.root, env=env, stdout=f,
                                   stderr=subprocess.STDOUT, check=False).returncode == 0
 
+    def run_harness(self, module, log, *args):
+        """Runs python3 -m harness.MODULE ARGS as run_logged does; success."""
+        return self.run_logged([sys.executable, "-m", f"harness.{module}", *args], log,
+                               env={**os.environ, "PYTHONPATH": str(self.root / "scripts")})
+
     def tail(self, log, n):
-        lines = read(log).splitlines()[-n:]
+        lines = lib.read(log).splitlines()[-n:]
         if lines:
             self.say("\n".join(lines))
 
@@ -170,23 +175,21 @@ class Check:
         if not self.run_logged(["make", "-s", target], log):
             self.tail(log, 40)
             self.fail(failed)
-        if warnings(read(log)):
-            self.say("\n".join(warnings(read(log))[:40]))
+        if warnings(lib.read(log)):
+            self.say("\n".join(warnings(lib.read(log))[:40]))
             self.fail(warned)
 
     def count_file(self, name, log, what, expected=None):
-        self.tally.count_checks(name, read(log), what, expected)
+        self.tally.count_checks(name, lib.read(log), what, expected)
 
     # The host steps before the guests.
 
     def host_checks(self):
         """The setup logic, and the harness's own tests in the background."""
         log = self.out / "setup-logic.log"
-        self.step(f"setup logic (scripts/test-setup-logic.sh, log: {log})")
-        self.run_logged(["scripts/test-setup-logic.sh"], log)
-        script = read(self.root / "scripts/test-setup-logic.sh")
-        self.count_file("host", log, "setup-logic",
-                        len(re.findall(r"^(?:expect |exact |case \$[a-z]*kdir )", script, re.M)))
+        self.step(f"setup logic (python3 -m harness.setuplogic, log: {log})")
+        self.run_harness("setuplogic", log)
+        self.count_file("host", log, "setup-logic", len(setuplogic.CASES))
         # The watcher's decisions on stand-ins for vng (about 40 s, mostly
         # asleep), the log check, the scheduler and the VM options.
         self.step(f"harness tests (python3 -m unittest, scripts/harness/tests, "
@@ -205,10 +208,9 @@ class Check:
         log = self.out / "trace-pair.log"
         # make trace-pair's stepping and table on a guest without a kernel
         # (QEMU and gdb, a few seconds): each rep string instruction once.
-        self.step(f"trace-pair stepping (scripts/test-trace-pair.sh, log: {log})")
-        self.run_logged(["scripts/test-trace-pair.sh"], log)
-        script = read(self.root / "scripts/test-trace-pair.sh")
-        self.count_file("host", log, "trace-pair", len(re.findall(r'^check "', script, re.M)))
+        self.step(f"trace-pair stepping (python3 -m harness.tracepair --self-test, log: {log})")
+        self.run_harness("tracepair", log, "--self-test")
+        self.count_file("host", log, "trace-pair", len(tracepair.SELF_CHECKS))
         # The cost model's plugin and calibration program, built in the
         # background from here on (cargo may fetch crates the first time);
         # the model guest waits.
@@ -262,7 +264,7 @@ class Check:
             log = self.out / "shape.log"
             self.step(f"fast-path shape (scripts/fastpath-shape.py, log: {log})")
             self.run_logged([sys.executable, "scripts/fastpath-shape.py", "rslub.ko"], log)
-            text = read(log)
+            text = lib.read(log)
             self.count_file("module", log, "fastpath-shape", 4)
             for line in judge.lines_of(text, "fastpath-shape", "PASS"):
                 self.say(f"    {line}")
@@ -354,7 +356,7 @@ class Check:
         rows, measured on client parts).
         """
         self.model_built.wait(1800)
-        if read(self.out / "model-build.rc").strip() != "0":
+        if lib.read(self.out / "model-build.rc").strip() != "0":
             return ("guest: the cost model's plugin or program did not build "
                     f"(log: {self.out / 'model-build.log'})")
         opts = lib.model_qemu_opts(
@@ -400,7 +402,7 @@ class Check:
                 env = {**os.environ, **g.env, "PYTHONPATH": str(g.cwd / "scripts")}
                 p = self.spawn([sys.executable, "-m", "harness.vm", self.kdir, g.cmd], log,
                                cwd=g.cwd, env=env)
-                rc, cpu = wait_cpu(p)
+                rc, cpu = lib.wait_cpu(p)
                 if cpu is not None and not self.stopping:
                     (self.out / f"vm-{g.name}.cpu").write_text(f"{cpu:.0f}\n", encoding="utf-8")
         finally:
@@ -428,11 +430,11 @@ class Check:
                 waiting.remove(g)
             g = done.get()
             used -= g.vcpus
-            log = read(self.out / f"vm-{g.name}.log")
+            log = lib.read(self.out / f"vm-{g.name}.log")
             waits = "".join(f"; longest wait for progress {s} s" for s in re.findall(
                 r"^vm: longest wait for progress: ([0-9]*) s", log, re.M))
-            rc = read(self.out / f"vm-{g.name}.rc").strip() or "?"
-            cpu = read(self.out / f"vm-{g.name}.cpu").strip()
+            rc = lib.read(self.out / f"vm-{g.name}.rc").strip() or "?"
+            cpu = lib.read(self.out / f"vm-{g.name}.cpu").strip()
             cpu = f", {cpu} s of CPU" if cpu else ""
             self.step(f"VM {g.name} ended after {int(time.time() - t0.pop(g.name))} s "
                       f"(exit {rc}{cpu}){waits}")
@@ -452,7 +454,7 @@ class Check:
             if not self.run_logged(["make", "-s", target], log):
                 self.tail(log, 30)
                 self.fail(fails)
-            n = cargo_passed(read(log))
+            n = cargo_passed(lib.read(log))
             self.say(f"  {label}: {n} tests passed")
             host += n
         log = self.out / "tools.log"
@@ -469,7 +471,7 @@ class Check:
                     f.close()
                     self.tail(log, 30)
                     self.fail("tools build or tests")
-        n = cargo_passed(read(log))
+        n = cargo_passed(lib.read(log))
         self.say(f"  tools: {n} tests passed")
         self.tally.passed += host + n
 
@@ -499,8 +501,8 @@ class Check:
         A stuck guest is the watcher's verdict; its stacks are in the log.
         """
         log = self.out / f"vm-{name}.log"
-        rc = read(self.out / f"vm-{name}.rc").strip() or "2"
-        text = read(log)
+        rc = lib.read(self.out / f"vm-{name}.rc").strip() or "2"
+        text = lib.read(log)
         if rc in ("124", "137"):
             m = re.search(r"^vm: (STUCK.*)$", text, re.M)
             self.tally.problem(f"  {name}: {m.group(1) if m else f'guest stopped (exit {rc})'}")
@@ -516,7 +518,7 @@ class Check:
 
     def dmesg(self, name):
         """Guest NAME's kernel log, saved and checked for reports."""
-        text = judge.dmesg_section(read(self.out / f"vm-{name}.log"))
+        text = judge.dmesg_section(lib.read(self.out / f"vm-{name}.log"))
         (self.out / f"dmesg-{name}.log").write_text(text, encoding="utf-8")
         self.tally.kernel_log(name, text)
         return text
@@ -525,7 +527,7 @@ class Check:
         """A KUnit guest's results: suites, its checks, kunit.py's counts."""
         if not self.judge_rc(name):
             return
-        log = read(self.out / f"vm-{name}.log")
+        log = lib.read(self.out / f"vm-{name}.log")
         dmesg = self.dmesg(name)
         for old in self.out.glob(f"ktap-{name}.*.log"):
             old.unlink()
@@ -571,7 +573,7 @@ class Check:
     def judge_oom(self):
         if not self.judge_rc("oom"):
             return
-        log = read(self.out / "vm-oom.log")
+        log = lib.read(self.out / "vm-oom.log")
         self.dmesg("oom")
         self.tally.count_checks("oom", log, "faults")
         self.tally.count_checks("oom", log, "pressure")
@@ -587,8 +589,8 @@ class Check:
         them; a KDIR= kernel may not).
         """
         log_path = self.out / "vm-hang.log"
-        log = read(log_path)
-        rc = read(self.out / "vm-hang.rc").strip() or "2"
+        log = lib.read(log_path)
+        rc = lib.read(self.out / "vm-hang.rc").strip() or "2"
         lines = []
         sleeping = len(re.findall(r"^hang: sleeping", log, re.M))
         if rc == "124" and sleeping:
@@ -626,7 +628,7 @@ class Check:
         for what, args, width in (("model", [], 200), ("validate", ["--validate"], 160)):
             out = self.out / f"{what}.txt"
             self.run_logged([str(calib)] + args + [counts], out)
-            text = read(out)
+            text = lib.read(out)
             self.tally.count_checks("model", text, what)
             for line in text.splitlines():
                 if line.startswith(f"{what}: ") and not line.startswith(f"{what}: plan"):
@@ -635,10 +637,10 @@ class Check:
     def judge_harness(self):
         log = self.out / "harness.log"
         self.step(f"harness tests (log: {log})")
-        passed, failed = unittest_counts(read(log))
+        passed, failed = unittest_counts(lib.read(log))
         self.say(f"  host: harness: {passed} passed, {failed} failed")
         if failed or not passed:
-            for line in read(log).splitlines():
+            for line in lib.read(log).splitlines():
                 if re.search(r"\.\.\. (FAIL|ERROR)$", line):
                     self.say(f"  host: {line}")
             self.tally.problem(f"  host: harness tests: {failed} failed (log: {log})")
@@ -682,35 +684,13 @@ class Check:
         self.judge_hang()
         self.judge_model()
         if any(g.name == "serve" for g in guests) and self.judge_rc("serve"):
-            serve.judge_serve(self.tally, read(self.out / "vm-serve.log"),
+            serve.judge_serve(self.tally, lib.read(self.out / "vm-serve.log"),
                               self.out / "dmesg-serve.log")
         used = resource.getrusage(resource.RUSAGE_CHILDREN)
         self.step(f"done: {used.ru_utime + used.ru_stime:.0f} s of CPU in every step and "
                   f"guest ({os.cpu_count() or 1} host cores)")
         return 0 if self.tally.summary("check", f"KUnit logs and parsed results: {self.out}") \
             else 1
-
-
-def wait_cpu(p):
-    """Waits for P: (its exit status, the CPU seconds of it and its children).
-
-    The CPU time is None when P was reaped elsewhere (stop_all's poll).
-    """
-    try:
-        _, status, used = os.wait4(p.pid, 0)
-    except ChildProcessError:
-        return p.wait(), None
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return p.returncode, used.ru_utime + used.ru_stime
-
-
-def read(path):
-    """PATH's text, or "" when it is not there."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except OSError:
-        return ""
 
 
 def warnings(text):

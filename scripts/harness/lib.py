@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """What the host runs share: the checkout, the kernel and its config, a
-step clock, copies of the tree for module builds, and the QEMU options of
-a boot under the cost model (the only place they are written: the shell
-scripts that boot one ask this module, see main())."""
+step clock, copies of the tree for module builds, the QEMU options of a
+boot under the cost model (the only place they are written), a guest's
+process and its CPU time, and what the QA runs share (a fresh clone, a
+user's environment, their options)."""
 
 import os
 import subprocess
@@ -23,6 +24,21 @@ def rslub_kdir(root=ROOT):
     out = subprocess.run(["make", "-s", "--no-print-directory", "kdir"], cwd=root,
                          capture_output=True, text=True, check=False)
     return out.stdout.strip()
+
+
+def test_kdir(root=ROOT):
+    """The project's cached test kernel (RSLUB_FLAVOR's, when set), built or
+    not: setup.sh --print-kdir."""
+    return subprocess.run([f"{root}/scripts/setup.sh", "--print-kdir"], stdout=subprocess.PIPE,
+                          text=True, check=False).stdout.strip()
+
+
+def kernel_argument(argv):
+    """The kernel of a run whose arguments ARGV are [KDIR]: KDIR, else the
+    test kernel; None for other arguments (the run prints its usage)."""
+    if len(argv) > 1 or argv[:1] and argv[0].startswith("-"):
+        return None
+    return argv[0] if argv else test_kdir()
 
 
 def kconfig(kdir, option):
@@ -54,6 +70,54 @@ class Clock:
 
     def step(self, what):
         print(f"{self.prefix}: [{self.seconds()}s] {what}", flush=True)
+
+
+def minutes(secs):
+    """SECS as "M min S s"."""
+    return f"{secs // 60} min {secs % 60} s"
+
+
+# A running make's variables: a command run as a user types it has none of
+# them (a nested make would take a KDIR of make's for the user's).
+MAKE_VARS = ("KDIR", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")
+
+
+def user_env(extra=None):
+    """This environment without MAKE_VARS, EXTRA added."""
+    env = {k: v for k, v in os.environ.items() if k not in MAKE_VARS}
+    return {**env, **(extra or {})}
+
+
+def clone(clock, branch, dest, root=ROOT):
+    """Clones ROOT's BRANCH into DEST as a new user would, saying so on
+    CLOCK; whether git did."""
+    clock.step(f"clone {root} ({branch}) into {dest}")
+    if subprocess.run(["git", "clone", "-q", "--branch", branch, str(root), str(dest)],
+                      check=False).returncode:
+        return False
+    head = subprocess.run(["git", "-C", str(dest), "rev-parse", "--short", "HEAD"],
+                          stdout=subprocess.PIPE, text=True, check=False).stdout.strip()
+    clock.step(f"commit {head}")
+    return True
+
+
+def options(argv, valued=(), flags=()):
+    """The arguments ARGV of a QA run: --NAME VALUE for each name of VALUED,
+    --NAME for each of FLAGS (True), as a dict by NAME without its dashes.
+    Raises ValueError with what is wrong (an unknown argument, a missing
+    value)."""
+    out, args = {}, list(argv)
+    while args:
+        arg = args.pop(0)
+        if arg in valued:
+            if not args:
+                raise ValueError(f"{arg} needs a value")
+            out[arg[2:]] = args.pop(0)
+        elif arg in flags:
+            out[arg[2:]] = True
+        else:
+            raise ValueError(f"unknown argument '{arg}'")
+    return out
 
 
 def cpu_number(kdir):
@@ -108,7 +172,7 @@ def model_qemu_opts(kdir, counts, extra="", root=ROOT, quantum=None):
     MODEL_ARGS from the environment (e.g. strings=iter,rmw=access: each
     rep iteration an access and an atomic's accesses priced on top of it,
     the older counting); COSTMODEL_PLUGIN: another build of the plugin
-    (scripts/plugin-cost.sh compares two). With a QUANTUM (default
+    (harness.plugincost compares two). With a QUANTUM (default
     RR_QUANTUM; 0 or empty: the distribution's QEMU) the patched QEMU of
     `make qemu`, each vCPU's turn at most QUANTUM instructions (-accel
     tcg,rr-quantum=), and the plugin trusting that QEMU's vCPU index
@@ -159,16 +223,16 @@ def model_profile(env=None):
     return env.get("MODEL_PROFILE") or "server-ooo"
 
 
-def model_boot_opts(kdir, counts, extra="", root=ROOT):
+def model_boot_opts(kdir, counts, extra="", root=ROOT, profile=None):
     """model_qemu_opts for a make bench boot: (options, VM_QEMU or "") or None.
 
-    With the plugin's core= of model_profile when it is an interval core
-    (costmodel-price --core; nothing for an in-order profile), so that the
-    counts can be priced under it and under the in-order profiles, the
-    vCPUs' clocks timed with the same profile, at the quantum of
-    model_quantum.
+    With the plugin's core= of PROFILE (default model_profile) when it is
+    an interval core (costmodel-price --core; nothing for an in-order
+    profile), so that the counts can be priced under it and under the
+    in-order profiles, the vCPUs' clocks timed with the same profile, at
+    the quantum of model_quantum.
     """
-    profile = model_profile()
+    profile = profile or model_profile()
     out = subprocess.run([f"{root}/tools/costmodel/target/release/costmodel-price",
                           "--profile", profile, "--core"],
                          capture_output=True, text=True, check=False)
@@ -188,6 +252,49 @@ COPY_EXCLUDES = ["/results", "target", ".git", "*.o", "*.ko", "*.cmd", "*.mod", 
                  "*.bc", "Module.symvers", "modules.order", "/rust/shim_bindings.rs"]
 
 
+def start_vm(kdir, cmd, log, env=None, root=ROOT):
+    """Starts one guest of the kernel in KDIR running CMD (harness.vm).
+
+    Its output, both streams, goes to the file LOG; ENV (the VM_...
+    settings of harness.vm) is added to this process's environment, an
+    empty value as good as unset. Returns the process: wait_cpu gives its
+    exit status and CPU time, as the shell's `time` gave them.
+    """
+    env = {**os.environ, **(env or {}), "PYTHONPATH": str(Path(root) / "scripts")}
+    with open(log, "wb") as f:
+        return subprocess.Popen([sys.executable, "-m", "harness.vm", str(kdir), cmd], env=env,
+                                stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT)
+
+
+def wait_cpu(p):
+    """Waits for P: (its exit status, the CPU seconds of it and its children).
+
+    The CPU time is None when P was reaped elsewhere (make check's stop_all's
+    poll).
+    """
+    try:
+        _, status, used = os.wait4(p.pid, 0)
+    except ChildProcessError:
+        return p.wait(), None
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return p.returncode, used.ru_utime + used.ru_stime
+
+
+def read(path):
+    """The text of the file PATH, or "" when it is not there."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def tail(path, n):
+    """The last N lines of the file PATH, as `tail -n N` prints them ("" when
+    it is not there)."""
+    return "".join(line + "\n" for line in read(path).splitlines()[-n:])
+
+
 def copy_tree(dest, root=ROOT):
     """Copies the checkout into DEST for a module build of its own (rsync).
 
@@ -199,39 +306,3 @@ def copy_tree(dest, root=ROOT):
     for e in COPY_EXCLUDES:
         args += ["--exclude", e]
     return subprocess.run(args + [f"{root}/", f"{dest}/"], check=False).returncode
-
-
-USAGE = """usage: python3 -m harness.lib COMMAND ARGS (for the shell scripts, scripts/lib.sh)
-  model-opts KDIR COUNTS [EXTRA]   QEMU options of a boot under the cost model
-  boot-opts KDIR COUNTS [EXTRA]    the same for a make bench model boot
-  quantum                          the quantum of make bench's model boots
-  quantum-qemu                     the patched QEMU that RR_QUANTUM needs
-  copy-tree DIR                    the checkout copied into DIR for a module build"""
-
-
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    cmd, args = (argv[0], argv[1:]) if argv else ("", [])
-    if cmd in ("model-opts", "boot-opts") and len(args) in (2, 3):
-        opts = (model_qemu_opts if cmd == "model-opts" else model_boot_opts)(*args)
-        if opts is None:
-            return 1
-        print(opts[0])
-        return 0
-    if cmd == "quantum" and not args:
-        print(model_quantum())
-        return 0
-    if cmd == "quantum-qemu" and not args:
-        qemu = quantum_qemu()
-        if qemu is None:
-            return 1
-        print(qemu)
-        return 0
-    if cmd == "copy-tree" and len(args) == 1:
-        return copy_tree(args[0])
-    print(USAGE, file=sys.stderr)
-    return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

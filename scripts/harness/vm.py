@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Boots a kernel under virtme-ng with the repo visible and runs a command.
 
-    python3 -m harness.vm KDIR CMD        (scripts/vm.sh, make vm)
+    python3 -m harness.vm KDIR CMD        (make vm CMD=...)
 
 CMD runs as root in the guest; its exit status is this one's. TCG by
 default (KVM hangs on this machine kind); KVM=1 uses KVM. The guest is

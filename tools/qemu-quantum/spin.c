@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * spin N: the guest side of scripts/test-qemu-quantum.sh. Forks; the
+ * spin N: the guest side of harness.qemuquantum. Forks; the
  * parent pins itself to CPU 0, the child to CPU 1; both wait for each
  * other, then run the same loop of N iterations (spin()), and the first
  * to finish calls spin_done(). The plugin (turns.c) is given the

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * turns: a QEMU TCG plugin that measures how finely the vCPUs of a
- * round-robin (-icount) guest interleave, for scripts/test-qemu-quantum.sh.
+ * round-robin (-icount) guest interleave, for harness.qemuquantum.
  *
  * Arguments: out=FILE (the report), lo=ADDR,hi=ADDR (the guest's spin
  * loop, [lo, hi)), done=ADDR (the function the guest calls after it).
