@@ -185,13 +185,19 @@ class Check:
     # The host steps before the guests.
 
     def host_checks(self):
-        """The setup logic, and the harness's own tests in the background."""
+        """The setup logic (it needs no package setup installs)."""
         log = self.out / "setup-logic.log"
         self.step(f"setup logic (python3 -m harness.setuplogic, log: {log})")
         self.run_harness("setuplogic", log)
         self.count_file("host", log, "setup-logic", len(setuplogic.CASES))
-        # The watcher's decisions on stand-ins for vng (about 40 s, mostly
-        # asleep), the log check, the scheduler and the VM options.
+
+    def harness_tests(self):
+        """The harness's own tests, in the background from setup's end on.
+
+        The watcher's decisions on stand-ins for vng (about 40 s, mostly
+        asleep), the log check, the scheduler and the VM options; some run
+        programs that setup installs (rsync).
+        """
         self.step(f"harness tests (python3 -m unittest, scripts/harness/tests, "
                   f"log: {self.out / 'harness.log'}), in the background")
         self.spawn([sys.executable, "-m", "unittest", "discover", "-v",
@@ -202,6 +208,7 @@ class Check:
         self.step("setup")
         if subprocess.run(["make", "-s", "setup"], cwd=self.root, check=False).returncode:
             self.fail("setup (see the line above)")
+        self.harness_tests()
         self.kdir = lib.rslub_kdir(self.root)
         if not self.kdir or not os.path.isdir(self.kdir):
             self.fail(f"no kernel build directory (make -s kdir printed '{self.kdir}')")

@@ -17,14 +17,16 @@ Environment: VM_CPUS (2), VM_MEM (2G), VM_NUMA (0, or 2 for two nodes),
 VM_STALL seconds (300), VM_TIMEOUT seconds (3600; 0: none), VM_CONSOLE
 (the console log; default: a temporary file, kept and named when the
 guest is stuck), VM_APPEND (extra boot options), VM_QEMU_OPTS, VM_QEMU (the
-QEMU binary), VM_RWDIR (a host directory the guest may write), KVM (0),
-VNG (the vng to run).
+QEMU binary), VM_RWDIR (a host directory the guest may write), VM_UDEV
+(0; 1: udev and systemd-tmpfiles run in the guest, see GUEST_INIT), KVM
+(0), VNG (the vng to run).
 """
 
 import ctypes
 import fcntl
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -44,22 +46,57 @@ from harness import vmwatch
 # unsynchronized and used the HPET.
 KARGS = "kunit.enable=1 tsc=unstable"
 
-# QEMU runs through this wrapper. vng reports a QEMU that ended before the
-# guest command did only as its own exit 255 (it keeps QEMU's status to
-# itself): the wrapper writes the machine run's status (not vng's probes
-# of the binary) where the watcher reads it; QEMU also logs CPU resets
-# (-d cpu_reset): a guest that resets itself (a triple fault ends QEMU with
-# status 0 under vng's -no-reboot) says so there.
-QEMU_WRAPPER = """#!/bin/sh
-case " $* " in
-*" -kernel "*) ;;
-*) exec "{qemu}" "$@" ;;
-esac
-"{qemu}" "$@" -d cpu_reset -D "{work}/qemu-debug.log"
-rc=$?
-echo "$rc" >"{work}/qemu.status"
-exit "$rc"
+# QEMU runs through this wrapper (qemu_main). vng reports a QEMU that ended
+# before the guest command did only as its own exit 255 (it keeps QEMU's
+# status to itself): the wrapper writes the machine run's status (not vng's
+# probes of the binary) where the watcher reads it; QEMU also logs CPU
+# resets (-d cpu_reset): a guest that resets itself (a triple fault ends
+# QEMU with status 0 under vng's -no-reboot) says so there. It also puts
+# the guests' own first process, GUEST_INIT, before virtme-ng-init
+# (with_init).
+QEMU_WRAPPER = """#!{python}
+import sys
+sys.path.insert(0, {scripts!r})
+from harness import vm
+sys.exit(vm.qemu_main({qemu!r}, {work!r}, {init!r}, sys.argv[1:]))
 """
+
+# Links the script's I/O ports itself and hides udev and systemd-tmpfiles
+# from virtme-ng-init: two thirds of a boot's CPU under TCG (see the
+# script). VM_UDEV=1 boots with virtme-ng-init alone.
+GUEST_INIT = Path(__file__).resolve().parents[1] / "guest" / "init"
+
+
+def with_init(args, init):
+    """QEMU's ARGS with INIT run first: init=INIT in -append, vng's init after.
+
+    Only vng's virtme-ng-init is put behind INIT (as rslub_init_next=,
+    which the kernel hands to INIT in its environment); ARGS without it
+    come back as they are.
+    """
+    out = list(args)
+    for i in range(len(out) - 1):
+        if out[i] != "-append":
+            continue
+        words = out[i + 1].split(" ")
+        for j, w in enumerate(words):
+            if w.startswith("init=") and w.endswith("/virtme-ng-init"):
+                words[j] = f"init={init} rslub_init_next={w[len('init='):]}"
+        out[i + 1] = " ".join(words)
+    return out
+
+
+def qemu_main(qemu, work, init, args):
+    """The wrapper's body: QEMU with ARGS; its status, also to WORK/qemu.status."""
+    if "-kernel" not in args:
+        # vng's probes of the binary.
+        os.execv(qemu, [qemu] + args)
+    if init:
+        args = with_init(args, init)
+    rc = subprocess.call([qemu] + args + ["-d", "cpu_reset", "-D", f"{work}/qemu-debug.log"])
+    rc = 128 - rc if rc < 0 else rc
+    Path(work, "qemu.status").write_text(f"{rc}\n", encoding="utf-8")
+    return rc
 
 
 def mib(size):
@@ -146,7 +183,10 @@ def run(kdir, cmd, env=None):
     open(console, "wb").close()
     qemu = env.get("VM_QEMU") or shutil.which("qemu-system-x86_64") or "qemu-system-x86_64"
     wrapper = Path(work) / "qemu"
-    wrapper.write_text(QEMU_WRAPPER.format(qemu=qemu, work=work), encoding="utf-8")
+    init = "" if env.get("VM_UDEV", "0") == "1" else str(GUEST_INIT)
+    wrapper.write_text(QEMU_WRAPPER.format(python=sys.executable,
+                                           scripts=str(GUEST_INIT.parents[1]), qemu=qemu,
+                                           work=work, init=init), encoding="utf-8")
     wrapper.chmod(0o755)
     # The console on vng's stderr (--verbose: at the default log level), a
     # monitor socket for the watcher; vng passes the --qemu-opts to QEMU last.

@@ -4,6 +4,7 @@
 import os
 import subprocess
 import sys
+import tempfile
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -53,6 +54,48 @@ class VngArgs(unittest.TestCase):
         with mock.patch("sys.stderr"):
             self.assertEqual(vm.run("/nonexistent", "true", {}), 2)
 
+
+class GuestInit(unittest.TestCase):
+
+    APPEND = ("kunit.enable=1 virtme_link_mods=/k/.virtme_mods/lib/modules/0.0.0 "
+              "init=/venv/lib/virtme/guest/bin/virtme-ng-init virtme.exec=`aW5pdD14`")
+
+    def test_virtme_ng_init_goes_behind_the_guest_init(self):
+        args = ["-m", "2G", "-append", self.APPEND, "-kernel", "/k/bzImage"]
+        self.assertEqual(vm.with_init(args, "/r/init"), [
+            "-m", "2G", "-append",
+            "kunit.enable=1 virtme_link_mods=/k/.virtme_mods/lib/modules/0.0.0 "
+            "init=/r/init rslub_init_next=/venv/lib/virtme/guest/bin/virtme-ng-init "
+            "virtme.exec=`aW5pdD14`", "-kernel", "/k/bzImage"])
+        self.assertEqual(args[3], self.APPEND)
+
+    def test_other_inits_are_left_alone(self):
+        # vng's shell init (systemd, a root disk) and a script's own words.
+        for append in ("init=/bin/sh -- -c mount", "virtme_initmount0=x init=/sbin/init",
+                       "virtme.exec=`init=/x/virtme-ng-init`"):
+            self.assertEqual(vm.with_init(["-append", append], "/r/init"), ["-append", append])
+
+    def test_the_wrapper_passes_probes_and_keeps_the_status(self):
+        # A fake QEMU that prints its arguments and ends with status 3.
+        with tempfile.TemporaryDirectory() as work:
+            qemu = Path(work, "fake-qemu")
+            qemu.write_text("#!/bin/sh\necho \"$@\"\nexit 3\n", encoding="utf-8")
+            qemu.chmod(0o755)
+            env = {**os.environ, "PYTHONPATH": str(Path(vm.__file__).resolve().parents[1])}
+            run = ["import sys; from harness import vm; "
+                   f"sys.exit(vm.qemu_main({str(qemu)!r}, {work!r}, '/r/init', sys.argv[1:]))"]
+            probe = subprocess.run([sys.executable, "-c"] + run + ["-version"], env=env,
+                                   capture_output=True, text=True, check=False)
+            self.assertEqual((probe.returncode, probe.stdout), (3, "-version\n"))
+            self.assertFalse(Path(work, "qemu.status").exists())
+            boot = subprocess.run([sys.executable, "-c"] + run +
+                                  ["-kernel", "bz", "-append", "init=/v/virtme-ng-init"],
+                                  env=env, capture_output=True, text=True, check=False)
+            self.assertEqual(boot.returncode, 3)
+            self.assertEqual(boot.stdout, "-kernel bz -append init=/r/init "
+                             f"rslub_init_next=/v/virtme-ng-init -d cpu_reset -D {work}"
+                             "/qemu-debug.log\n")
+            self.assertEqual(Path(work, "qemu.status").read_text(encoding="utf-8"), "3\n")
 
 
 class Orphans(unittest.TestCase):
