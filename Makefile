@@ -76,7 +76,7 @@ RUST_SRC := $(wildcard rust/*.rs rust/serve/*.rs rust/core/*.rs rust/core/slab/*
 # c_shim/host/ is userspace code (the host machine the core's host tests
 # run on), not kernel style, and not in this list.
 # stress/modcycle.c and tools/realprogs/ are userspace too, but kernel style.
-C_SRC := $(filter-out %.mod.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c kunit/*.h bench/*.c bench/*.h stress/*.c stress/*.h include/*.h tools/realprogs/*.c tools/realprogs/*.h tools/costmodel/guest/*.c tools/qemu-quantum/*.c))
+C_SRC := $(filter-out %.mod.c,$(wildcard c_shim/*.c c_shim/*.h kunit/*.c kunit/*.h bench/*.c bench/*.h stress/*.c stress/*.h include/*.h tools/realprogs/*.c tools/realprogs/*.h tools/costmodel/guest/*.c tools/qemu-quantum/*.c scripts/guest/*.c))
 
 .PHONY: all modules setup check harness-test bench bench-compare bench-verdict bench-glance bench-experiments trace-pair stress lint fmt vm kdir clean host-test \
 	host-test-free-batch mutants costmodel costmodel-selftest qemu

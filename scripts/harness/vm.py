@@ -18,12 +18,13 @@ VM_STALL seconds (300), VM_TIMEOUT seconds (3600; 0: none), VM_CONSOLE
 (the console log; default: a temporary file, kept and named when the
 guest is stuck), VM_APPEND (extra boot options), VM_QEMU_OPTS, VM_QEMU (the
 QEMU binary), VM_RWDIR (a host directory the guest may write), VM_UDEV
-(0; 1: udev and systemd-tmpfiles run in the guest, see GUEST_INIT), KVM
+(0; 1: udev and systemd-tmpfiles run in the guest, see guest_init), KVM
 (0), VNG (the vng to run).
 """
 
 import ctypes
 import fcntl
+import hashlib
 import os
 import shutil
 import subprocess
@@ -61,10 +62,37 @@ from harness import vm
 sys.exit(vm.qemu_main({qemu!r}, {work!r}, {init!r}, sys.argv[1:]))
 """
 
-# Links the script's I/O ports itself and hides udev and systemd-tmpfiles
-# from virtme-ng-init: two thirds of a boot's CPU under TCG (see the
-# script). VM_UDEV=1 boots with virtme-ng-init alone.
-GUEST_INIT = Path(__file__).resolve().parents[1] / "guest" / "init"
+# The guests' first process: links the script's I/O ports itself and
+# hides udev and systemd-tmpfiles from virtme-ng-init, two thirds of a
+# boot's CPU under TCG (see its source). VM_UDEV=1 boots with
+# virtme-ng-init alone.
+GUEST_INIT = Path(__file__).resolve().parents[1] / "guest" / "init.c"
+
+
+def guest_init(env):
+    """The guest init program, built static the first time (by its source's hash).
+
+    Under RSLUB_CACHE (~/.cache/rslub)/guest-init; None, with a line said,
+    when it does not build. Guests that start together may each build it:
+    each writes its own file and renames it into place.
+    """
+    source = GUEST_INIT.read_bytes()
+    cache = Path(env.get("RSLUB_CACHE") or Path.home() / ".cache/rslub") / "guest-init"
+    init = cache / f"init-{hashlib.sha256(source).hexdigest()[:12]}"
+    if init.is_file():
+        return init
+    cache.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=cache, prefix=".init.")
+    os.close(fd)
+    cc = subprocess.run(["gcc", "-static", "-O2", "-Wall", "-Wextra", "-Werror", "-o", tmp,
+                         str(GUEST_INIT)], capture_output=True, text=True, check=False)
+    if cc.returncode:
+        os.unlink(tmp)
+        print(f"vm: the guest init does not build (gcc -static {GUEST_INIT}):\n"
+              f"{cc.stderr.strip()}", file=sys.stderr)
+        return None
+    os.replace(tmp, init)
+    return init
 
 
 def with_init(args, init):
@@ -168,6 +196,11 @@ def run(kdir, cmd, env=None):
     if not os.access(vng, os.X_OK):
         print("vm: vng not found (run 'make setup')", file=sys.stderr)
         return 2
+    init = ""
+    if env.get("VM_UDEV", "0") != "1":
+        init = guest_init(env)
+        if not init:
+            return 2
     # Held (shared) while the VM runs: setup does not drop a cached kernel
     # build that a VM is booted from (a rebuild for new patches meanwhile).
     built = Path(kdir) / ".rslub-built"
@@ -183,10 +216,9 @@ def run(kdir, cmd, env=None):
     open(console, "wb").close()
     qemu = env.get("VM_QEMU") or shutil.which("qemu-system-x86_64") or "qemu-system-x86_64"
     wrapper = Path(work) / "qemu"
-    init = "" if env.get("VM_UDEV", "0") == "1" else str(GUEST_INIT)
     wrapper.write_text(QEMU_WRAPPER.format(python=sys.executable,
                                            scripts=str(GUEST_INIT.parents[1]), qemu=qemu,
-                                           work=work, init=init), encoding="utf-8")
+                                           work=work, init=str(init or '')), encoding="utf-8")
     wrapper.chmod(0o755)
     # The console on vng's stderr (--verbose: at the default log level), a
     # monitor socket for the watcher; vng passes the --qemu-opts to QEMU last.

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """The vng command lines of harness.vm for the guests' shapes."""
 
+import io
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -74,6 +76,35 @@ class GuestInit(unittest.TestCase):
         for append in ("init=/bin/sh -- -c mount", "virtme_initmount0=x init=/sbin/init",
                        "virtme.exec=`init=/x/virtme-ng-init`"):
             self.assertEqual(vm.with_init(["-append", append], "/r/init"), ["-append", append])
+
+    def test_the_init_is_built_once_by_its_source(self):
+        with tempfile.TemporaryDirectory() as cache:
+            init = vm.guest_init({"RSLUB_CACHE": cache})
+            self.assertTrue(os.access(init, os.X_OK))
+            self.assertEqual(init.parent, Path(cache, "guest-init"))
+            # Static: no PT_INTERP program header (TCG would translate the
+            # loader at every start).
+            elf = init.read_bytes()
+            phoff, = struct.unpack_from("<Q", elf, 0x20)
+            phentsize, phnum = struct.unpack_from("<HH", elf, 0x36)
+            types = [struct.unpack_from("<I", elf, phoff + i * phentsize)[0]
+                     for i in range(phnum)]
+            self.assertIn(1, types)
+            self.assertNotIn(3, types)
+            when = init.stat().st_mtime_ns
+            self.assertEqual(vm.guest_init({"RSLUB_CACHE": cache}), init)
+            self.assertEqual(init.stat().st_mtime_ns, when)
+            self.assertEqual(os.listdir(init.parent), [init.name])
+
+    def test_an_init_that_does_not_build_is_said(self):
+        with tempfile.TemporaryDirectory() as cache:
+            broken = Path(cache, "init.c")
+            broken.write_text("int main(void) { return x; }\n", encoding="utf-8")
+            with mock.patch.object(vm, "GUEST_INIT", broken), \
+                    mock.patch("sys.stderr", new_callable=io.StringIO) as err:
+                self.assertIsNone(vm.guest_init({"RSLUB_CACHE": cache}))
+            self.assertIn("vm: the guest init does not build", err.getvalue())
+            self.assertEqual(os.listdir(Path(cache, "guest-init")), [])
 
     def test_the_wrapper_passes_probes_and_keeps_the_status(self):
         # A fake QEMU that prints its arguments and ends with status 3.
