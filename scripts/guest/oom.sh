@@ -187,9 +187,10 @@ pressure)
 	echo "$mode: plan $((2 * rounds + 3))"
 	# The fill takes every page it can get on purpose: a program that needs
 	# a page right then starts the OOM killer, which is the kernel's policy,
-	# not rslub's. The VM's one daemon, systemd-udevd, does (it reads the
-	# test caches' uevents): seen twice, even with its event queue stopped.
-	# It is stopped (SIGSTOP) while the test runs, its events wait in its
+	# not rslub's. systemd-udevd, where the guest runs it (VM_UDEV=1: the
+	# guest init leaves it out otherwise), does (it reads the test caches'
+	# uevents): seen twice, even with its event queue stopped. It is
+	# stopped (SIGSTOP) while the test runs, its events wait in its
 	# socket, and it is continued afterwards.
 	udev_pids=$(pidof systemd-udevd udevd)
 	if [ -n "$udev_pids" ]; then
