@@ -309,12 +309,15 @@ label() {
 }
 # Whether patches/ go into the tree (and the key).
 patched() { [ "$NO_PATCHES" = 0 ] && [ "$CLASSIC" = 0 ]; }
+# The key reads the fragments' options, not their comments or blank lines
+# ("# CONFIG_X is not set" is an option): a comment's edit rebuilds nothing.
 kernel_key() {
 	local ver f
 	ver=$(dpkg-query -W -f='${Version}' linux-source-$KVER_MAJOR 2>/dev/null || echo none)
 	{
 		echo "$ver LLVM=$LLVM_SUFFIX"
-		for f in $(fragment_names); do fragment "$ROOT/config/$f.config"; done
+		for f in $(fragment_names); do fragment "$ROOT/config/$f.config"; done |
+			awk '/^# CONFIG_[A-Za-z0-9_]+ is not set/ || !/^[[:space:]]*(#|$)/'
 		! patched || cat "$ROOT"/patches/*.patch
 	} | sha256sum | cut -c1-12 | sed "s/^/$ver-$(label)-/"
 }

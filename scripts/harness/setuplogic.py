@@ -26,6 +26,7 @@ import fnmatch
 import functools
 import glob
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -145,6 +146,18 @@ class Host:
         """setup.sh with neither rustc nor cargo to be found."""
         return self.refused(self.path_without("rustc", "cargo"), str(self.tmp / "home"))
 
+    def kdir_with(self, line):
+        """The test kernel's path for this checkout with LINE added to its
+        first fragment (a copy of config/ beside links to the rest)."""
+        root = Path(tempfile.mkdtemp(prefix="root.", dir=self.tmp))
+        for item in os.listdir(self.root):
+            if item != "config":
+                os.symlink(self.root / item, root / item)
+        shutil.copytree(self.root / "config", root / "config")
+        with open(root / "config/base.config", "a", encoding="utf-8") as f:
+            f.write(f"{line}\n")
+        return self.run(["scripts/setup.sh", "--print-kdir"], cwd=root)
+
     def first_patch(self):
         return sorted(os.listdir(self.root / "patches"))[0]
 
@@ -169,6 +182,12 @@ def ends(text, output):
 def exactly(text, output):
     """None when OUTPUT is TEXT, nothing more, else what the FAIL says."""
     return None if output == text else f"expected exactly '{text}', got:\n{indent(output)}"
+
+
+def differs(first, output):
+    """None when OUTPUT is a path other than FIRST, else what the FAIL says."""
+    return None if output and output != first else f"expected a path other than '{first}', " \
+        f"got '{output}'"
 
 
 def within(cache, pattern, path):
@@ -207,6 +226,12 @@ CASES = (
     ("classic flavor, no cache: build it",
      lambda h: ends(f": build into {h.classic_kdir}",
                     h.setup("--flavor", "classic", stderr=False))),
+    # The cache key reads the fragments' options: a comment (or a blank
+    # line) rebuilds nothing, an option does.
+    ("a comment in a fragment: the same kernel",
+     lambda h: exactly(h.kdir, h.kdir_with("\n# a comment, then a blank line\n"))),
+    ("an option in a fragment: another kernel",
+     lambda h: differs(h.kdir, h.kdir_with("# CONFIG_RSLUB_NO_SUCH is not set"))),
     # A source tree that no longer takes a patch stops setup with one line
     # naming the patch (and, where there is one, the hunk).
     ("a tree without the patched files: setup stops naming the patch",
