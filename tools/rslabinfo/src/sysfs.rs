@@ -5,7 +5,7 @@
 //! vanishes mid-read is marked, not fatal.
 
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -96,7 +96,28 @@ pub fn first_number(text: &str) -> Option<u64> {
     t[..end].parse().ok()
 }
 
-fn read_num(dir: &Path, attr: &str, vanished: &mut bool) -> Option<u64> {
+/// The names a cache directory lists, read once: an attribute it does not
+/// list (the statistics of a kernel without `CONFIG_SLUB_STATS`) costs no
+/// failed open. Under TCG each system call is dear, and a listing of 150
+/// caches is thousands of them.
+struct Listing(BTreeSet<String>);
+
+impl Listing {
+    fn read(dir: &Path) -> Option<Self> {
+        let names = fs::read_dir(dir).ok()?;
+        Some(Listing(
+            names
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect(),
+        ))
+    }
+}
+
+fn read_num(dir: &Path, listed: &Listing, attr: &str, vanished: &mut bool) -> Option<u64> {
+    if !listed.0.contains(attr) {
+        return None;
+    }
     match fs::read_to_string(dir.join(attr)) {
         Ok(s) => first_number(&s),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -111,10 +132,12 @@ fn read_num(dir: &Path, attr: &str, vanished: &mut bool) -> Option<u64> {
 
 /// Reads one cache directory.
 pub fn read_cache(dir: &Path, name: &str, source: Source) -> Cache {
-    let mut v = false;
+    let listed = Listing::read(dir);
+    let mut v = listed.is_none();
+    let listed = listed.unwrap_or(Listing(BTreeSet::new()));
     let mut stats = BTreeMap::new();
     for st in STATS {
-        if let Some(n) = read_num(dir, st, &mut v) {
+        if let Some(n) = read_num(dir, &listed, st, &mut v) {
             stats.insert((*st).to_string(), n);
         }
     }
@@ -122,26 +145,26 @@ pub fn read_cache(dir: &Path, name: &str, source: Source) -> Cache {
         name: name.to_string(),
         source,
         vanished: false,
-        object_size: read_num(dir, "object_size", &mut v),
-        slab_size: read_num(dir, "slab_size", &mut v),
-        objs_per_slab: read_num(dir, "objs_per_slab", &mut v),
-        order: read_num(dir, "order", &mut v),
-        objects: read_num(dir, "objects", &mut v),
-        objects_partial: read_num(dir, "objects_partial", &mut v),
-        slabs: read_num(dir, "slabs", &mut v),
-        partial: read_num(dir, "partial", &mut v),
-        cpu_slabs: read_num(dir, "cpu_slabs", &mut v),
-        slabs_cpu_partial: read_num(dir, "slabs_cpu_partial", &mut v).and_then(|_| {
+        object_size: read_num(dir, &listed, "object_size", &mut v),
+        slab_size: read_num(dir, &listed, "slab_size", &mut v),
+        objs_per_slab: read_num(dir, &listed, "objs_per_slab", &mut v),
+        order: read_num(dir, &listed, "order", &mut v),
+        objects: read_num(dir, &listed, "objects", &mut v),
+        objects_partial: read_num(dir, &listed, "objects_partial", &mut v),
+        slabs: read_num(dir, &listed, "slabs", &mut v),
+        partial: read_num(dir, &listed, "partial", &mut v),
+        cpu_slabs: read_num(dir, &listed, "cpu_slabs", &mut v),
+        slabs_cpu_partial: read_num(dir, &listed, "slabs_cpu_partial", &mut v).and_then(|_| {
             // "objects(slabs)": the slab count is in the parentheses.
             let s = fs::read_to_string(dir.join("slabs_cpu_partial")).ok()?;
             let inner = s.split('(').nth(1)?;
             first_number(inner)
         }),
-        empty_slabs: read_num(dir, "empty_slabs", &mut v),
-        cpu_partial: read_num(dir, "cpu_partial", &mut v),
-        min_partial: read_num(dir, "min_partial", &mut v),
-        max_empty: read_num(dir, "max_empty", &mut v),
-        errors: read_num(dir, "errors", &mut v),
+        empty_slabs: read_num(dir, &listed, "empty_slabs", &mut v),
+        cpu_partial: read_num(dir, &listed, "cpu_partial", &mut v),
+        min_partial: read_num(dir, &listed, "min_partial", &mut v),
+        max_empty: read_num(dir, &listed, "max_empty", &mut v),
+        errors: read_num(dir, &listed, "errors", &mut v),
         stats,
     };
     c.vanished = v || !dir.exists();
