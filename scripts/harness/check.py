@@ -107,6 +107,7 @@ class Check:
         self.procs = []
         self.stopping = False
         self.guests_thread = None
+        self.guests_done = False
         self.model_built = threading.Event()
 
     def say(self, line):
@@ -150,15 +151,43 @@ class Check:
 
     def beside(self, argv):
         """ARGV, under nice -n 10 while guests run."""
-        if self.guests_thread and self.guests_thread.is_alive():
+        if self.guests_thread and self.guests_thread.is_alive() and not self.guests_done:
             return ["nice", "-n", "10"] + argv
         return argv
 
     def run_logged(self, argv, log, cwd=None, env=None):
-        """Runs ARGV (beside the guests) with its output to LOG; success."""
-        with open(log, "wb") as f:
-            return subprocess.run(self.beside(argv), cwd=cwd or self.root, env=env, stdout=f,
-                                  stderr=subprocess.STDOUT, check=False).returncode == 0
+        """Runs ARGV (beside the guests) with its output to LOG; success.
+
+        In a process group of its own, which unnice() takes back to the
+        normal priority once the guests are done.
+        """
+        # Under the lock: either unnice() sees it, or it is not niced.
+        with open(log, "wb") as f, self.lock:
+            p = subprocess.Popen(self.beside(argv), cwd=cwd or self.root, env=env, stdout=f,
+                                 stderr=subprocess.STDOUT, process_group=0)
+            self.procs.append(p)
+        try:
+            return p.wait() == 0
+        finally:
+            with self.lock:
+                self.procs.remove(p)
+
+    def unnice(self):
+        """The host steps under way at nice 0 again: no guest is left to go first.
+
+        A step started beside the guests (lint's checkpatch, say) kept
+        nice 10 after them, and with other load on the host (stress-ng
+        --cpu 2) took minutes at a tenth of a core.
+        """
+        with self.lock:
+            self.guests_done = True
+            procs = list(self.procs)
+        for p in procs:
+            if p.poll() is None:
+                try:
+                    os.setpriority(os.PRIO_PGRP, p.pid, 0)
+                except OSError:
+                    pass
 
     def run_harness(self, module, log, *args):
         """Runs python3 -m harness.MODULE ARGS as run_logged does; success."""
@@ -445,6 +474,7 @@ class Check:
             cpu = f", {cpu} s of CPU" if cpu else ""
             self.step(f"VM {g.name} ended after {int(time.time() - t0.pop(g.name))} s "
                       f"(exit {rc}{cpu}){waits}")
+        self.unnice()
 
     # The host steps beside the guests.
 

@@ -3,7 +3,11 @@
 it reads from its steps' logs."""
 
 import os
+import tempfile
+import threading
+import time
 import unittest
+from pathlib import Path
 from unittest import mock
 
 from harness import check
@@ -97,6 +101,56 @@ class StepLogs(unittest.TestCase):
             "Ran 40 tests in 3s\n\nFAILED (failures=2, errors=1, skipped=3)\n"), (34, 3))
         self.assertEqual(check.unittest_counts("Traceback...\n"), (0, 1))
 
+
+
+def group_nices(pgid):
+    """The nice values of the processes of group PGID."""
+    nices = []
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if pid.isdigit() and int(fields[2]) == pgid:
+            nices.append(int(fields[16]))
+    return nices
+
+
+class Beside(unittest.TestCase):
+
+    # A step started beside the guests runs at nice 10, its children too,
+    # and all of them at 0 once the guests are done (unnice).
+    def test_a_step_beside_the_guests_gets_the_cpu_back_after_them(self):
+        c = check.Check()
+        gate = threading.Event()
+        c.guests_thread = threading.Thread(target=gate.wait)
+        c.guests_thread.start()
+        with tempfile.TemporaryDirectory() as d:
+            stop = Path(d, "stop")
+            step = f"sh -c 'while [ ! -e {stop} ]; do sleep 0.05; done' & wait"
+            ok = []
+            t = threading.Thread(target=lambda: ok.append(
+                c.run_logged(["sh", "-c", step], Path(d, "log"))))
+            t.start()
+            try:
+                for _ in range(200):
+                    if c.procs and len(group_nices(c.procs[0].pid)) >= 2:
+                        break
+                    time.sleep(0.02)
+                pgid = c.procs[0].pid
+                self.assertGreaterEqual(len(group_nices(pgid)), 2)
+                self.assertEqual(set(group_nices(pgid)), {10})
+                c.unnice()
+                self.assertEqual(set(group_nices(pgid)), {0})
+                # Started after the guests: not niced at all.
+                self.assertEqual(c.beside(["true"]), ["true"])
+            finally:
+                stop.touch()
+                t.join()
+                gate.set()
+            self.assertEqual(ok, [True])
+            self.assertEqual(c.procs, [])
 
 if __name__ == "__main__":
     unittest.main()
