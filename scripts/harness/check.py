@@ -214,7 +214,7 @@ class Check:
     # The host steps before the guests.
 
     def host_checks(self):
-        """The setup logic (it needs no package setup installs)."""
+        """The setup logic (it needs none of the packages setup installs)."""
         log = self.out / "setup-logic.log"
         self.step(f"setup logic (python3 -m harness.setuplogic, log: {log})")
         self.run_harness("setuplogic", log)
