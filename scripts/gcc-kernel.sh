@@ -40,7 +40,7 @@ mkdir -p "$kdir"
 echo "gcc-kernel: extracting into $kdir"
 tar -xf "$tarball" -C "$kdir" --strip-components=1
 echo "gcc-kernel: configuring (GCC, no patches)"
-"$ROOT/scripts/kconfig.sh" "$kdir" "$frag/base.config" "$frag/test.config" >"$kdir/.rslub-config.log" 2>&1 ||
+"$ROOT/scripts/kconfig" "$kdir" "$frag/base.config" "$frag/test.config" >"$kdir/.rslub-config.log" 2>&1 ||
 	{ tail -n 5 "$kdir/.rslub-config.log"; exit 1; }
 echo "gcc-kernel: building with -j$JOBS (about 10 min on 2 cores; log: $kdir/.rslub-build.log)"
 make -C "$kdir" -j"$JOBS" all >"$kdir/.rslub-build.log" 2>&1 || { tail -n 20 "$kdir/.rslub-build.log"; exit 1; }

@@ -278,7 +278,7 @@ PATCH_OPTIONS='^CONFIG_SLAB_BACKEND='
 # The options of base.config that 6.12 lacks (RUST_INLINE_HELPERS, the
 # patches' SLAB_BACKEND) or that the classic flavor does not need (RUST:
 # only the C bench module runs there, and 6.12 predates this rustc).
-# scripts/kconfig.sh would fail on each of them; "is not set" lines of
+# scripts/kconfig would fail on each of them; "is not set" lines of
 # unknown options are harmless and stay.
 CLASSIC_DROP='^CONFIG_(RUST|RUST_INLINE_HELPERS|SLAB_BACKEND)='
 # fragment FILE: a config fragment as this build uses it.
@@ -411,7 +411,7 @@ build_kernel() {
 		files+=("$frag/$f.config")
 	done
 	run "configure kernel ($(label), LLVM=$LLVM)" "$log-config.log" \
-		"$ROOT/scripts/kconfig.sh" "$kdir" "${files[@]}"
+		"$ROOT/scripts/kconfig" "$kdir" "${files[@]}"
 	rm -rf "$frag"
 	local t0 cold="about 20 min cold on 2 cores"
 	[ "$CLASSIC" = 0 ] || cold="20 min cold beside VMs, 11 of CPU; no Rust"
