@@ -57,7 +57,7 @@ export LIBCLANG_PATH ?= /usr/lib/llvm-22/lib
 ifeq ($(origin KDIR),undefined)
 # (RSLUB_FLAVOR given by hand: make before 4.4 does not pass exported
 # variables to $(shell), and DEBUG=1 would build against the test kernel.)
-BUILD_KDIR = $(eval BUILD_KDIR := $(shell RSLUB_FLAVOR=$(RSLUB_FLAVOR) $(ROOT)/scripts/setup.sh --print-kdir 2>/dev/null))$(BUILD_KDIR)
+BUILD_KDIR = $(eval BUILD_KDIR := $(shell RSLUB_FLAVOR=$(RSLUB_FLAVOR) $(ROOT)/scripts/setup --print-kdir 2>/dev/null))$(BUILD_KDIR)
 SETUP_ARGS :=
 else
 BUILD_KDIR := $(KDIR)
@@ -90,12 +90,19 @@ modules: stress/modcycle
 stress/modcycle: stress/modcycle.c
 	$(CC) -O2 -Wall -Wextra -Werror -static -o $@ $<
 
+# Setup and the harness are Python (scripts/setup: harness.setup); without
+# a python3 the targets that set up say so in one line.
+NEED_PYTHON3 = command -v python3 >/dev/null || { echo "setup: FAILED: no python3 on PATH (setup \
+	and the harness are Python 3.11: apt-get install python3)" >&2; exit 1; }
+
 setup:
-	@scripts/setup.sh $(SETUP_ARGS)
+	@$(NEED_PYTHON3)
+	@scripts/setup $(SETUP_ARGS)
 
 # The patched QEMU of patches/qemu, cached under ~/.cache/rslub/qemu; a run
 # selects it with VM_QEMU=$$(scripts/qemu-build.sh) (scripts/harness/vm.py).
 qemu:
+	@$(NEED_PYTHON3)
 	@scripts/qemu-build.sh
 
 # The plugin and its host tools (cargo), and the calibration program (static:
@@ -157,6 +164,7 @@ fmt:
 HARNESS = PYTHONPATH=$(ROOT)/scripts python3 -m harness
 
 check:
+	@$(NEED_PYTHON3)
 	@$(HARNESS).check
 
 # The harness's own tests (make check runs them too).
@@ -169,6 +177,7 @@ mutants:
 		MUTANTS_LIMIT='$(MUTANTS_LIMIT)' VARIANT='$(VARIANT)' $(HARNESS).mutants
 
 bench:
+	@$(NEED_PYTHON3)
 	@$(HARNESS).bench
 
 trace-pair:
@@ -195,12 +204,14 @@ bench-experiments:
 	@tools/rsbench/target/release/rsbench experiment $(R)
 
 stress:
+	@$(NEED_PYTHON3)
 	@$(HARNESS).stress
 
 # CMD goes through the environment unexpanded, so '$x' and quotes survive.
 vm: export RSLUB_VM_CMD = $(value CMD)
 vm:
-	@scripts/setup.sh $(SETUP_ARGS) >/dev/null || { echo "vm: setup failed (run make setup)"; exit 1; }
+	@$(NEED_PYTHON3)
+	@scripts/setup $(SETUP_ARGS) >/dev/null || { echo "vm: setup failed (run make setup)"; exit 1; }
 	@$(HARNESS).vm "$(BUILD_KDIR)" "$$RSLUB_VM_CMD"
 
 kdir:

@@ -193,8 +193,8 @@ def kernel_dir(env, flavor, given):
     project's cached one, set up (built) first if needed."""
     if env.get(given):
         return env[given]
-    sh(["scripts/setup.sh", "--flavor", flavor])
-    out = subprocess.run(["scripts/setup.sh", "--flavor", flavor, "--print-kdir"],
+    sh([sys.executable, "scripts/setup", "--flavor", flavor])
+    out = subprocess.run([sys.executable, "scripts/setup", "--flavor", flavor, "--print-kdir"],
                          stdout=subprocess.PIPE, text=True, check=False)
     if out.returncode:
         raise Stop(out.returncode)

@@ -45,7 +45,7 @@ counts-<mode>.txt, bench.json, table.txt, PNG plots, report.md).
 SUITE=classic-real: the same programs on two kernels, as upstream weighed
 sheaves against the design before them. For each mode, first a boot of the
 classic kernel (Linux 6.12's C SLUB: CPU slabs and partial lists;
-scripts/setup.sh --flavor classic, or CLASSIC_KDIR) with sides slub and
+scripts/setup --flavor classic, or CLASSIC_KDIR) with sides slub and
 slub-aa (the in-tree SLUB twice: its A/A noise; rslub.ko is not loaded
 there), logs vm-classic-<mode>.log; then the bench kernel's (7.3's
 sheaves) with slub, slub-aa and rslub serving. The table names 6.12's SLUB
@@ -270,7 +270,7 @@ def check_host_programs(workloads):
     """The guest runs the host's programs: they must be there."""
     if not all(shutil.which(c) for c in ("hackbench", "iperf3", "stress-ng")):
         bb.fail("hackbench, iperf3 or stress-ng missing on the host (the guest uses the "
-                "host's): run scripts/setup.sh")
+                "host's): run scripts/setup")
     if "perf-" in (workloads or "perf-"):
         out = subprocess.run(["perf", "bench", "syscall"], stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True, check=False).stdout
@@ -279,7 +279,7 @@ def check_host_programs(workloads):
                                      stderr=subprocess.STDOUT, text=True,
                                      check=False).stdout.strip()
             bb.fail(f"the host's perf has no 'perf bench syscall fork/execve' ({version}): "
-                    "run scripts/setup.sh")
+                    "run scripts/setup")
 
 
 def parse_args(p, out):

@@ -28,9 +28,9 @@ def rslub_kdir(root=ROOT):
 
 def test_kdir(root=ROOT):
     """The project's cached test kernel (RSLUB_FLAVOR's, when set), built or
-    not: setup.sh --print-kdir."""
-    return subprocess.run([f"{root}/scripts/setup.sh", "--print-kdir"], stdout=subprocess.PIPE,
-                          text=True, check=False).stdout.strip()
+    not: scripts/setup --print-kdir."""
+    return subprocess.run([sys.executable, f"{root}/scripts/setup", "--print-kdir"],
+                          stdout=subprocess.PIPE, text=True, check=False).stdout.strip()
 
 
 def kernel_argument(argv):

@@ -6,17 +6,19 @@
 A computed kernel path once leaked through the environment of a nested
 make, which then took it for the user's KDIR= and set up tools only, so a
 fresh machine's `make check` never built its kernel. Each case runs
-scripts/setup.sh in dry-run mode (RSLUB_SETUP_DRY_RUN=1) against an empty
-temporary RSLUB_CACHE, typed (make setup) and nested (a recipe of the
-project's Makefile running make setup, as make check does), and prints
-"setup-logic: PASS|FAIL <case>", a FAIL with what it got. Exit status 1
-on any FAIL. CASES lists the cases in the order they run (make check
-counts them).
+scripts/setup (harness.setup) in dry-run mode (RSLUB_SETUP_DRY_RUN=1)
+against an empty temporary RSLUB_CACHE, typed (make setup) and nested (a
+recipe of the project's Makefile running make setup, as make check does),
+and prints "setup-logic: PASS|FAIL <case>", a FAIL with what it got. Exit
+status 1 on any FAIL. CASES lists the cases in the order they run (make
+check counts them).
 
 The prerequisites setup checks before it changes anything are played with
 stand-ins on PATH: a command that answers otherwise (uname, id, python3),
 or a PATH of links to every command but some (Host.path_without), with
-HOME elsewhere (setup looks in ~/.cargo/bin too).
+HOME elsewhere (setup looks in ~/.cargo/bin too). Setup itself runs on
+this interpreter (sys.executable), not on PATH's python3: the python3 it
+checks is PATH's, the one pip would install virtme-ng into.
 
 Environment: none of its own; a running make's (KDIR, MAKEFLAGS, MFLAGS,
 MAKELEVEL: harness.lib.MAKE_VARS) is left out of every command's.
@@ -51,7 +53,7 @@ TOOLS_ONLY = "kernel: not set up (tools only)"
 
 
 class Host:
-    """The commands of the cases: make and setup.sh of the checkout ROOT,
+    """The commands of the cases: make and scripts/setup of the checkout ROOT,
     against the empty cache TMP/cache, their stand-ins in TMP."""
 
     def __init__(self, root, tmp):
@@ -81,8 +83,8 @@ class Host:
                          "-f", str(self.nested_mk), *args])
 
     def setup(self, *args, env=None, stderr=True):
-        """scripts/setup.sh ARGS, its stderr too unless not STDERR."""
-        return self.run(["scripts/setup.sh", *args], env, stderr)
+        """scripts/setup ARGS, its stderr too unless not STDERR."""
+        return self.run([sys.executable, "scripts/setup", *args], env, stderr)
 
     @functools.cached_property
     def kdir(self):
@@ -91,7 +93,7 @@ class Host:
 
     @functools.cached_property
     def classic_kdir(self):
-        """The classic flavor's kernel (setup.sh --flavor classic --print-kdir)."""
+        """The classic flavor's kernel (setup --flavor classic --print-kdir)."""
         return self.setup("--flavor", "classic", "--print-kdir", stderr=False)
 
     def built_kdir(self):
@@ -138,12 +140,12 @@ class Host:
         return d
 
     def refused(self, path, home=None):
-        """setup.sh's output, stderr too, with PATH (and HOME) given."""
+        """setup's output, stderr too, with PATH (and HOME) given."""
         return self.setup(env={"PATH": path, **({"HOME": home} if home else {})})
 
     @functools.cached_property
     def no_rust(self):
-        """setup.sh with neither rustc nor cargo to be found."""
+        """setup with neither rustc nor cargo to be found."""
         return self.refused(self.path_without("rustc", "cargo"), str(self.tmp / "home"))
 
     def kdir_with(self, line):
@@ -156,7 +158,7 @@ class Host:
         shutil.copytree(self.root / "config", root / "config")
         with open(root / "config/base.config", "a", encoding="utf-8") as f:
             f.write(f"{line}\n")
-        return self.run(["scripts/setup.sh", "--print-kdir"], cwd=root)
+        return self.run([sys.executable, "scripts/setup", "--print-kdir"], cwd=root)
 
     def first_patch(self):
         return sorted(os.listdir(self.root / "patches"))[0]

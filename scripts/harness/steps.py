@@ -15,8 +15,8 @@ SPACE = b" \t\n\v\f\r"
 
 
 class Failed(Exception):
-    """What stops a run: its one line ("PREFIX: FAILED: why"), said on
-    stderr by main."""
+    """What stops a run: its line ("PREFIX: FAILED: why"; setup's missing
+    prerequisites, a line each), said on stderr by main."""
 
 
 class Steps:
