@@ -11,9 +11,9 @@ runs that check the project itself (docs/testing.md): plugincost and
 quantumsweep (the cost model's own cost), qemuquantum (make qemu's QEMU),
 fresh (a new user's first make check) and readmerun (every command the
 README lists). Each runs as `python3 -m harness.NAME` with PYTHONPATH=scripts.
-The guests' own scripts stay shell, in scripts/guest/, and so do
-gcc-kernel.sh and qemu-build.sh. setup (scripts/setup, with kconfig and
-steps: what the setup scripts share) is Python too. Python 3.11,
+The guests' own scripts stay shell, in scripts/guest/, and so does
+qemu-build.sh. setup and gcckernel (scripts/setup, scripts/gcc-kernel,
+with kconfig and steps: what they share) are Python too. Python 3.11,
 standard library only; the host tests are in tests/ (python3 -m
 unittest, run by make check and make harness-test).
 """

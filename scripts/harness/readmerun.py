@@ -92,8 +92,8 @@ COMMANDS = (
     ("real-free-batch", "ok",
      "make bench SUITE=real EXPERIMENT=free-batch QUICK=1 WORKLOADS=xcpu-unix"),
     ("mutants-list", "ok", "make mutants LIST=1 | tail -n 3"),
-    ("gcc-kernel", "ok", "scripts/gcc-kernel.sh"),
-    ("check-own-kernel", "ok", "make check KDIR=$(scripts/gcc-kernel.sh --print-kdir)"),
+    ("gcc-kernel", "ok", "scripts/gcc-kernel"),
+    ("check-own-kernel", "ok", "make check KDIR=$(scripts/gcc-kernel --print-kdir)"),
 )
 
 # What every command's bash has first: pipefail, and `latest [N]`.

@@ -51,7 +51,8 @@ import tempfile
 import time
 
 from harness import lib
-from harness.steps import Failed, Steps, dpkg_ge, dpkg_version, output, pkg_installed
+from harness.steps import (Failed, Steps, dpkg_ge, dpkg_version, output, pkg_installed,
+                           second_field)
 from harness import steps as st
 
 USAGE = ("usage: scripts/setup [--flavor test|bench|classic|debug] [--no-patches] "
@@ -639,13 +640,6 @@ class Setup:
 
 
 HEX12 = "[0-9a-f]" * 12
-
-
-def second_field(text):
-    """The second word of TEXT's first line ("rustc 1.95.0 (...)": the
-    version), "" without one."""
-    fields = text.split("\n")[0].split()
-    return fields[1] if len(fields) > 1 else ""
 
 
 def rust_src_version(madison, rustc_ver):

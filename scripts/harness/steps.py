@@ -125,6 +125,13 @@ def output(argv, **kw):
         return ""
 
 
+def second_field(text):
+    """The second word of TEXT's first line ("rustc 1.95.0 (...)": the
+    version), "" without one."""
+    fields = text.split("\n")[0].split()
+    return fields[1] if len(fields) > 1 else ""
+
+
 def dpkg_version(package):
     """The installed version of PACKAGE (dpkg-query), None when dpkg knows
     it not (or there is no dpkg-query)."""
