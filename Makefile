@@ -31,7 +31,7 @@
 #                   string instructions and atomics counted as worked out
 #   make qemu       a patched QEMU (patches/qemu: -accel tcg,rr-quantum=N,
 #                   the plugins' vCPU index under -icount), built once and
-#                   cached; prints its path (scripts/qemu-build.sh; not part
+#                   cached; prints its path (scripts/qemu-build; not part
 #                   of setup or check). python3 -m harness.qemuquantum checks it
 #   make mutants    mutation testing of the core's host tests (cargo-mutants;
 #                   FILE='slub/*.rs' RE=regex JOBS=1 LIST=1; not part of check)
@@ -100,10 +100,10 @@ setup:
 	@scripts/setup $(SETUP_ARGS)
 
 # The patched QEMU of patches/qemu, cached under ~/.cache/rslub/qemu; a run
-# selects it with VM_QEMU=$$(scripts/qemu-build.sh) (scripts/harness/vm.py).
+# selects it with VM_QEMU=$$(scripts/qemu-build) (scripts/harness/vm.py).
 qemu:
 	@$(NEED_PYTHON3)
-	@scripts/qemu-build.sh
+	@scripts/qemu-build
 
 # The plugin and its host tools (cargo), and the calibration program (static:
 # the guest runs it from the host's filesystem over 9p).

@@ -11,9 +11,11 @@ runs that check the project itself (docs/testing.md): plugincost and
 quantumsweep (the cost model's own cost), qemuquantum (make qemu's QEMU),
 fresh (a new user's first make check) and readmerun (every command the
 README lists). Each runs as `python3 -m harness.NAME` with PYTHONPATH=scripts.
-The guests' own scripts stay shell, in scripts/guest/, and so does
-qemu-build.sh. setup and gcckernel (scripts/setup, scripts/gcc-kernel,
-with kconfig and steps: what they share) are Python too. Python 3.11,
-standard library only; the host tests are in tests/ (python3 -m
+Setting the machine up is Python too: setup (make setup: the toolchain
+and the kernel, with kconfig), gcckernel (the "own kernel") and qemubuild
+(make qemu), with steps, what they share; scripts/setup, scripts/kconfig,
+scripts/gcc-kernel and scripts/qemu-build are the short entries that run
+them. Only the guests' own scripts stay shell, in scripts/guest/. Python
+3.11, standard library only; the host tests are in tests/ (python3 -m
 unittest, run by make check and make harness-test).
 """

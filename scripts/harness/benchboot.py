@@ -152,10 +152,10 @@ def need_quantum_qemu(modes):
     """Builds the patched QEMU when a model boot needs it (6 min the first time)."""
     if not quantum_modes(modes, lib.model_quantum()):
         return
-    if subprocess.run([str(lib.ROOT / "scripts/qemu-build.sh")], stdout=subprocess.DEVNULL,
-                      check=False).returncode:
+    if subprocess.run([sys.executable, str(lib.ROOT / "scripts/qemu-build")],
+                      stdout=subprocess.DEVNULL, check=False).returncode:
         print("bench: FAILED: building the patched QEMU of the model boots "
-              "(scripts/qemu-build.sh; RR_QUANTUM=0 boots them on the distribution's)",
+              "(scripts/qemu-build; RR_QUANTUM=0 boots them on the distribution's)",
               file=sys.stderr, flush=True)
         raise Stop(1)
 

@@ -147,14 +147,14 @@ def quantum_qemu(root=ROOT, quantum=None):
     """The patched QEMU of `make qemu` for QUANTUM (RR_QUANTUM), or None.
 
     RR_QUANTUM=Q boots with each vCPU's turn at most Q instructions; that
-    QEMU is not built here (about 6 min: scripts/qemu-build.sh). None is
+    QEMU is not built here (about 6 min: scripts/qemu-build). None is
     said on stderr.
     """
     q = os.environ.get("RR_QUANTUM", "") if quantum is None else quantum
     if not q.isdigit():
         print(f"model: RR_QUANTUM={q}: expected a number of instructions", file=sys.stderr)
         return None
-    out = subprocess.run([str(root / "scripts/qemu-build.sh"), "--print-path"],
+    out = subprocess.run([sys.executable, str(root / "scripts/qemu-build"), "--print-path"],
                          capture_output=True, text=True, check=False)
     path = out.stdout.strip()
     if out.returncode != 0 or not os.access(path, os.X_OK):

@@ -20,7 +20,7 @@ instructions of one vCPU before the other runs.
 Prints a table of the runs, an "  ok: ..." or "  FAIL: ..." line per
 check and "N passed, M failed"; exit status 1 on a FAIL or when a run
 cannot be made ("test-qemu-quantum: FAILED: ..."). About 5 minutes; it
-builds the patched QEMU first if it is not cached (scripts/qemu-build.sh,
+builds the patched QEMU first if it is not cached (scripts/qemu-build,
 about 4 minutes more).
 
 Environment: QUANTA (default "1000 200"), SPIN_ITERS (loop iterations per
@@ -151,11 +151,11 @@ class Runs:
 def patched_qemu():
     """The patched QEMU (built if need be) and the directory it is
     installed in, with its plugin header."""
-    out = subprocess.run([str(lib.ROOT / "scripts/qemu-build.sh")], stdout=subprocess.PIPE,
-                         text=True, check=False).stdout
+    out = subprocess.run([sys.executable, str(lib.ROOT / "scripts/qemu-build")],
+                         stdout=subprocess.PIPE, text=True, check=False).stdout
     qemu = (out.splitlines() or [""])[-1]
     if not qemu or not os.access(qemu, os.X_OK):
-        raise Died("scripts/qemu-build.sh gave no binary")
+        raise Died("scripts/qemu-build gave no binary")
     prefix = os.path.dirname(os.path.dirname(qemu))
     if not os.path.isfile(f"{prefix}/include/qemu-plugin.h"):
         raise Died(f"no {prefix}/include/qemu-plugin.h beside the binary (rebuild: remove "

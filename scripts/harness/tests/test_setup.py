@@ -101,7 +101,8 @@ class KeyText(unittest.TestCase):
     def test_comments_and_blank_lines_are_not_options(self):
         kept = setup.options_only(b"# c\n  # indented\n\t\n\n \r\n# CONFIG_X is not set\n"
                                   b"# CONFIG_Z is not set, so\n#CONFIG_Y is not set\n"
-                                  b"# CONFIG_ is not set\nCONFIG_A=y # why\n x=1\nlast")
+                                  b"# CONFIG_ is not set\n# CONFIG_W is not on\n"
+                                  b"CONFIG_A=y # why\n x=1\nlast")
         self.assertEqual(kept, b"# CONFIG_X is not set\n# CONFIG_Z is not set, so\n"
                                b"CONFIG_A=y # why\n x=1\nlast\n")
 
@@ -219,7 +220,8 @@ class Versions(unittest.TestCase):
     def test_bindgen(self):
         for v, ge in (("0.71.1", True), ("0.72.0", True), ("0.71.10", True), ("1.0.0", True),
                       ("0.71.0", False), ("0.9.5", False), ("0.71.1~rc1", False),
-                      ("0.71.1a", True), ("0.71.01", False)):
+                      ("0.71.1a", True), ("0.71.01", False), ("0.71a1", False),
+                      ("0.71+1", False)):
             self.assertEqual(setup.version_ge(v, setup.BINDGEN_MIN), ge, v)
             # What sort -V says.
             first = subprocess.run(["sort", "-V"], input=f"{setup.BINDGEN_MIN}\n{v}\n",
