@@ -372,6 +372,13 @@ class Tools(Tmp):
                          "linux-perf": perf})
         fakes.dpkg(self.bin, versions)
 
+    def test_the_package_list(self):
+        # APT_PKGS of scripts/setup.sh with LLVM_SUFFIX=-22.
+        self.assertEqual(" ".join(setup.apt_packages("-22")),
+                         "bc flex bison libelf-dev libssl-dev cpio xz-utils make gcc patch procps "
+                         "python3 udev rsync kmod fonts-dejavu-core clang-22 lld-22 llvm-22 "
+                         "libclang-22-dev rt-tests iperf3 stress-ng gdb")
+
     def test_missing_packages(self):
         fakes.dpkg(self.bin, {})
         s = setup.Setup(self.dir, "classic")
