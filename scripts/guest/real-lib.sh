@@ -2,7 +2,7 @@
 # Real programs and rslub's serving, inside the guest: sourced by
 # scripts/guest/real.sh (make bench SUITE=real) and scripts/guest/serve.sh
 # (make stress SERVE=1, make check). The programs come from Debian bookworm
-# (scripts/setup.sh installs rt-tests, iperf3 and stress-ng on the host,
+# (scripts/setup installs rt-tests, iperf3 and stress-ng on the host,
 # whose root filesystem the guest boots on); network load stays on the
 # guest's loopback.
 #
