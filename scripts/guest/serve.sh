@@ -52,7 +52,11 @@ rm -f "$STOP" "$REAL_OUT"/*.count "$REAL_OUT"/*.fail
 	printf rslub-no-suites >/sys/module/kunit/parameters/filter_glob
 rc=0
 # The guest's uptime in whole seconds: each step line says when it began.
-up() { cut -d. -f1 /proc/uptime; }
+# Builtins only (no program started: under load a start costs seconds).
+up() {
+	read -r _up _ </proc/uptime
+	echo "${_up%.*}"
+}
 pass() { echo "serve: PASS $*"; }
 fail() {
 	echo "serve: FAIL $*"
@@ -247,7 +251,7 @@ echo "serve: programs started: hackbench, iperf3 (TCP, UDP), execs, stress-ng --
 # running (CPUs going offline and online under it): three at a time, as
 # each takes seconds under load on TCG, mostly waiting for the other CPUs.
 # The stress module's insmod returns when its run ends.
-t0=$(date +%s)
+st0=$(up)
 insmod stress/rslub_stress.ko duration="$secs" serving=1 "$@" &
 ins_pid=$!
 echo "serve: step: validate, the programs and rslub_stress running [$(up) s]"
@@ -259,13 +263,14 @@ vdirs=$dirs
 # judges the guest by its lines), "name errors" into validate.res.
 validate_some() {
 	for d in "$@"; do
+		# Builtins only, as up().
 		if echo 1 >"$d/validate"; then
-			e=$(cat "$d/errors")
+			read -r e <"$d/errors"
 		else
 			e="unwritable"
 		fi
-		echo "serve: validated $(basename "$d"): errors=$e [$(up) s]"
-		echo "$(basename "$d") $e" >>"$REAL_OUT/validate.res"
+		echo "serve: validated ${d##*/}: errors=$e [$(up) s]"
+		echo "${d##*/} $e" >>"$REAL_OUT/validate.res"
 	done
 }
 vpids=""
@@ -276,6 +281,45 @@ for j in 1 2 3; do
 done
 # shellcheck disable=SC2086 # a list of pids
 wait $vpids
+wait $ins_pid
+ins=$?
+st1=$(up)
+
+# 5. Stop the programs as soon as validate and rslub_stress are done (the
+# load is for them; what follows judges files and would only compete with
+# the programs for the CPUs), then serving; the caches must drain and go.
+echo "serve: step: stopping the programs [$(up) s]"
+# Each loop has ended a run first: a fast guest may be here before that.
+for n in hackbench iperf3 execs; do
+	while [ ! -s "$REAL_OUT/$n.count" ]; do
+		sleep 1
+	done
+done
+touch "$STOP"
+# stress-ng ends at its --timeout (SIGINT makes it stop and report early);
+# the loops' runs under way are killed (a hackbench or iperf3 run takes
+# up to a minute on a loaded TCG guest). No clock here: each program's
+# end is a line, and a program that never ends leaves the guest silent,
+# which the host reports as stuck with the kernel's stacks (scripts/harness/vm.py).
+kill -INT "$ng_pid" "$nf_pid" 2>/dev/null
+t0=$(up)
+for p in hackbench:$hb_pid iperf3:$ip_pid execs:$ex_pid stress-ng:$ng_pid stress-ng-fork:$nf_pid; do
+	while kill -0 "${p#*:}" 2>/dev/null; do
+		# Again each second: a loop between two runs starts one more
+		# before it sees the stop.
+		case ${p%%:*} in
+		hackbench | iperf3) pkill -x "${p%%:*}" ;;
+		esac
+		sleep 1
+	done
+	echo "serve: ${p%%:*} stopped $(($(up) - t0)) s after the stop"
+done
+wait $hb_pid $ip_pid $ex_pid $sm_pid
+wait $nf_pid
+nf=$?
+wait $ng_pid
+ng=$?
+# The results of step 4, now that the guest is quiet.
 errs=0
 while read -r c e; do
 	case $e in
@@ -291,52 +335,16 @@ if [ "$nval" != "$nwant" ]; then
 elif [ $errs = 0 ]; then
 	pass "validate: $nwant of $(echo "$dirs" | wc -w) served caches, 0 errors"
 fi
-wait $ins_pid
-ins=$?
-t1=$(date +%s)
 dmesg | grep "rslub_stress: " | sed 's/^\[[ 0-9.]*\] //' |
 	awk '/^rslub_stress: seed=/ { n = 0 } { line[n++] = $0 } END { for (i = 0; i < n; i++) print line[i] }' \
 	>"$REAL_OUT/stress.out"
 grep -v "rslub_stress: cache \|rslub_stress: t=" "$REAL_OUT/stress.out"
 if [ $ins = 0 ] && grep -q "rslub_stress: PASS" "$REAL_OUT/stress.out"; then
-	pass "rslub_stress $((t1 - t0)) s beside the programs"
+	pass "rslub_stress $((st1 - st0)) s beside the programs"
 	rmmod rslub_stress || fail "rmmod rslub_stress failed"
 else
 	fail "rslub_stress: $(grep -m1 'rslub_stress: FAIL' "$REAL_OUT/stress.out" | sed 's/.*FAIL //') (insmod exited $ins)"
 fi
-
-# 5. Stop the programs, then serving; the caches must drain and go.
-echo "serve: step: stopping the programs [$(up) s]"
-# Each loop has ended a run first: a fast guest may be here before that.
-for n in hackbench iperf3 execs; do
-	while [ ! -s "$REAL_OUT/$n.count" ]; do
-		sleep 1
-	done
-done
-touch "$STOP"
-# stress-ng ends at its --timeout (SIGINT makes it stop and report early);
-# the loops' runs under way are killed (a hackbench or iperf3 run takes
-# up to a minute on a loaded TCG guest). No clock here: each program's
-# end is a line, and a program that never ends leaves the guest silent,
-# which the host reports as stuck with the kernel's stacks (scripts/harness/vm.py).
-kill -INT "$ng_pid" "$nf_pid" 2>/dev/null
-t0=$(date +%s)
-for p in hackbench:$hb_pid iperf3:$ip_pid execs:$ex_pid stress-ng:$ng_pid stress-ng-fork:$nf_pid; do
-	while kill -0 "${p#*:}" 2>/dev/null; do
-		# Again each second: a loop between two runs starts one more
-		# before it sees the stop.
-		case ${p%%:*} in
-		hackbench | iperf3) pkill -x "${p%%:*}" ;;
-		esac
-		sleep 1
-	done
-	echo "serve: ${p%%:*} stopped $(($(date +%s) - t0)) s after the stop"
-done
-wait $hb_pid $ip_pid $ex_pid $sm_pid
-wait $nf_pid
-nf=$?
-wait $ng_pid
-ng=$?
 for n in hackbench iperf3 execs; do
 	set -- $(cat "$REAL_OUT/$n.count" 2>/dev/null || echo "0 0")
 	eval "${n}_runs=$1"

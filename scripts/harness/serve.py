@@ -48,7 +48,8 @@ def guest(kdir):
     kfence = " kfence.sample_interval=100" if lib.has(kdir, "CONFIG_KFENCE") else ""
     env = {"VM_CPUS": "3", "VM_NUMA": "0", "VM_MEM": "1G",
            "VM_APPEND": f"log_buf_len=4M{kfence}"}
-    cmd = (f"DRAIN_SECONDS={drain} SERVE_KEPT=1 SERVE_VALIDATE='{SERVE_VALIDATE}' "
+    cmd = (f"DRAIN_SECONDS={drain} SERVE_KEPT=1 SERVE_HB_LOOPS=10 SERVE_IPERF_BYTES=2M "
+           f"SERVE_VALIDATE='{SERVE_VALIDATE}' "
            f"scripts/guest/serve.sh --dmesg {secs}")
     return env, cmd, secs + drain
 
