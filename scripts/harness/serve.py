@@ -18,6 +18,9 @@ check's longest guest, under TCG; smp2 has it for the same path on caches
 of its own). CHECK_SERVE=0 leaves it out. Validated under load: the caches
 of fork, exec, mmap, files and TCP, a few kmalloc ones and
 skbuff_head_cache (SERVE_VALIDATE; make stress SERVE=1 validates all 121).
+The programs run small here (hackbench 10 loops, iperf3 2 MB a run): each
+has ended a run by the time validate and rslub_stress are done, when the
+load stops (the stop waits for each loop's first run).
 """
 
 import os
